@@ -1,0 +1,268 @@
+/* elk-interfaces.c: the four extension points and their public wrappers.
+ *
+ * Frontends load graphs, chips describe machines and run programs,
+ * schedulers turn plan tables into programs, and allocators split SRAM for
+ * schedulers.  elk-run calls them in that order for every experiment point
+ * (DESIGN.md §1).  Each public wrapper below is the single place where a
+ * plugin bug, such as returning NULL without setting an error, becomes a
+ * clear ELK_PLUGIN_ERROR_CONTRACT error instead of a crash further on.
+ * Registration (elk_plugin_add_feature) already refuses types whose
+ * required vfuncs are NULL, so the wrappers need not test for that.
+ */
+#include "config.h"
+
+#include <elk/elk-frontend.h>
+#include <elk/elk-chip.h>
+#include <elk/elk-scheduler.h>
+#include <elk/elk-allocator.h>
+#include <elk/elk-error.h>
+
+G_DEFINE_INTERFACE (ElkFrontend, elk_frontend, G_TYPE_OBJECT)
+G_DEFINE_INTERFACE (ElkChip, elk_chip, G_TYPE_OBJECT)
+G_DEFINE_INTERFACE (ElkScheduler, elk_scheduler, G_TYPE_OBJECT)
+G_DEFINE_INTERFACE (ElkAllocator, elk_allocator, G_TYPE_OBJECT)
+
+static void
+elk_frontend_default_init (ElkFrontendInterface *iface)
+{
+}
+
+static void
+elk_chip_default_init (ElkChipInterface *iface)
+{
+}
+
+static void
+elk_scheduler_default_init (ElkSchedulerInterface *iface)
+{
+}
+
+static void
+elk_allocator_default_init (ElkAllocatorInterface *iface)
+{
+}
+
+/* Turns "returned nothing and said nothing" into an error, and drops a
+ * result that came with an error. */
+static gpointer
+check_result (gpointer object,
+              gpointer result,
+              GDestroyNotify free_result,
+              GError *local_error,
+              const char *vfunc,
+              GError **error)
+{
+  if (local_error != NULL)
+    {
+      if (result != NULL)
+        free_result (result);
+      g_propagate_error (error, local_error);
+      return NULL;
+    }
+  if (result == NULL)
+    {
+      g_set_error (error, ELK_PLUGIN_ERROR, ELK_PLUGIN_ERROR_CONTRACT,
+                   "%s: %s() returned NULL without an error",
+                   G_OBJECT_TYPE_NAME (object), vfunc);
+      return NULL;
+    }
+  return result;
+}
+
+/**
+ * elk_frontend_load:
+ * @self: a frontend
+ * @error: return location for a #GError
+ *
+ * Builds the graph and checks it with elk_graph_validate().
+ *
+ * Returns: (transfer full) (nullable): the graph, or %NULL with @error set.
+ */
+ElkGraph *
+elk_frontend_load (ElkFrontend *self, GError **error)
+{
+  GError *local_error = NULL;
+  ElkGraph *graph;
+
+  g_return_val_if_fail (ELK_IS_FRONTEND (self), NULL);
+  g_return_val_if_fail (error == NULL || *error == NULL, NULL);
+
+  graph = ELK_FRONTEND_GET_IFACE (self)->load (self, &local_error);
+  graph = check_result (self, graph, (GDestroyNotify) elk_graph_unref,
+                        local_error, "load", error);
+  if (graph != NULL && !elk_graph_validate (graph, error))
+    g_clear_pointer (&graph, elk_graph_unref);
+  return graph;
+}
+
+/**
+ * elk_chip_dup_spec:
+ * @self: a chip backend
+ * @error: return location for a #GError
+ *
+ * Returns: (transfer full) (nullable): the machine description, validated
+ *   with elk_chip_spec_validate(), or %NULL with @error set.
+ */
+ElkChipSpec *
+elk_chip_dup_spec (ElkChip *self, GError **error)
+{
+  GError *local_error = NULL;
+  ElkChipSpec *spec;
+
+  g_return_val_if_fail (ELK_IS_CHIP (self), NULL);
+  g_return_val_if_fail (error == NULL || *error == NULL, NULL);
+
+  spec = ELK_CHIP_GET_IFACE (self)->dup_spec (self, &local_error);
+  spec = check_result (self, spec, (GDestroyNotify) elk_chip_spec_free,
+                       local_error, "dup_spec", error);
+  if (spec != NULL && !elk_chip_spec_validate (spec, error))
+    g_clear_pointer (&spec, elk_chip_spec_free);
+  return spec;
+}
+
+/**
+ * elk_chip_run:
+ * @self: a chip backend
+ * @program: the program to run
+ * @plans: the plan tables it was compiled with
+ * @error: return location for a #GError
+ *
+ * Returns: (transfer full) (nullable): the metrics, or %NULL with @error
+ *   set.  Metrics with a negative or non-finite latency are a contract
+ *   error.
+ */
+ElkMetrics *
+elk_chip_run (ElkChip *self,
+              ElkProgram *program,
+              const ElkPlanSet *plans,
+              GError **error)
+{
+  GError *local_error = NULL;
+  ElkMetrics *metrics;
+
+  g_return_val_if_fail (ELK_IS_CHIP (self), NULL);
+  g_return_val_if_fail (program != NULL, NULL);
+  g_return_val_if_fail (error == NULL || *error == NULL, NULL);
+
+  metrics = ELK_CHIP_GET_IFACE (self)->run (self, program, plans,
+                                            &local_error);
+  metrics = check_result (self, metrics, (GDestroyNotify) elk_metrics_free,
+                          local_error, "run", error);
+  if (metrics != NULL && !(metrics->latency_s > 0 && metrics->latency_s
+                                                        < G_MAXDOUBLE))
+    {
+      g_set_error (error, ELK_PLUGIN_ERROR, ELK_PLUGIN_ERROR_CONTRACT,
+                   "%s: run() reported latency %g s; expected a positive "
+                   "finite number", G_OBJECT_TYPE_NAME (self),
+                   metrics->latency_s);
+      g_clear_pointer (&metrics, elk_metrics_free);
+    }
+  return metrics;
+}
+
+/**
+ * elk_scheduler_schedule:
+ * @self: a scheduler
+ * @plans: the plan tables of the graph on the target chip
+ * @allocator: the allocator the experiment chose
+ * @error: return location for a #GError
+ *
+ * Returns: (transfer full) (nullable): the program, checked with
+ *   elk_program_validate(), or %NULL with @error set.
+ */
+ElkProgram *
+elk_scheduler_schedule (ElkScheduler *self,
+                        const ElkPlanSet *plans,
+                        ElkAllocator *allocator,
+                        GError **error)
+{
+  GError *local_error = NULL;
+  ElkProgram *program;
+
+  g_return_val_if_fail (ELK_IS_SCHEDULER (self), NULL);
+  g_return_val_if_fail (plans != NULL, NULL);
+  g_return_val_if_fail (ELK_IS_ALLOCATOR (allocator), NULL);
+  g_return_val_if_fail (error == NULL || *error == NULL, NULL);
+
+  program = ELK_SCHEDULER_GET_IFACE (self)->schedule (self, plans, allocator,
+                                                      &local_error);
+  program = check_result (self, program, (GDestroyNotify) elk_program_unref,
+                          local_error, "schedule", error);
+  if (program != NULL
+      && !elk_program_validate (program, elk_plan_set_get_spec (plans),
+                                &local_error))
+    {
+      g_propagate_prefixed_error (error, local_error,
+                                  "%s produced an invalid program: ",
+                                  G_OBJECT_TYPE_NAME (self));
+      g_clear_pointer (&program, elk_program_unref);
+    }
+  return program;
+}
+
+/**
+ * elk_allocator_allocate:
+ * @self: an allocator
+ * @request: what to allocate
+ * @result: (out caller-allocates): the allocation; its preload_entries
+ *   array must hold request->n_preloaded entries
+ * @fits: (out): whether an allocation within the budget exists
+ * @error: return location for a #GError
+ *
+ * Returns: %FALSE with @error set on failure; otherwise %TRUE, with @fits
+ *   telling whether @result holds an allocation.  An allocation larger than
+ *   the budget, or with an entry index out of range, is a contract error.
+ */
+gboolean
+elk_allocator_allocate (ElkAllocator *self,
+                        const ElkAllocRequest *request,
+                        ElkAllocResult *result,
+                        gboolean *fits,
+                        GError **error)
+{
+  GError *local_error = NULL;
+  const ElkPlanTable *exec_table;
+
+  g_return_val_if_fail (ELK_IS_ALLOCATOR (self), FALSE);
+  g_return_val_if_fail (request != NULL && result != NULL, FALSE);
+  g_return_val_if_fail (fits != NULL, FALSE);
+
+  *fits = ELK_ALLOCATOR_GET_IFACE (self)->allocate (self, request, result,
+                                                    &local_error);
+  if (local_error != NULL)
+    {
+      *fits = FALSE;
+      g_propagate_error (error, local_error);
+      return FALSE;
+    }
+  if (!*fits)
+    return TRUE;
+
+  exec_table = elk_plan_set_get_table (request->plans, request->exec_op);
+  if (result->exec_entry >= exec_table->n_cold_hot
+      || result->bytes > request->sram_budget)
+    {
+      g_set_error (error, ELK_PLUGIN_ERROR, ELK_PLUGIN_ERROR_CONTRACT,
+                   "%s: allocate() returned entry %u of %u using %"
+                   G_GUINT64_FORMAT " bytes against a budget of %"
+                   G_GUINT64_FORMAT, G_OBJECT_TYPE_NAME (self),
+                   result->exec_entry, exec_table->n_cold_hot, result->bytes,
+                   request->sram_budget);
+      return FALSE;
+    }
+  for (guint j = 0; j < request->n_preloaded; j++)
+    {
+      const ElkPlanTable *t = elk_plan_set_get_table (request->plans,
+                                                      request->preloaded[j]);
+      if (result->preload_entries[j] >= t->n_cold_hot)
+        {
+          g_set_error (error, ELK_PLUGIN_ERROR, ELK_PLUGIN_ERROR_CONTRACT,
+                       "%s: allocate() returned entry %u of %u for "
+                       "preloaded operator %u", G_OBJECT_TYPE_NAME (self),
+                       result->preload_entries[j], t->n_cold_hot,
+                       request->preloaded[j]);
+          return FALSE;
+        }
+    }
+  return TRUE;
+}

@@ -1,0 +1,101 @@
+/* elk-allocator.h: the ElkAllocator extension point (SRAM allocation).
+ *
+ * While an operator E executes, p later operators Q1..Qp sit (or are being
+ * loaded) in SRAM in their preload-state layout.  An allocator splits each
+ * core's SRAM between E's execution space and the Qj's preload spaces
+ * (elk-paper.md §3.6): it picks E's execute-state plan and preload-state
+ * layout (an entry of E's cold-hot table) and, for each Qj, the size of its
+ * preload state (an entry of Qj's cold-hot table whose hot plan is
+ * compatible with the one already fixed for Qj, or any entry if none is
+ * fixed yet), so that the sizes fit and the estimated time is small.
+ *
+ * Schedulers call allocate() many times per program; implementations keep
+ * state in the request and result, not in the object, so that one allocator
+ * can serve several threads at once.
+ */
+#pragma once
+
+#include <glib-object.h>
+#include <elk/elk-plan.h>
+
+G_BEGIN_DECLS
+
+#define ELK_ALLOCATOR_EXTENSION_POINT "allocator"
+
+/**
+ * ElkAllocRequest:
+ * @plans: the plan tables of the graph.
+ * @exec_op: the executing operator E.
+ * @n_preloaded: number of preloaded operators p.
+ * @preloaded: the p preloaded operators.
+ * @preloaded_fixed: for each preloaded operator, the index into its
+ *   cold_hot table already chosen when it was scheduled (its execute-state
+ *   plan is then fixed), or -1 when free.
+ * @sram_budget: per-core bytes to split.
+ * @noc_share: fraction of interconnect time E's traffic may take while
+ *   preloads run (0 when contention is ignored, as in Ideal).
+ */
+typedef struct
+{
+  const ElkPlanSet *plans;
+  guint32 exec_op;
+  guint n_preloaded;
+  const guint32 *preloaded;
+  const gint32 *preloaded_fixed;
+  guint64 sram_budget;
+  double noc_share;
+} ElkAllocRequest;
+
+/**
+ * ElkAllocResult:
+ * @exec_entry: index into E's cold_hot table.
+ * @preload_entries: caller-allocated, n_preloaded indices into each Qj's
+ *   cold_hot table.
+ * @exec_s: E's execution time.
+ * @warmup_s: sum of the data-distribution times of E.
+ * @penalty_s: the allocator's contention estimate.
+ * @cost_s: the objective the allocator minimised.
+ * @bytes: per-core bytes used (E's hot plus the Qj's cold sizes).
+ */
+typedef struct
+{
+  guint32 exec_entry;
+  guint32 *preload_entries;
+  double exec_s;
+  double warmup_s;
+  double penalty_s;
+  double cost_s;
+  guint64 bytes;
+} ElkAllocResult;
+
+#define ELK_TYPE_ALLOCATOR (elk_allocator_get_type ())
+ELK_API
+G_DECLARE_INTERFACE (ElkAllocator, elk_allocator, ELK, ALLOCATOR, GObject)
+
+/**
+ * ElkAllocatorInterface:
+ * @allocate: required; returns %FALSE without an error when nothing fits,
+ *   and %FALSE with an error on failure.
+ *
+ * Since: 0.1
+ */
+struct _ElkAllocatorInterface
+{
+  /*< private >*/
+  GTypeInterface parent_iface;
+
+  /*< public >*/
+  gboolean (*allocate) (ElkAllocator *self,
+                        const ElkAllocRequest *request,
+                        ElkAllocResult *result,
+                        GError **error);
+  /* Append new vfuncs here only; give them defaults in default_init. */
+};
+
+ELK_API gboolean elk_allocator_allocate (ElkAllocator *self,
+                                         const ElkAllocRequest *request,
+                                         ElkAllocResult *result,
+                                         gboolean *fits,
+                                         GError **error);
+
+G_END_DECLS

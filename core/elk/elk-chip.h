@@ -1,0 +1,50 @@
+/* elk-chip.h: the ElkChip extension point (chip backends).
+ *
+ * A chip backend describes a machine (dup_spec) and runs compiled programs
+ * on its own model of that machine (run).  The spec feeds the compiler's
+ * plan space; run() must be a model of its own, so that it can disagree
+ * with the compiler's estimates.
+ */
+#pragma once
+
+#include <glib-object.h>
+#include <elk/elk-chip-spec.h>
+#include <elk/elk-program.h>
+#include <elk/elk-metrics.h>
+
+G_BEGIN_DECLS
+
+#define ELK_CHIP_EXTENSION_POINT "chip"
+
+#define ELK_TYPE_CHIP (elk_chip_get_type ())
+ELK_API
+G_DECLARE_INTERFACE (ElkChip, elk_chip, ELK, CHIP, GObject)
+
+/**
+ * ElkChipInterface:
+ * @dup_spec: required; the machine description, from the properties.
+ * @run: required; runs @program and reports its metrics.
+ *
+ * Since: 0.1
+ */
+struct _ElkChipInterface
+{
+  /*< private >*/
+  GTypeInterface parent_iface;
+
+  /*< public >*/
+  ElkChipSpec *(*dup_spec) (ElkChip *self, GError **error);
+  ElkMetrics *(*run) (ElkChip *self,
+                      ElkProgram *program,
+                      const ElkPlanSet *plans,
+                      GError **error);
+  /* Append new vfuncs here only; give them defaults in default_init. */
+};
+
+ELK_API ElkChipSpec *elk_chip_dup_spec (ElkChip *self, GError **error);
+ELK_API ElkMetrics *elk_chip_run (ElkChip *self,
+                                  ElkProgram *program,
+                                  const ElkPlanSet *plans,
+                                  GError **error);
+
+G_END_DECLS

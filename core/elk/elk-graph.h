@@ -1,0 +1,212 @@
+/* elk-graph.h: the operator graph a frontend hands to the compiler.
+ *
+ * An ElkGraph is a list of operators in execution order and the tensors they
+ * read and write.  Every operator is an einsum-style iteration space: a set of
+ * loop dimensions with extents, and for each tensor it touches (output first,
+ * then inputs) the loop dimension(s) each tensor axis is indexed by.  A
+ * window axis (a convolution's input height, indexed by output height plus
+ * kernel height) lists two loop dimensions.  This is the operator IR of T10
+ * (reference/t10-plan-space.md §2.3), so any einsum-expressible operator maps
+ * onto it and the plan space in core/plan works on every operator alike.
+ *
+ * Operators and tensors are plain structs owned by the graph; plugins read
+ * them through the const pointers that elk_graph_get_op() and
+ * elk_graph_get_tensor() return and never modify them.
+ */
+#pragma once
+
+#include <glib.h>
+#include <elk/elk-visibility.h>
+
+G_BEGIN_DECLS
+
+/* Upper bounds that keep the hot structs fixed-size, so that the plan search
+ * allocates nothing per plan.  Eight loop dimensions cover conv (n, c, k, h,
+ * w, r, s) and batched attention; four operands cover fused operators with
+ * three inputs (elk-paper.md §3.9). */
+#define ELK_MAX_DIMS 8
+#define ELK_MAX_OPERANDS 4
+
+/**
+ * ElkDType:
+ * Element types.  %ELK_DTYPE_QUANTIZED marks block-quantized storage (GGUF
+ * Q4_K and friends) whose byte size is given explicitly per tensor.
+ */
+typedef enum
+{
+  ELK_DTYPE_F32,
+  ELK_DTYPE_F16,
+  ELK_DTYPE_BF16,
+  ELK_DTYPE_F8,
+  ELK_DTYPE_I8,
+  ELK_DTYPE_I32,
+  ELK_DTYPE_I64,
+  ELK_DTYPE_F64,
+  ELK_DTYPE_QUANTIZED,
+} ElkDType;
+
+/**
+ * ElkTensorOrigin:
+ * @ELK_TENSOR_ORIGIN_WEIGHT: a parameter streamed from HBM.
+ * @ELK_TENSOR_ORIGIN_KV_CACHE: a KV-cache tensor streamed from HBM.
+ * @ELK_TENSOR_ORIGIN_ACTIVATION: produced on chip by an earlier operator (or
+ *   the model input, which is small and assumed resident).
+ *
+ * Where a tensor lives before its consumer runs.  Only HBM-sourced tensors
+ * (weights and KV cache) are preloaded and count towards an operator's HBM
+ * bytes and its preload-state ("cold") footprint.
+ */
+typedef enum
+{
+  ELK_TENSOR_ORIGIN_WEIGHT,
+  ELK_TENSOR_ORIGIN_KV_CACHE,
+  ELK_TENSOR_ORIGIN_ACTIVATION,
+} ElkTensorOrigin;
+
+/**
+ * ElkOpKind:
+ * The cost class of an operator, which selects its per-core kernel cost
+ * formula (reference/t10-plan-space.md §2.4).  The frontend's own operator
+ * name (softmax, rmsnorm, ...) is kept separately in ElkOp.type.
+ */
+typedef enum
+{
+  ELK_OP_MATMUL,
+  ELK_OP_ELEMENTWISE,
+  ELK_OP_UNARY,
+  ELK_OP_REDUCE,
+  ELK_OP_GATHER,
+  ELK_OP_SLICE,
+  ELK_OP_CONV,
+  ELK_OP_POOL,
+  ELK_OP_N_KINDS
+} ElkOpKind;
+
+/**
+ * ElkTensor:
+ * @id: index in the graph's tensor list.
+ * @name: unique name.
+ * @dtype: element type.
+ * @origin: where the tensor lives before use.
+ * @n_dims: rank (0 for a scalar).
+ * @shape: extents of the first @n_dims axes.
+ * @n_elements: product of @shape.
+ * @bytes: storage size in bytes; for %ELK_DTYPE_QUANTIZED the real
+ *   block-quantized size.
+ */
+typedef struct
+{
+  guint32 id;
+  char *name;
+  ElkDType dtype;
+  ElkTensorOrigin origin;
+  guint n_dims;
+  guint64 shape[ELK_MAX_DIMS];
+  guint64 n_elements;
+  guint64 bytes;
+} ElkTensor;
+
+/**
+ * ElkAccess:
+ * @n_axes: number of tensor axes (the tensor's rank).
+ * @dims: for each axis, the loop dimension indexing it, and in dims[a][1]
+ *   either -1 or a second loop dimension for a window axis (extent of the
+ *   axis = sum of the two extents minus one).
+ */
+typedef struct
+{
+  guint n_axes;
+  gint8 dims[ELK_MAX_DIMS][2];
+} ElkAccess;
+
+/**
+ * ElkOp:
+ * @id: position in execution order.
+ * @name: unique name.
+ * @type: the frontend's operator name ("matmul", "softmax", "rmsnorm", ...).
+ * @kind: cost class.
+ * @layer: repeated-layer index, or -1 outside the repeated layers.
+ * @n_dims: number of loop dimensions.
+ * @dim_names: one letter per loop dimension, from the einsum spec.
+ * @extents: loop extents.
+ * @n_operands: number of tensors, output first.
+ * @tensors: tensor ids, output first.
+ * @access: how each operand's axes are indexed by the loop dimensions.
+ * @flops: floating point operations of the whole operator.
+ */
+typedef struct
+{
+  guint32 id;
+  char *name;
+  char *type;
+  ElkOpKind kind;
+  gint32 layer;
+  guint n_dims;
+  char dim_names[ELK_MAX_DIMS];
+  guint64 extents[ELK_MAX_DIMS];
+  guint n_operands;
+  guint32 tensors[ELK_MAX_OPERANDS];
+  ElkAccess access[ELK_MAX_OPERANDS];
+  double flops;
+} ElkOp;
+
+typedef struct _ElkGraph ElkGraph;
+
+#define ELK_TYPE_GRAPH (elk_graph_get_type ())
+ELK_API GType elk_graph_get_type (void);
+
+ELK_API ElkGraph *elk_graph_new (const char *name);
+ELK_API ElkGraph *elk_graph_ref (ElkGraph *graph);
+ELK_API void elk_graph_unref (ElkGraph *graph);
+
+ELK_API const char *elk_graph_get_name (const ElkGraph *graph);
+ELK_API guint elk_graph_get_n_ops (const ElkGraph *graph);
+ELK_API guint elk_graph_get_n_tensors (const ElkGraph *graph);
+ELK_API const ElkOp *elk_graph_get_op (const ElkGraph *graph, guint index);
+ELK_API const ElkTensor *elk_graph_get_tensor (const ElkGraph *graph,
+                                               guint index);
+ELK_API gint elk_graph_find_tensor (const ElkGraph *graph, const char *name);
+
+ELK_API guint elk_dtype_get_size (ElkDType dtype);
+ELK_API const char *elk_dtype_to_string (ElkDType dtype);
+ELK_API const char *elk_op_kind_to_string (ElkOpKind kind);
+ELK_API const char *elk_tensor_origin_to_string (ElkTensorOrigin origin);
+
+ELK_API gint elk_graph_add_tensor (ElkGraph *graph,
+                                   const char *name,
+                                   ElkDType dtype,
+                                   ElkTensorOrigin origin,
+                                   guint n_dims,
+                                   const guint64 *shape,
+                                   guint64 bytes,
+                                   GError **error);
+
+ELK_API gint elk_graph_add_op (ElkGraph *graph,
+                               const char *name,
+                               const char *type,
+                               ElkOpKind kind,
+                               gint32 layer,
+                               const char *spec,
+                               const guint32 *tensors,
+                               guint n_tensors,
+                               const char *extra_extents,
+                               GError **error);
+
+ELK_API void elk_graph_set_op_flops (ElkGraph *graph, guint op, double flops);
+ELK_API void elk_graph_set_attribute (ElkGraph *graph,
+                                      const char *key,
+                                      const char *value);
+ELK_API const char *elk_graph_get_attribute (const ElkGraph *graph,
+                                             const char *key);
+
+ELK_API gboolean elk_graph_validate (const ElkGraph *graph, GError **error);
+
+ELK_API double elk_graph_get_total_flops (const ElkGraph *graph);
+ELK_API guint64 elk_op_get_hbm_bytes (const ElkGraph *graph, const ElkOp *op);
+ELK_API guint64 elk_graph_get_hbm_bytes (const ElkGraph *graph);
+ELK_API guint elk_graph_get_n_layers (const ElkGraph *graph);
+ELK_API char *elk_op_dup_signature (const ElkGraph *graph, const ElkOp *op);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (ElkGraph, elk_graph_unref)
+
+G_END_DECLS

@@ -1,0 +1,157 @@
+/* elk-plan.h: per-operator partition plans, their cost, and the plan tables.
+ *
+ * For one operator on one chip, the plan space (T10 compute-shift,
+ * reference/t10-plan-space.md §2.2-2.6, elk-paper.md §3.2-3.3) lists the ways
+ * of cutting the operator across cores.  A plan is a spatial vector (parts
+ * per loop dimension, one sub-operator per core) and a temporal matrix (per
+ * loop dimension and operand, a rotation factor).  Every plan has an
+ * execute-state ("hot") per-core footprint, a preload-state ("cold")
+ * footprint counting only HBM-sourced inputs, and an estimated time.
+ *
+ * ElkPlanTable keeps, per operator, what schedulers and allocators need:
+ * the hot Pareto front (per-core bytes against time) and the cold-hot table
+ * (for a cold layout, the best hot plan reachable from it and its warm-up,
+ * i.e. data-distribution, cost).  ElkPlanSet holds the tables of a whole
+ * graph, built once per (graph, chip spec) and shared read-only between
+ * schedulers and threads.  Identical operators (every layer of an LLM)
+ * share one table.
+ */
+#pragma once
+
+#include <elk/elk-graph.h>
+#include <elk/elk-chip-spec.h>
+
+G_BEGIN_DECLS
+
+/**
+ * ElkPlan:
+ * @n_dims: loop dimensions of the operator.
+ * @n_operands: operands of the operator, output first.
+ * @spatial: parts per loop dimension.
+ * @temporal: rotation factor per loop dimension and operand (1 = none).
+ * @cores_used: product of @spatial.
+ * @steps: compute-shift steps.
+ * @hot_bytes: execute-state per-core footprint (rotating tensors doubled).
+ * @cold_bytes: preload-state per-core footprint (HBM-sourced inputs only,
+ *   no buffers).
+ * @compute_s: per-core kernel time over all steps.
+ * @shift_s: inter-core shift time, including syncs.
+ * @shuffle_s: output shuffle and partial-sum reduction time.
+ * @time_s: total estimated execution time (compute + shift + shuffle).
+ * @noc_bytes: bytes moved between cores while executing (all cores).
+ */
+typedef struct
+{
+  guint8 n_dims;
+  guint8 n_operands;
+  guint32 spatial[ELK_MAX_DIMS];
+  guint32 temporal[ELK_MAX_DIMS][ELK_MAX_OPERANDS];
+  guint32 cores_used;
+  guint32 steps;
+  guint64 hot_bytes;
+  guint64 cold_bytes;
+  double compute_s;
+  double shift_s;
+  double shuffle_s;
+  double time_s;
+  double noc_bytes;
+} ElkPlan;
+
+/**
+ * ElkColdHot:
+ * @cold_bytes: per-core preload-state footprint.
+ * @hot_bytes: per-core execute-state footprint.
+ * @hot_plan: index into ElkPlanTable.plans of the execute-state plan.
+ * @cold_plan: index into ElkPlanTable.plans of the preload-state plan.
+ * @exec_s: the hot plan's execution time.
+ * @warmup_s: data-distribution time from the cold to the hot layout.
+ * @warmup_noc_bytes: bytes the distribution moves between cores.
+ *
+ * One entry of the cold-hot table: a compatible (cold, hot) plan pair with
+ * the smallest exec_s + warmup_s for its sizes (elk-paper.md §3.2, "Cold/hot
+ * table").
+ */
+typedef struct
+{
+  guint64 cold_bytes;
+  guint64 hot_bytes;
+  guint32 hot_plan;
+  guint32 cold_plan;
+  double exec_s;
+  double warmup_s;
+  double warmup_noc_bytes;
+} ElkColdHot;
+
+/**
+ * ElkPlanTable:
+ * @op: the operator (of the graph the set was built for) the table was
+ *   first built for; identical operators share the table.
+ * @n_plans: number of kept plans.
+ * @plans: kept plans.
+ * @n_hot: length of @hot_front.
+ * @hot_front: indices into @plans, ascending hot_bytes, strictly
+ *   decreasing time_s (the execute-state Pareto front).
+ * @n_cold_hot: length of @cold_hot.
+ * @cold_hot: the cold-hot table, sorted by cold_bytes then hot_bytes.
+ * @min_cold_bytes: per-core bytes of an even, unreplicated shard of the
+ *   operator's HBM data (0 if it reads nothing from HBM).
+ * @hbm_bytes: bytes the operator reads from HBM.
+ * @n_enumerated: plans enumerated to build the table (for benchmarks).
+ */
+typedef struct
+{
+  guint32 op;
+  guint n_plans;
+  ElkPlan *plans;
+  guint n_hot;
+  guint32 *hot_front;
+  guint n_cold_hot;
+  ElkColdHot *cold_hot;
+  guint64 min_cold_bytes;
+  guint64 hbm_bytes;
+  guint64 n_enumerated;
+} ElkPlanTable;
+
+/**
+ * ElkPlanOptions:
+ * @padding_floor: minimum ratio of useful to padded work (0 = T10 default).
+ * @utilisation_floor: minimum ratio of used to available cores (0 = T10
+ *   default).
+ * @n_threads: threads used to build tables of distinct operators (0 = all
+ *   processors).
+ */
+typedef struct
+{
+  double padding_floor;
+  double utilisation_floor;
+  guint n_threads;
+} ElkPlanOptions;
+
+typedef struct _ElkPlanSet ElkPlanSet;
+
+#define ELK_TYPE_PLAN_SET (elk_plan_set_get_type ())
+ELK_API GType elk_plan_set_get_type (void);
+
+ELK_API ElkPlanSet *elk_plan_set_new (ElkGraph *graph,
+                                      const ElkChipSpec *spec,
+                                      const ElkPlanOptions *options,
+                                      GError **error);
+ELK_API ElkPlanSet *elk_plan_set_ref (ElkPlanSet *set);
+ELK_API void elk_plan_set_unref (ElkPlanSet *set);
+ELK_API const ElkPlanTable *elk_plan_set_get_table (const ElkPlanSet *set,
+                                                    guint op);
+ELK_API guint elk_plan_set_get_n_distinct (const ElkPlanSet *set);
+ELK_API const ElkChipSpec *elk_plan_set_get_spec (const ElkPlanSet *set);
+ELK_API ElkGraph *elk_plan_set_get_graph (const ElkPlanSet *set);
+
+ELK_API const ElkPlan *elk_plan_table_get_fastest (const ElkPlanTable *table);
+ELK_API const ElkPlan *elk_plan_table_get_smallest (const ElkPlanTable *table);
+ELK_API const ElkPlan *elk_plan_table_best_within (const ElkPlanTable *table,
+                                                   guint64 hot_budget);
+ELK_API const ElkColdHot *elk_plan_table_lookup (const ElkPlanTable *table,
+                                                 guint64 cold_bytes,
+                                                 guint64 hot_budget);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (ElkPlanSet, elk_plan_set_unref)
+
+G_END_DECLS

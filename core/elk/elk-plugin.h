@@ -1,0 +1,96 @@
+/* elk-plugin.h: the plugin descriptor and ELK_PLUGIN_DEFINE.
+ *
+ * A plugin is a shared module named libelk-<name>.so that exports exactly
+ * one symbol, elk_plugin_<name>_get_desc(), with '-' in the name written as
+ * '_'.  The symbol returns an ElkPluginDesc; the loader checks its ABI
+ * version and name before running any plugin code, then calls its register
+ * function with the ElkPlugin being loaded, which adds features (GObject
+ * types implementing one of the four interfaces) with
+ * elk_plugin_add_feature().
+ *
+ *   static gboolean
+ *   greedy_register (ElkPlugin *plugin, GError **error)
+ *   {
+ *     return elk_plugin_add_feature (plugin, ELK_TYPE_SCHEDULER, "greedy",
+ *                                    ELK_TYPE_GREEDY_SCHEDULER, error);
+ *   }
+ *
+ *   ELK_PLUGIN_DEFINE (greedy, "Greedy scheduler", "0.1", greedy_register)
+ */
+#pragma once
+
+#include <glib-object.h>
+#include <elk/elk-visibility.h>
+
+G_BEGIN_DECLS
+
+/* Bump when any Interface struct or the descriptor layout changes
+ * incompatibly. */
+#define ELK_PLUGIN_ABI_VERSION 1u
+
+#define ELK_TYPE_PLUGIN (elk_plugin_get_type ())
+ELK_API
+G_DECLARE_FINAL_TYPE (ElkPlugin, elk_plugin, ELK, PLUGIN, GObject)
+
+typedef gboolean (*ElkPluginRegisterFunc) (ElkPlugin *plugin, GError **error);
+
+/**
+ * ElkPluginDesc:
+ * @abi_version: %ELK_PLUGIN_ABI_VERSION at build time.
+ * @name: the plugin name; must match the file name.
+ * @description: one line.
+ * @version: the plugin's own version.
+ * @register_features: adds the plugin's features.
+ * @reserved: zero; room to grow without an ABI bump.
+ */
+typedef struct
+{
+  guint32 abi_version;
+  const char *name;
+  const char *description;
+  const char *version;
+  ElkPluginRegisterFunc register_features;
+  gpointer reserved[4];
+} ElkPluginDesc;
+
+#define ELK_PLUGIN_DEFINE(name_, description_, version_, register_)           \
+  ELK_PLUGIN_EXPORT const ElkPluginDesc *elk_plugin_##name_##_get_desc (void); \
+  const ElkPluginDesc *elk_plugin_##name_##_get_desc (void)                    \
+  {                                                                            \
+    static const ElkPluginDesc desc = {                                        \
+      .abi_version = ELK_PLUGIN_ABI_VERSION,                                   \
+      .name = #name_,                                                          \
+      .description = (description_),                                          \
+      .version = (version_),                                                   \
+      .register_features = (register_),                                        \
+    };                                                                         \
+    return &desc;                                                              \
+  }
+
+/**
+ * ElkFeature:
+ * @kind: the interface type (ELK_TYPE_SCHEDULER, ...).
+ * @name: the feature name, unique within its kind.
+ * @type: the implementation type.
+ * @plugin: (nullable): the plugin that added it, %NULL for built-ins.
+ */
+typedef struct
+{
+  GType kind;
+  char *name;
+  GType type;
+  ElkPlugin *plugin;
+} ElkFeature;
+
+ELK_API gboolean elk_plugin_add_feature (ElkPlugin *plugin,
+                                         GType kind,
+                                         const char *name,
+                                         GType type,
+                                         GError **error);
+ELK_API const char *elk_plugin_get_name (ElkPlugin *plugin);
+ELK_API const char *elk_plugin_get_filename (ElkPlugin *plugin);
+ELK_API const char *elk_plugin_get_description (ElkPlugin *plugin);
+ELK_API const char *elk_plugin_get_version (ElkPlugin *plugin);
+ELK_API guint elk_plugin_get_abi_version (ElkPlugin *plugin);
+
+G_END_DECLS

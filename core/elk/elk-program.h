@@ -1,0 +1,103 @@
+/* elk-program.h: what a scheduler produces and a chip runs.
+ *
+ * An ElkProgram is an ordered list of device calls, preload_async(op) and
+ * execute(op), following the device programming model of elk-paper.md §3.4:
+ *
+ *  R1  an execute blocks every later preload_async and execute until it
+ *      finishes (so the preloads that overlap an execute are exactly those
+ *      issued between it and the previous execute);
+ *  R2  preload_async calls run one after another, in program order;
+ *  R3  preload_async(i) blocks only execute(i).
+ *
+ * Next to the steps, the program records per operator the plans the
+ * scheduler chose (execute-state and preload-state), the per-core SRAM each
+ * occupies, and the scheduler's own estimates, so that a backend can run the
+ * plan and results can show where the compiler's model and the backend
+ * disagree.  elk_program_validate() checks the structural rules before any
+ * backend sees a program.
+ */
+#pragma once
+
+#include <elk/elk-graph.h>
+#include <elk/elk-chip-spec.h>
+#include <elk/elk-plan.h>
+
+G_BEGIN_DECLS
+
+typedef enum
+{
+  ELK_STEP_PRELOAD,
+  ELK_STEP_EXECUTE,
+} ElkStepKind;
+
+/**
+ * ElkStep:
+ * @kind: preload_async or execute.
+ * @op: the operator.
+ */
+typedef struct
+{
+  ElkStepKind kind;
+  guint32 op;
+} ElkStep;
+
+/**
+ * ElkProgramOp:
+ * @exec_plan: the execute-state ("hot") plan.
+ * @preload_plan: the preload-state ("cold") plan; equal to @exec_plan's
+ *   spatial vector with temporal factors that are multiples of it.
+ * @hot_bytes: per-core execution space the operator uses.
+ * @cold_bytes: per-core preload space the operator holds from its
+ *   preload_async until its execute.
+ * @exec_budget: per-core bytes the scheduler gave the execution space.
+ * @preload_number: how many later operators' preloads overlap this
+ *   operator's execution.
+ * @hbm_bytes: bytes read from HBM by the preload.
+ * @est_exec_s: the compiler's execution time estimate (plan time).
+ * @est_warmup_s: the compiler's data-distribution estimate.
+ * @est_load_s: the compiler's preload time estimate.
+ */
+typedef struct
+{
+  ElkPlan exec_plan;
+  ElkPlan preload_plan;
+  guint64 hot_bytes;
+  guint64 cold_bytes;
+  guint64 exec_budget;
+  guint preload_number;
+  guint64 hbm_bytes;
+  double est_exec_s;
+  double est_warmup_s;
+  double est_load_s;
+} ElkProgramOp;
+
+typedef struct _ElkProgram ElkProgram;
+
+#define ELK_TYPE_PROGRAM (elk_program_get_type ())
+ELK_API GType elk_program_get_type (void);
+
+ELK_API ElkProgram *elk_program_new (ElkGraph *graph);
+ELK_API ElkProgram *elk_program_ref (ElkProgram *program);
+ELK_API void elk_program_unref (ElkProgram *program);
+
+ELK_API ElkGraph *elk_program_get_graph (const ElkProgram *program);
+ELK_API void elk_program_add_preload (ElkProgram *program, guint32 op);
+ELK_API void elk_program_add_execute (ElkProgram *program, guint32 op);
+ELK_API guint elk_program_get_n_steps (const ElkProgram *program);
+ELK_API const ElkStep *elk_program_get_step (const ElkProgram *program,
+                                             guint index);
+ELK_API ElkProgramOp *elk_program_get_op (ElkProgram *program, guint32 op);
+ELK_API const ElkProgramOp *elk_program_peek_op (const ElkProgram *program,
+                                                 guint32 op);
+ELK_API void elk_program_set_estimate (ElkProgram *program, double latency_s);
+ELK_API double elk_program_get_estimate (const ElkProgram *program);
+ELK_API void elk_program_set_n_orders (ElkProgram *program, guint n_orders);
+ELK_API guint elk_program_get_n_orders (const ElkProgram *program);
+
+ELK_API gboolean elk_program_validate (const ElkProgram *program,
+                                       const ElkChipSpec *spec,
+                                       GError **error);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (ElkProgram, elk_program_unref)
+
+G_END_DECLS

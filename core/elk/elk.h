@@ -1,0 +1,18 @@
+/* elk.h: the one header users and plugin authors include. */
+#pragma once
+
+#include <elk/elk-visibility.h>
+#include <elk/elk-version.h>
+#include <elk/elk-error.h>
+#include <elk/elk-graph.h>
+#include <elk/elk-chip-spec.h>
+#include <elk/elk-plan.h>
+#include <elk/elk-program.h>
+#include <elk/elk-metrics.h>
+#include <elk/elk-frontend.h>
+#include <elk/elk-scheduler.h>
+#include <elk/elk-allocator.h>
+#include <elk/elk-chip.h>
+#include <elk/elk-plugin.h>
+#include <elk/elk-registry.h>
+#include <elk/elk-experiment.h>
