@@ -68,6 +68,16 @@ typedef struct
   }
 
 /**
+ * ELK_PARAM_PATH:
+ *
+ * A GParamFlags bit for string properties that hold file paths.  The
+ * experiment loader resolves such values relative to the experiment file
+ * and reports a missing file as ELK_EXPERIMENT_ERROR_MISSING_FILE, with the
+ * file and line of the <param>, before any plugin code runs.
+ */
+#define ELK_PARAM_PATH (1 << G_PARAM_USER_SHIFT)
+
+/**
  * ElkFeature:
  * @kind: the interface type (ELK_TYPE_SCHEDULER, ...).
  * @name: the feature name, unique within its kind.
