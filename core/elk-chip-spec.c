@@ -1,10 +1,12 @@
 /* elk-chip-spec.c: chip descriptions and the IPU-POD4 defaults. */
 #include "config.h"
 
+#include "elk-private.h"
+
 #include <elk/elk-chip-spec.h>
 #include <elk/elk-error.h>
 
-G_DEFINE_BOXED_TYPE (ElkChipSpec, elk_chip_spec, elk_chip_spec_copy,
+ELK_DEFINE_BOXED_TYPE (ElkChipSpec, elk_chip_spec, elk_chip_spec_copy,
                      elk_chip_spec_free)
 
 GType
@@ -40,6 +42,9 @@ elk_topology_to_string (ElkTopology topology)
  * formulas (t10-plan-space.md §2.4, elk-paper.md §3.2): the MatMul AMP
  * formula with 6x16x16 blocks, the affine elementwise, unary and reduce
  * kernels, 0.28 cycles per shifted byte, and two 118-cycle syncs per shift.
+ * Gather is 300 + ceil(n / (2 i)) * i + i for n output elements and i
+ * indices, and a slice is a shift of its output plus one sync, as in the
+ * artifact.  docs/plan-space.md explains each coefficient.
  */
 void
 elk_cost_coeffs_init_ipu_mk2 (ElkCostCoeffs *cost)
@@ -62,14 +67,19 @@ elk_cost_coeffs_init_ipu_mk2 (ElkCostCoeffs *cost)
     .reduce_slope = 0.25,
     .reduce_fixed = 175,
     .gather_slope = 0.5,
-    .gather_fixed = 200,
-    .slice_slope = 0.5,
-    .slice_fixed = 200,
+    .gather_fixed = 300,
+    .slice_slope = 0.28,
+    .slice_fixed = 118,
     .shift_cycles_per_byte = 0.28,
     .sync_cycles = 118,
     .syncs_per_shift = 2,
     .shuffle_syncs = 4,
     .multichip_factor = 1.25,
+    .ew_small_cap = 0.5 * 16434 + 300,
+    .reduce_small_slope = 1.5,
+    .reduce_small_n = 480,
+    .reduce_align = 48,
+    .gather_per_index = 1,
   };
 }
 

@@ -11,6 +11,8 @@
  */
 #include "config.h"
 
+#include "elk-private.h"
+
 #include <string.h>
 
 #include <elk/elk-graph.h>
@@ -27,7 +29,7 @@ struct _ElkGraph
   GHashTable *attributes; /* key -> value */
 };
 
-G_DEFINE_BOXED_TYPE (ElkGraph, elk_graph, elk_graph_ref, elk_graph_unref)
+ELK_DEFINE_BOXED_TYPE (ElkGraph, elk_graph, elk_graph_ref, elk_graph_unref)
 
 /**
  * elk_graph_new:

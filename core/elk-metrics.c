@@ -1,9 +1,11 @@
 /* elk-metrics.c: run metrics. */
 #include "config.h"
 
+#include "elk-private.h"
+
 #include <elk/elk-metrics.h>
 
-G_DEFINE_BOXED_TYPE (ElkMetrics, elk_metrics, elk_metrics_copy,
+ELK_DEFINE_BOXED_TYPE (ElkMetrics, elk_metrics, elk_metrics_copy,
                      elk_metrics_free)
 
 /**

@@ -1,6 +1,8 @@
 /* elk-program.c: compiled programs and their structural validation. */
 #include "config.h"
 
+#include "elk-private.h"
+
 #include <elk/elk-program.h>
 #include <elk/elk-error.h>
 
@@ -14,7 +16,7 @@ struct _ElkProgram
   guint n_orders;
 };
 
-G_DEFINE_BOXED_TYPE (ElkProgram, elk_program, elk_program_ref,
+ELK_DEFINE_BOXED_TYPE (ElkProgram, elk_program, elk_program_ref,
                      elk_program_unref)
 
 /**

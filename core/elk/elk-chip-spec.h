@@ -66,7 +66,13 @@ typedef struct
   double ew_small_slope, ew_small_fixed;
   double ew_small_cap_n;
 
-  /* Unary (relu-like), reduce, gather and slice: slope * n + fixed. */
+  /* Unary (relu-like) on n elements: unary_slope * n + unary_fixed.
+   * Reduce of x = (aligned output elements) * (reduced length):
+   * reduce_slope * x + reduce_fixed, with the small regime below.
+   * Gather of n output elements with i indices:
+   * gather_fixed + ceil(gather_slope * n / i) * i + gather_per_index * i.
+   * Slice: slice_slope cycles per output byte + slice_fixed (a shift of
+   * the output plus one sync). */
   double unary_slope, unary_fixed;
   double reduce_slope, reduce_fixed;
   double gather_slope, gather_fixed;
@@ -83,6 +89,23 @@ typedef struct
 
   /* Factor on shift and shuffle time once a plan spans more than one chip. */
   double multichip_factor;
+
+  /* Appended by core/plan. */
+
+  /* Elementwise small regime: the cap of the min () above. */
+  double ew_small_cap;
+
+  /* Reduce small regime: for x <= reduce_small_n,
+   * min (reduce_slope * (reduce_small_n + 1) + reduce_fixed,
+   *      reduce_small_slope * x + reduce_fixed).  The output element count
+   * is first rounded up the ladder 1, 2, 4, 8, 12, 16, 24 and then to
+   * multiples of reduce_align. */
+  double reduce_small_slope;
+  double reduce_small_n;
+  double reduce_align;
+
+  /* Gather: cycles per index (see above). */
+  double gather_per_index;
 } ElkCostCoeffs;
 
 /**

@@ -15,7 +15,7 @@
  */
 #pragma once
 
-#include <glib.h>
+#include <glib-object.h>
 #include <elk/elk-visibility.h>
 
 G_BEGIN_DECLS

@@ -39,6 +39,13 @@ G_BEGIN_DECLS
  * @shuffle_s: output shuffle and partial-sum reduction time.
  * @time_s: total estimated execution time (compute + shift + shuffle).
  * @noc_bytes: bytes moved between cores while executing (all cores).
+ * @replicas: per operand, how many cores hold the same spatial piece
+ *   (product of the parts of the loop dimensions it does not index).
+ * @operand_bytes: per operand, the per-core piece in bytes (its spatial
+ *   piece cut by its own rotation factors), without double buffers.
+ * @shift_events: rotation shifts per core over the whole plan, summed over
+ *   the tensors each shift moves (each costs the syncs of one shift).
+ * @shift_bytes: bytes one core sends in rotation shifts over all steps.
  */
 typedef struct
 {
@@ -55,6 +62,11 @@ typedef struct
   double shuffle_s;
   double time_s;
   double noc_bytes;
+  /* Appended by core/plan. */
+  guint32 replicas[ELK_MAX_OPERANDS];
+  guint64 operand_bytes[ELK_MAX_OPERANDS];
+  guint64 shift_events;
+  double shift_bytes;
 } ElkPlan;
 
 /**

@@ -1,0 +1,57 @@
+/* elk-experiment-private.h: the parsed experiment, shared by the loader
+ * (elk-experiment.c) and the runner (elk-runner.c).  Not installed. */
+#pragma once
+
+#include "elk-private.h"
+
+/* One <param>, already converted to the property's type. */
+typedef struct
+{
+  char *name;
+  GValue value;
+  int line;
+} ElkParamEntry;
+
+/* A <frontend>, <chip>, <allocator> or <scheduler>. */
+typedef struct _ElkComponent ElkComponent;
+struct _ElkComponent
+{
+  GType kind;
+  const ElkFeature *feature;
+  char *label;                /* schedulers only */
+  GPtrArray *params;          /* ElkParamEntry * */
+  ElkComponent *allocator;    /* schedulers only, optional */
+  int line;
+};
+
+/* One <axis>: which component and property, and the converted values. */
+typedef struct
+{
+  char *text;                 /* the param attribute as written */
+  ElkComponent *component;
+  char *property;
+  GArray *values;             /* GValue */
+  GPtrArray *texts;           /* char *, as written */
+  int line;
+} ElkAxis;
+
+struct _ElkExperiment
+{
+  GObject parent_instance;
+
+  char *path;
+  char *dir;
+  char *name;
+  char *hash;
+  guint64 seed;
+  char *output_dir;
+  ElkComponent *frontend;
+  ElkComponent *chip;
+  ElkComponent *allocator;    /* default, optional */
+  GPtrArray *schedulers;      /* ElkComponent * */
+  GPtrArray *axes;            /* ElkAxis * */
+  guint n_points;
+};
+
+ElkComponent *elk__experiment_allocator_for (ElkExperiment *self,
+                                             guint scheduler_index);

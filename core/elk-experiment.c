@@ -1,0 +1,810 @@
+/* elk-experiment.c: loading and validating experiment files.
+ *
+ * The file is parsed with libxml2 without network access and without
+ * entity substitution, and a document type declaration is refused
+ * outright, so that no experiment can fetch anything or expand entities.
+ * It is then validated against the RelaxNG schema (compiled into libelk
+ * from experiments/elk-experiment.rng), and finally every plugin name and
+ * every <param> and sweep value is checked against the registry and the
+ * plugin's properties.  All of this happens before any point runs, and
+ * every error carries file:line.
+ */
+#include "config.h"
+
+#include <string.h>
+
+#include <libxml/parser.h>
+#include <libxml/relaxng.h>
+
+#include "elk-experiment-private.h"
+
+extern const char elk__experiment_schema[];
+
+G_DEFINE_FINAL_TYPE (ElkExperiment, elk_experiment, G_TYPE_OBJECT)
+
+static void
+param_entry_free (ElkParamEntry *entry)
+{
+  g_free (entry->name);
+  g_value_unset (&entry->value);
+  g_free (entry);
+}
+
+static void
+component_free (ElkComponent *component)
+{
+  if (component == NULL)
+    return;
+  g_free (component->label);
+  g_ptr_array_unref (component->params);
+  component_free (component->allocator);
+  g_free (component);
+}
+
+static void
+axis_free (ElkAxis *axis)
+{
+  g_free (axis->text);
+  g_free (axis->property);
+  g_array_unref (axis->values);
+  g_ptr_array_unref (axis->texts);
+  g_free (axis);
+}
+
+static void
+elk_experiment_finalize (GObject *object)
+{
+  ElkExperiment *self = ELK_EXPERIMENT (object);
+
+  g_free (self->path);
+  g_free (self->dir);
+  g_free (self->name);
+  g_free (self->hash);
+  g_free (self->output_dir);
+  component_free (self->frontend);
+  component_free (self->chip);
+  component_free (self->allocator);
+  g_ptr_array_unref (self->schedulers);
+  g_ptr_array_unref (self->axes);
+  G_OBJECT_CLASS (elk_experiment_parent_class)->finalize (object);
+}
+
+static void
+elk_experiment_class_init (ElkExperimentClass *klass)
+{
+  G_OBJECT_CLASS (klass)->finalize = elk_experiment_finalize;
+}
+
+static void
+elk_experiment_init (ElkExperiment *self)
+{
+  self->schedulers = g_ptr_array_new_with_free_func ((GDestroyNotify)
+                                                     component_free);
+  self->axes = g_ptr_array_new_with_free_func ((GDestroyNotify) axis_free);
+  self->n_points = 1;
+}
+
+/**
+ * elk_experiment_get_schema:
+ *
+ * Returns: the RelaxNG schema experiment files are validated against.
+ */
+const char *
+elk_experiment_get_schema (void)
+{
+  return elk__experiment_schema;
+}
+
+/* ------------------------------------------------------------------ */
+/* XML parsing and schema validation                                   */
+
+static char *
+strip_libxml_message (const char *message)
+{
+  char *copy = g_strdup (message != NULL ? message : "unknown error");
+  return g_strstrip (copy);
+}
+
+static xmlDoc *
+parse_xml (const char *data,
+           gsize length,
+           const char *path,
+           GError **error)
+{
+  xmlParserCtxt *ctxt = xmlNewParserCtxt ();
+  xmlDoc *doc;
+
+  if (ctxt == NULL)
+    {
+      g_set_error (error, ELK_EXPERIMENT_ERROR, ELK_EXPERIMENT_ERROR_PARSE,
+                   "%s: cannot create an XML parser", path);
+      return NULL;
+    }
+  if (length > G_MAXINT)
+    {
+      xmlFreeParserCtxt (ctxt);
+      g_set_error (error, ELK_EXPERIMENT_ERROR, ELK_EXPERIMENT_ERROR_PARSE,
+                   "%s: file too large for an experiment", path);
+      return NULL;
+    }
+
+  /* No XML_PARSE_NOENT (which would substitute entities), no DTD loading,
+   * no network. */
+  doc = xmlCtxtReadMemory (ctxt, data, (int) length, path, NULL,
+                           XML_PARSE_NONET | XML_PARSE_NOERROR
+                             | XML_PARSE_NOWARNING);
+  if (doc == NULL || !ctxt->wellFormed)
+    {
+      const xmlError *e = xmlCtxtGetLastError (ctxt);
+      g_autofree char *message = strip_libxml_message (e ? e->message : NULL);
+      g_set_error (error, ELK_EXPERIMENT_ERROR, ELK_EXPERIMENT_ERROR_PARSE,
+                   "%s:%d: malformed XML: %s", path, e ? e->line : 0,
+                   message);
+      if (doc != NULL)
+        xmlFreeDoc (doc);
+      xmlFreeParserCtxt (ctxt);
+      return NULL;
+    }
+  xmlFreeParserCtxt (ctxt);
+
+  if (doc->intSubset != NULL || doc->extSubset != NULL)
+    {
+      g_set_error (error, ELK_EXPERIMENT_ERROR, ELK_EXPERIMENT_ERROR_PARSE,
+                   "%s:%ld: a document type declaration is not allowed in "
+                   "an experiment file", path,
+                   doc->intSubset ? xmlGetLineNo ((xmlNode *) doc->intSubset)
+                                  : 1L);
+      xmlFreeDoc (doc);
+      return NULL;
+    }
+  return doc;
+}
+
+typedef struct
+{
+  char *message;
+  int line;
+} FirstError;
+
+static void
+collect_first_error (void *data, xmlError *e)
+{
+  FirstError *first = data;
+  if (first->message == NULL)
+    {
+      first->message = strip_libxml_message (e->message);
+      first->line = e->line;
+    }
+}
+
+static gboolean
+validate_schema (xmlDoc *doc, const char *path, GError **error)
+{
+  static gsize schema_once = 0;
+  static xmlRelaxNG *schema = NULL;
+  xmlRelaxNGValidCtxt *vctxt;
+  FirstError first = { NULL, 0 };
+  int rc;
+
+  /* The parsed schema is read-only once built and shared by all threads. */
+  if (g_once_init_enter (&schema_once))
+    {
+      xmlRelaxNGParserCtxt *pctxt = xmlRelaxNGNewMemParserCtxt (
+        elk__experiment_schema, (int) strlen (elk__experiment_schema));
+      schema = xmlRelaxNGParse (pctxt);
+      xmlRelaxNGFreeParserCtxt (pctxt);
+      g_once_init_leave (&schema_once, 1);
+    }
+  if (schema == NULL)
+    {
+      g_set_error (error, ELK_EXPERIMENT_ERROR, ELK_EXPERIMENT_ERROR_SCHEMA,
+                   "%s: the built-in experiment schema does not parse "
+                   "(libelk is broken)", path);
+      return FALSE;
+    }
+
+  vctxt = xmlRelaxNGNewValidCtxt (schema);
+  xmlRelaxNGSetValidStructuredErrors (vctxt, collect_first_error, &first);
+  rc = xmlRelaxNGValidateDoc (vctxt, doc);
+  xmlRelaxNGFreeValidCtxt (vctxt);
+  if (rc != 0)
+    {
+      g_set_error (error, ELK_EXPERIMENT_ERROR, ELK_EXPERIMENT_ERROR_SCHEMA,
+                   "%s:%d: does not follow the experiment schema "
+                   "(experiments/elk-experiment.rng): %s", path, first.line,
+                   first.message ? first.message : "invalid document");
+      g_free (first.message);
+      return FALSE;
+    }
+  g_free (first.message);
+  return TRUE;
+}
+
+/* ------------------------------------------------------------------ */
+/* Components and parameters                                           */
+
+static char *
+get_prop (xmlNode *node, const char *name)
+{
+  xmlChar *value = xmlGetProp (node, (const xmlChar *) name);
+  char *copy = value != NULL ? g_strdup ((const char *) value) : NULL;
+  xmlFree (value);
+  return copy;
+}
+
+static gboolean
+is_element (xmlNode *node, const char *name)
+{
+  return node->type == XML_ELEMENT_NODE
+         && strcmp ((const char *) node->name, name) == 0;
+}
+
+static const char *
+describe (const ElkComponent *c)
+{
+  return elk_kind_to_string (c->kind);
+}
+
+/* Converts "text" for property "name" of component c; errors carry
+ * file:line and the component. */
+static GParamSpec *
+find_param (ElkExperiment *self,
+            ElkComponent *c,
+            const char *name,
+            int line,
+            GError **error)
+{
+  GObjectClass *klass = g_type_class_ref (c->feature->type);
+  GParamSpec *pspec = g_object_class_find_property (klass, name);
+
+  if (pspec == NULL || (pspec->flags & G_PARAM_WRITABLE) == 0)
+    {
+      g_autofree char *names = elk__param_list_names (klass);
+      g_set_error (error, ELK_EXPERIMENT_ERROR,
+                   ELK_EXPERIMENT_ERROR_UNKNOWN_PARAM,
+                   "%s:%d: %s '%s' has no parameter '%s' (valid: %s)",
+                   self->path, line, describe (c), c->feature->name, name,
+                   names);
+      g_type_class_unref (klass);
+      return NULL;
+    }
+  g_type_class_unref (klass);
+  return pspec;
+}
+
+static gboolean
+convert_value (ElkExperiment *self,
+               ElkComponent *c,
+               GParamSpec *pspec,
+               const char *text,
+               int line,
+               GValue *value,
+               GError **error)
+{
+  g_autoptr (GError) local_error = NULL;
+  g_autofree char *stripped = g_strstrip (g_strdup (text));
+
+  if (!elk__param_parse (pspec, stripped, self->dir, value, &local_error))
+    {
+      g_set_error (error, ELK_EXPERIMENT_ERROR, local_error->code,
+                   "%s:%d: %s '%s': %s", self->path, line, describe (c),
+                   c->feature->name, local_error->message);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+static ElkComponent *
+load_component (ElkExperiment *self,
+                ElkRegistry *registry,
+                xmlNode *node,
+                GType kind,
+                GError **error)
+{
+  g_autofree char *name = get_prop (node, "name");
+  g_autoptr (GError) local_error = NULL;
+  const ElkFeature *feature;
+  ElkComponent *c;
+  int line = (int) xmlGetLineNo (node);
+
+  feature = elk_registry_find (registry, kind, name, &local_error);
+  if (feature == NULL)
+    {
+      g_set_error (error, ELK_EXPERIMENT_ERROR,
+                   ELK_EXPERIMENT_ERROR_UNKNOWN_PLUGIN, "%s:%d: %s",
+                   self->path, line, local_error->message);
+      return NULL;
+    }
+
+  c = g_new0 (ElkComponent, 1);
+  c->kind = kind;
+  c->feature = feature;
+  c->line = line;
+  c->params = g_ptr_array_new_with_free_func ((GDestroyNotify)
+                                              param_entry_free);
+  if (kind == ELK_TYPE_SCHEDULER)
+    {
+      c->label = get_prop (node, "label");
+      if (c->label == NULL)
+        c->label = g_strdup (feature->name);
+    }
+
+  for (xmlNode *child = node->children; child != NULL; child = child->next)
+    {
+      if (is_element (child, "param"))
+        {
+          g_autofree char *pname = get_prop (child, "name");
+          xmlChar *text = xmlNodeGetContent (child);
+          int pline = (int) xmlGetLineNo (child);
+          GParamSpec *pspec;
+          ElkParamEntry *entry;
+          gboolean ok;
+
+          for (guint i = 0; i < c->params->len; i++)
+            if (strcmp (((ElkParamEntry *) c->params->pdata[i])->name, pname)
+                == 0)
+              {
+                g_set_error (error, ELK_EXPERIMENT_ERROR,
+                             ELK_EXPERIMENT_ERROR_INVALID,
+                             "%s:%d: %s '%s': parameter '%s' is set twice",
+                             self->path, pline, describe (c), feature->name,
+                             pname);
+                xmlFree (text);
+                component_free (c);
+                return NULL;
+              }
+
+          pspec = find_param (self, c, pname, pline, error);
+          if (pspec == NULL)
+            {
+              xmlFree (text);
+              component_free (c);
+              return NULL;
+            }
+          entry = g_new0 (ElkParamEntry, 1);
+          entry->name = g_strdup (pspec->name);
+          entry->line = pline;
+          ok = convert_value (self, c, pspec, (const char *) text, pline,
+                              &entry->value, error);
+          xmlFree (text);
+          g_ptr_array_add (c->params, entry);
+          if (!ok)
+            {
+              component_free (c);
+              return NULL;
+            }
+        }
+      else if (is_element (child, "allocator"))
+        {
+          c->allocator = load_component (self, registry, child,
+                                         ELK_TYPE_ALLOCATOR, error);
+          if (c->allocator == NULL)
+            {
+              component_free (c);
+              return NULL;
+            }
+        }
+    }
+  return c;
+}
+
+static ElkComponent *
+find_axis_component (ElkExperiment *self,
+                     const char *target,
+                     const char **property)
+{
+  if (g_str_has_prefix (target, "frontend."))
+    {
+      *property = target + strlen ("frontend.");
+      return self->frontend;
+    }
+  if (g_str_has_prefix (target, "chip."))
+    {
+      *property = target + strlen ("chip.");
+      return self->chip;
+    }
+  if (g_str_has_prefix (target, "allocator."))
+    {
+      *property = target + strlen ("allocator.");
+      return self->allocator;
+    }
+  if (g_str_has_prefix (target, "scheduler."))
+    {
+      const char *rest = target + strlen ("scheduler.");
+      const char *dot = strrchr (rest, '.');
+      for (guint i = 0; dot != NULL && i < self->schedulers->len; i++)
+        {
+          ElkComponent *c = self->schedulers->pdata[i];
+          if (strlen (c->label) == (gsize) (dot - rest)
+              && strncmp (c->label, rest, (gsize) (dot - rest)) == 0)
+            {
+              *property = dot + 1;
+              return c;
+            }
+        }
+    }
+  return NULL;
+}
+
+static gboolean
+load_axis (ElkExperiment *self, xmlNode *node, GError **error)
+{
+  g_autofree char *target = get_prop (node, "param");
+  g_autofree char *values = get_prop (node, "values");
+  g_auto (GStrv) items = NULL;
+  int line = (int) xmlGetLineNo (node);
+  const char *property = NULL;
+  ElkComponent *c = find_axis_component (self, target, &property);
+  GParamSpec *pspec;
+  ElkAxis *axis;
+
+  if (c == NULL)
+    {
+      g_set_error (error, ELK_EXPERIMENT_ERROR, ELK_EXPERIMENT_ERROR_INVALID,
+                   "%s:%d: sweep axis '%s' names no component (expected "
+                   "frontend.P, chip.P, allocator.P with a default "
+                   "<allocator>, or scheduler.LABEL.P)", self->path, line,
+                   target);
+      return FALSE;
+    }
+  for (guint i = 0; i < self->axes->len; i++)
+    if (strcmp (((ElkAxis *) self->axes->pdata[i])->text, target) == 0)
+      {
+        g_set_error (error, ELK_EXPERIMENT_ERROR,
+                     ELK_EXPERIMENT_ERROR_INVALID,
+                     "%s:%d: sweep axis '%s' appears twice", self->path,
+                     line, target);
+        return FALSE;
+      }
+  pspec = find_param (self, c, property, line, error);
+  if (pspec == NULL)
+    return FALSE;
+
+  axis = g_new0 (ElkAxis, 1);
+  axis->text = g_strdup (target);
+  axis->component = c;
+  axis->property = g_strdup (pspec->name);
+  axis->line = line;
+  axis->values = g_array_new (FALSE, TRUE, sizeof (GValue));
+  g_array_set_clear_func (axis->values, (GDestroyNotify) g_value_unset);
+  axis->texts = g_ptr_array_new_with_free_func (g_free);
+  g_ptr_array_add (self->axes, axis);
+
+  items = g_strsplit_set (values, " \t\r\n", -1);
+  for (guint i = 0; items[i] != NULL; i++)
+    {
+      GValue value = G_VALUE_INIT;
+      if (items[i][0] == '\0')
+        continue;
+      if (!convert_value (self, c, pspec, items[i], line, &value, error))
+        return FALSE;
+      g_array_append_val (axis->values, value);
+      g_ptr_array_add (axis->texts, g_strdup (items[i]));
+    }
+  if (axis->values->len == 0)
+    {
+      g_set_error (error, ELK_EXPERIMENT_ERROR, ELK_EXPERIMENT_ERROR_INVALID,
+                   "%s:%d: sweep axis '%s' has no values", self->path, line,
+                   target);
+      return FALSE;
+    }
+  if (!g_uint_checked_mul (&self->n_points, self->n_points,
+                           axis->values->len)
+      || self->n_points > 10000000)
+    {
+      g_set_error (error, ELK_EXPERIMENT_ERROR, ELK_EXPERIMENT_ERROR_INVALID,
+                   "%s:%d: the sweep has more than 10^7 points; split it "
+                   "with --shard or reduce the axes", self->path, line);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+static gboolean
+load_document (ElkExperiment *self,
+               ElkRegistry *registry,
+               xmlDoc *doc,
+               GError **error)
+{
+  xmlNode *root = xmlDocGetRootElement (doc);
+  g_autofree char *seed = get_prop (root, "seed");
+
+  self->name = get_prop (root, "name");
+  if (seed != NULL)
+    g_ascii_string_to_unsigned (seed, 10, 0, G_MAXUINT64, &self->seed, NULL);
+
+  for (xmlNode *node = root->children; node != NULL; node = node->next)
+    {
+      if (is_element (node, "frontend"))
+        self->frontend = load_component (self, registry, node,
+                                         ELK_TYPE_FRONTEND, error);
+      else if (is_element (node, "chip"))
+        self->chip = load_component (self, registry, node, ELK_TYPE_CHIP,
+                                     error);
+      else if (is_element (node, "allocator"))
+        self->allocator = load_component (self, registry, node,
+                                          ELK_TYPE_ALLOCATOR, error);
+      else if (is_element (node, "scheduler"))
+        {
+          ElkComponent *c = load_component (self, registry, node,
+                                            ELK_TYPE_SCHEDULER, error);
+          if (c == NULL)
+            return FALSE;
+          for (guint i = 0; i < self->schedulers->len; i++)
+            if (strcmp (((ElkComponent *) self->schedulers->pdata[i])->label,
+                        c->label) == 0)
+              {
+                g_set_error (error, ELK_EXPERIMENT_ERROR,
+                             ELK_EXPERIMENT_ERROR_INVALID,
+                             "%s:%d: scheduler label '%s' is used twice; "
+                             "give each scheduler a distinct label=",
+                             self->path, c->line, c->label);
+                component_free (c);
+                return FALSE;
+              }
+          if (c->allocator == NULL && self->allocator == NULL)
+            {
+              g_set_error (error, ELK_EXPERIMENT_ERROR,
+                           ELK_EXPERIMENT_ERROR_INVALID,
+                           "%s:%d: scheduler '%s' has no <allocator> and "
+                           "the experiment has no default <allocator>",
+                           self->path, c->line, c->label);
+              component_free (c);
+              return FALSE;
+            }
+          g_ptr_array_add (self->schedulers, c);
+          continue;
+        }
+      else if (is_element (node, "sweep"))
+        {
+          for (xmlNode *axis = node->children; axis != NULL;
+               axis = axis->next)
+            if (is_element (axis, "axis") && !load_axis (self, axis, error))
+              return FALSE;
+          continue;
+        }
+      else if (is_element (node, "output"))
+        {
+          g_autofree char *dir = get_prop (node, "dir");
+          self->output_dir = g_path_is_absolute (dir)
+                               ? g_strdup (dir)
+                               : g_build_filename (self->dir, dir, NULL);
+          continue;
+        }
+      else
+        continue;
+
+      if ((is_element (node, "frontend") && self->frontend == NULL)
+          || (is_element (node, "chip") && self->chip == NULL)
+          || (is_element (node, "allocator") && self->allocator == NULL))
+        return FALSE;
+    }
+  return TRUE;
+}
+
+/**
+ * elk_experiment_load_from_data:
+ * @data: (array length=length): the file's contents
+ * @length: their length
+ * @path: (type filename): the file's path, used in messages and to resolve
+ *   relative paths
+ * @registry: the registry plugins are looked up in
+ * @error: return location for a #GError
+ *
+ * Returns: (transfer full) (nullable): the validated experiment.
+ */
+ElkExperiment *
+elk_experiment_load_from_data (const char *data,
+                               gsize length,
+                               const char *path,
+                               ElkRegistry *registry,
+                               GError **error)
+{
+  g_autoptr (ElkExperiment) self = g_object_new (ELK_TYPE_EXPERIMENT, NULL);
+  g_autoptr (xmlDoc) doc = NULL;
+  g_autofree char *absolute = NULL;
+
+  g_return_val_if_fail (data != NULL && path != NULL, NULL);
+  g_return_val_if_fail (ELK_IS_REGISTRY (registry), NULL);
+
+  absolute = g_canonicalize_filename (path, NULL);
+  self->path = g_strdup (path);
+  self->dir = g_path_get_dirname (absolute);
+  self->hash = g_compute_checksum_for_data (G_CHECKSUM_SHA256,
+                                            (const guchar *) data, length);
+
+  doc = parse_xml (data, length, path, error);
+  if (doc == NULL)
+    return NULL;
+  if (!validate_schema (doc, path, error))
+    return NULL;
+  if (!load_document (self, registry, doc, error))
+    return NULL;
+  if (self->output_dir == NULL)
+    self->output_dir = g_build_filename ("results", self->name, NULL);
+  return g_steal_pointer (&self);
+}
+
+/**
+ * elk_experiment_load:
+ * @path: (type filename): an experiment file
+ * @registry: the registry plugins are looked up in
+ * @error: return location for a #GError
+ *
+ * Returns: (transfer full) (nullable): the validated experiment.
+ */
+ElkExperiment *
+elk_experiment_load (const char *path, ElkRegistry *registry, GError **error)
+{
+  g_autofree char *data = NULL;
+  g_autoptr (GError) local_error = NULL;
+  gsize length = 0;
+
+  if (!g_file_get_contents (path, &data, &length, &local_error))
+    {
+      g_set_error (error, ELK_EXPERIMENT_ERROR, ELK_EXPERIMENT_ERROR_IO,
+                   "%s: cannot read the experiment: %s", path,
+                   local_error->message);
+      return NULL;
+    }
+  return elk_experiment_load_from_data (data, length, path, registry, error);
+}
+
+const char *
+elk_experiment_get_name (ElkExperiment *self)
+{
+  return self->name;
+}
+
+/**
+ * elk_experiment_get_hash:
+ * Returns: the SHA-256 of the experiment file, recorded in results.
+ */
+const char *
+elk_experiment_get_hash (ElkExperiment *self)
+{
+  return self->hash;
+}
+
+guint
+elk_experiment_get_n_points (ElkExperiment *self)
+{
+  return self->n_points;
+}
+
+guint
+elk_experiment_get_n_schedulers (ElkExperiment *self)
+{
+  return self->schedulers->len;
+}
+
+const char *
+elk_experiment_get_output_dir (ElkExperiment *self)
+{
+  return self->output_dir;
+}
+
+const char *
+elk_experiment_get_scheduler_label (ElkExperiment *self, guint index)
+{
+  g_return_val_if_fail (index < self->schedulers->len, NULL);
+  return ((ElkComponent *) self->schedulers->pdata[index])->label;
+}
+
+/* The value index of each axis for a point: the last axis varies
+ * fastest, so points of a sweep are listed as nested loops read. */
+static guint
+axis_index (ElkExperiment *self, guint point, guint axis)
+{
+  guint stride = 1;
+  for (guint a = self->axes->len; a > axis + 1; a--)
+    stride *= ((ElkAxis *) self->axes->pdata[a - 1])->values->len;
+  return (point / stride)
+         % ((ElkAxis *) self->axes->pdata[axis])->values->len;
+}
+
+/**
+ * elk_experiment_dup_point_label:
+ * Returns: (transfer full): "frontend.batch=32 chip.hbm-bw-gbps=8000", or
+ *   "" for an experiment without sweep.
+ */
+char *
+elk_experiment_dup_point_label (ElkExperiment *self, guint point)
+{
+  GString *s = g_string_new (NULL);
+  for (guint a = 0; a < self->axes->len; a++)
+    {
+      ElkAxis *axis = self->axes->pdata[a];
+      g_string_append_printf (s, "%s%s=%s", a > 0 ? " " : "", axis->text,
+                              (const char *) axis->texts->pdata[
+                                axis_index (self, point, a)]);
+    }
+  return g_string_free (s, FALSE);
+}
+
+const char *
+elk__experiment_axis_value_text (ElkExperiment *self, guint point, guint a);
+const char *
+elk__experiment_axis_value_text (ElkExperiment *self, guint point, guint a)
+{
+  ElkAxis *axis = self->axes->pdata[a];
+  return axis->texts->pdata[axis_index (self, point, a)];
+}
+
+ElkComponent *
+elk__experiment_allocator_for (ElkExperiment *self, guint scheduler_index)
+{
+  ElkComponent *s = self->schedulers->pdata[scheduler_index];
+  return s->allocator != NULL ? s->allocator : self->allocator;
+}
+
+/**
+ * elk_experiment_create_component:
+ * @point: the experiment point, below elk_experiment_get_n_points()
+ * @kind: %ELK_TYPE_FRONTEND, %ELK_TYPE_CHIP, %ELK_TYPE_SCHEDULER or
+ *   %ELK_TYPE_ALLOCATOR
+ * @scheduler_index: for schedulers and allocators, which scheduler
+ * @error: return location for a #GError
+ *
+ * Instantiates a component with its <param>s and the point's sweep values.
+ * Plugins check combinations of properties when they are used (load,
+ * dup_spec, schedule), where they can report errors.
+ *
+ * Returns: (transfer full) (nullable): the object.
+ */
+GObject *
+elk_experiment_create_component (ElkExperiment *self,
+                                 guint point,
+                                 GType kind,
+                                 guint scheduler_index,
+                                 GError **error)
+{
+  ElkComponent *c;
+  g_autoptr (GPtrArray) names = g_ptr_array_new ();
+  g_autoptr (GArray) values = g_array_new (FALSE, TRUE, sizeof (GValue));
+  GObject *object;
+
+  g_return_val_if_fail (point < self->n_points, NULL);
+
+  if (kind == ELK_TYPE_FRONTEND)
+    c = self->frontend;
+  else if (kind == ELK_TYPE_CHIP)
+    c = self->chip;
+  else if (kind == ELK_TYPE_SCHEDULER)
+    c = self->schedulers->pdata[scheduler_index];
+  else
+    c = elk__experiment_allocator_for (self, scheduler_index);
+
+  for (guint i = 0; i < c->params->len; i++)
+    {
+      ElkParamEntry *entry = c->params->pdata[i];
+      gboolean swept = FALSE;
+      for (guint a = 0; a < self->axes->len; a++)
+        {
+          ElkAxis *axis = self->axes->pdata[a];
+          if (axis->component == c
+              && strcmp (axis->property, entry->name) == 0)
+            swept = TRUE;
+        }
+      if (swept)
+        continue;
+      g_ptr_array_add (names, entry->name);
+      g_array_append_vals (values, &entry->value, 1);
+    }
+  for (guint a = 0; a < self->axes->len; a++)
+    {
+      ElkAxis *axis = self->axes->pdata[a];
+      if (axis->component != c)
+        continue;
+      g_ptr_array_add (names, axis->property);
+      g_array_append_vals (values,
+                           &g_array_index (axis->values, GValue,
+                                           axis_index (self, point, a)),
+                           1);
+    }
+
+  object = g_object_new_with_properties (c->feature->type, names->len,
+                                         (const char **) names->pdata,
+                                         (const GValue *) values->data);
+  return object;
+}

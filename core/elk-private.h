@@ -1,0 +1,71 @@
+/* elk-private.h: declarations shared between libelk's own files.
+ * Not installed; internal symbols use the elk__ prefix. */
+#pragma once
+
+#include <elk/elk.h>
+#include <libxml/tree.h>
+
+G_BEGIN_DECLS
+
+/* elk-plugin.c */
+ElkPlugin *elk__plugin_new (ElkRegistry *registry,
+                            const char *filename,
+                            const ElkPluginDesc *desc);
+void elk__plugin_detach (ElkPlugin *plugin);
+guint elk__plugin_get_n_features (ElkPlugin *plugin);
+
+/* elk-registry.c */
+gboolean elk__registry_add_feature (ElkRegistry *self,
+                                    ElkPlugin *plugin,
+                                    GType kind,
+                                    const char *name,
+                                    GType type,
+                                    GError **error);
+void elk__registry_remove_plugin_features (ElkRegistry *self,
+                                           ElkPlugin *plugin);
+
+/* elk-param.c */
+gboolean elk__param_parse (GParamSpec *pspec,
+                           const char *text,
+                           const char *base_dir,
+                           GValue *value,
+                           GError **error);
+char *elk__param_list_names (GObjectClass *klass);
+
+/* elk-report.c */
+typedef struct _ElkReport ElkReport;
+ElkReport *elk__report_open (const char *dir,
+                             const char *experiment,
+                             const char *hash,
+                             const char *const *axis_names,
+                             GPtrArray *plugin_versions,
+                             GError **error);
+gboolean elk__report_add_row (ElkReport *report,
+                              const char *const *values,
+                              GError **error);
+gboolean elk__report_add_timing (ElkReport *report,
+                                 const char *const *values,
+                                 GError **error);
+gboolean elk__report_commit (ElkReport *report, GError **error);
+void elk__report_abort (ElkReport *report);
+const char *const *elk__report_get_columns (void);
+guint elk__report_get_n_columns (void);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (xmlDoc, xmlFreeDoc)
+
+/* G_DEFINE_BOXED_TYPE trips -Wpedantic with GCC (it converts the copy
+ * function to a transparent union), so libelk registers its boxed types
+ * by hand. */
+#define ELK_DEFINE_BOXED_TYPE(TypeName, type_name, copy, free)             \
+  GType type_name##_get_type (void)                                         \
+  {                                                                         \
+    static gsize type_id = 0;                                               \
+    if (g_once_init_enter (&type_id))                                       \
+      g_once_init_leave (&type_id,                                          \
+                         g_boxed_type_register_static (                     \
+                           #TypeName, (GBoxedCopyFunc) (void (*) (void)) copy, \
+                           (GBoxedFreeFunc) (void (*) (void)) free));       \
+    return (GType) type_id;                                                 \
+  }
+
+G_END_DECLS

@@ -1,0 +1,77 @@
+/* elk-experiment.h: experiment files and running them.
+ *
+ * An experiment file (format="1", schema experiments/elk-experiment.rng)
+ * names a frontend, a chip, a default allocator, one or more schedulers
+ * (each with a label, so one file compares designs), optional sweep axes
+ * whose cartesian product gives the experiment points, and an output
+ * folder.  elk_experiment_load() parses and validates all of it, including
+ * every <param> value against the plugin's property, before anything runs;
+ * elk_experiment_run() then runs every point and writes the results.
+ */
+#pragma once
+
+#include <glib-object.h>
+#include <elk/elk-registry.h>
+
+G_BEGIN_DECLS
+
+#define ELK_TYPE_EXPERIMENT (elk_experiment_get_type ())
+ELK_API
+G_DECLARE_FINAL_TYPE (ElkExperiment, elk_experiment, ELK, EXPERIMENT, GObject)
+
+/**
+ * ElkRunOptions:
+ * @n_jobs: points run at once (at least 1).
+ * @output_dir: (nullable): overrides the file's <output dir>.
+ * @progress: print one progress line per point on stderr.
+ */
+typedef struct
+{
+  guint n_jobs;
+  const char *output_dir;
+  gboolean progress;
+} ElkRunOptions;
+
+/**
+ * ElkRunStatus:
+ * @ELK_RUN_OK: every point ran.
+ * @ELK_RUN_POINTS_FAILED: some points failed; their rows say why.
+ * @ELK_RUN_PLUGIN_FAILED: some points failed because a plugin broke its
+ *   contract or failed on its own.
+ */
+typedef enum
+{
+  ELK_RUN_OK,
+  ELK_RUN_POINTS_FAILED,
+  ELK_RUN_PLUGIN_FAILED,
+} ElkRunStatus;
+
+ELK_API ElkExperiment *elk_experiment_load (const char *path,
+                                            ElkRegistry *registry,
+                                            GError **error);
+ELK_API ElkExperiment *elk_experiment_load_from_data (const char *data,
+                                                      gsize length,
+                                                      const char *path,
+                                                      ElkRegistry *registry,
+                                                      GError **error);
+ELK_API const char *elk_experiment_get_name (ElkExperiment *self);
+ELK_API const char *elk_experiment_get_hash (ElkExperiment *self);
+ELK_API guint elk_experiment_get_n_points (ElkExperiment *self);
+ELK_API guint elk_experiment_get_n_schedulers (ElkExperiment *self);
+ELK_API const char *elk_experiment_get_output_dir (ElkExperiment *self);
+ELK_API char *elk_experiment_dup_point_label (ElkExperiment *self,
+                                              guint point);
+ELK_API GObject *elk_experiment_create_component (ElkExperiment *self,
+                                                  guint point,
+                                                  GType kind,
+                                                  guint scheduler_index,
+                                                  GError **error);
+ELK_API const char *elk_experiment_get_scheduler_label (ElkExperiment *self,
+                                                        guint index);
+ELK_API gboolean elk_experiment_run (ElkExperiment *self,
+                                     const ElkRunOptions *options,
+                                     ElkRunStatus *status,
+                                     GError **error);
+ELK_API const char *elk_experiment_get_schema (void);
+
+G_END_DECLS
