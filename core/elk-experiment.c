@@ -149,11 +149,11 @@ parse_xml (const char *data,
 
   if (doc->intSubset != NULL || doc->extSubset != NULL)
     {
+      long line = doc->intSubset ? xmlGetLineNo ((xmlNode *) doc->intSubset)
+                                 : -1;
       g_set_error (error, ELK_EXPERIMENT_ERROR, ELK_EXPERIMENT_ERROR_PARSE,
                    "%s:%ld: a document type declaration is not allowed in "
-                   "an experiment file", path,
-                   doc->intSubset ? xmlGetLineNo ((xmlNode *) doc->intSubset)
-                                  : 1L);
+                   "an experiment file", path, line > 0 ? line : 1L);
       xmlFreeDoc (doc);
       return NULL;
     }
@@ -616,6 +616,19 @@ elk_experiment_load_from_data (const char *data,
   doc = parse_xml (data, length, path, error);
   if (doc == NULL)
     return NULL;
+  /* The format version is checked on its own, before the schema, so that
+   * a file written for a newer elk gets a message that says so. */
+  {
+    xmlNode *root = xmlDocGetRootElement (doc);
+    g_autofree char *format = root != NULL ? get_prop (root, "format") : NULL;
+    if (format != NULL && strcmp (format, "1") != 0)
+      {
+        g_set_error (error, ELK_EXPERIMENT_ERROR, ELK_EXPERIMENT_ERROR_SCHEMA,
+                     "%s:%ld: unsupported experiment format '%s' (this elk "
+                     "reads format 1)", path, xmlGetLineNo (root), format);
+        return NULL;
+      }
+  }
   if (!validate_schema (doc, path, error))
     return NULL;
   if (!load_document (self, registry, doc, error))

@@ -1,0 +1,9 @@
+/* tests/core/elk-test-util.h: helpers shared by the core tests. */
+#pragma once
+
+#include <elk/elk.h>
+
+char *elk_test_fixture_plugin (const char *name);
+char *elk_test_fixture_experiment (const char *name);
+ElkRegistry *elk_test_registry_with_good (void);
+void elk_test_assert_has_line (const GError *error, const char *file);

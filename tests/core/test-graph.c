@@ -1,0 +1,365 @@
+/* tests/core/test-graph.c: the data model: einsum operators, tensors,
+ * accounting, signatures, program validation and chip specs. */
+#include "elk-test-util.h"
+
+#include <string.h>
+
+static gint
+tensor (ElkGraph *g, const char *name, ElkTensorOrigin origin, guint n,
+        guint64 a, guint64 b, guint64 c)
+{
+  guint64 shape[3] = { a, b, c };
+  g_autoptr (GError) error = NULL;
+  gint id = elk_graph_add_tensor (g, name, ELK_DTYPE_F16, origin, n, shape, 0,
+                                  &error);
+  g_assert_no_error (error);
+  return id;
+}
+
+static void
+test_matmul (void)
+{
+  g_autoptr (ElkGraph) g = elk_graph_new ("t");
+  g_autoptr (GError) error = NULL;
+  g_autofree char *sig = NULL;
+  guint32 ids[3];
+  const ElkOp *op;
+  gint id;
+
+  ids[0] = tensor (g, "a", ELK_TENSOR_ORIGIN_ACTIVATION, 2, 32, 64, 0);
+  ids[1] = tensor (g, "w", ELK_TENSOR_ORIGIN_WEIGHT, 2, 64, 128, 0);
+  ids[2] = tensor (g, "c", ELK_TENSOR_ORIGIN_ACTIVATION, 2, 32, 128, 0);
+  id = elk_graph_add_op (g, "mm", "matmul", ELK_OP_MATMUL, 0, "mk,kn->mn",
+                         ids, 3, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_cmpint (id, ==, 0);
+
+  op = elk_graph_get_op (g, 0);
+  /* Loop dimensions in order of first appearance, output first: m, n, k. */
+  g_assert_cmpuint (op->n_dims, ==, 3);
+  g_assert_cmpint (op->dim_names[0], ==, 'm');
+  g_assert_cmpint (op->dim_names[1], ==, 'n');
+  g_assert_cmpint (op->dim_names[2], ==, 'k');
+  g_assert_cmpuint (op->extents[0], ==, 32);
+  g_assert_cmpuint (op->extents[1], ==, 128);
+  g_assert_cmpuint (op->extents[2], ==, 64);
+  /* Operands are stored output first. */
+  g_assert_cmpuint (op->n_operands, ==, 3);
+  g_assert_cmpuint (op->tensors[0], ==, ids[2]);
+  g_assert_cmpuint (op->tensors[1], ==, ids[0]);
+  g_assert_cmpint (op->access[1].dims[1][0], ==, 2);
+  g_assert_cmpint (op->access[1].dims[1][1], ==, -1);
+  g_assert_cmpfloat (op->flops, ==, 2.0 * 32 * 64 * 128);
+  g_assert_cmpuint (elk_op_get_hbm_bytes (g, op), ==, 64 * 128 * 2);
+  g_assert_cmpuint (elk_graph_get_hbm_bytes (g), ==, 64 * 128 * 2);
+  g_assert_cmpuint (elk_graph_get_n_layers (g), ==, 1);
+  g_assert_true (elk_graph_validate (g, &error));
+
+  sig = elk_op_dup_signature (g, op);
+  g_assert_nonnull (strstr (sig, "matmul:32,128,64,"));
+}
+
+static void
+test_signature_identical_layers (void)
+{
+  g_autoptr (ElkGraph) g = elk_graph_new ("t");
+  g_autofree char *s0 = NULL, *s1 = NULL, *s2 = NULL;
+  guint32 a[3], b[3], c[3];
+
+  a[0] = tensor (g, "x0", ELK_TENSOR_ORIGIN_ACTIVATION, 2, 8, 16, 0);
+  a[1] = tensor (g, "w0", ELK_TENSOR_ORIGIN_WEIGHT, 2, 16, 16, 0);
+  a[2] = tensor (g, "x1", ELK_TENSOR_ORIGIN_ACTIVATION, 2, 8, 16, 0);
+  b[0] = a[2];
+  b[1] = tensor (g, "w1", ELK_TENSOR_ORIGIN_WEIGHT, 2, 16, 16, 0);
+  b[2] = tensor (g, "x2", ELK_TENSOR_ORIGIN_ACTIVATION, 2, 8, 16, 0);
+  c[0] = b[2];
+  c[1] = tensor (g, "k", ELK_TENSOR_ORIGIN_KV_CACHE, 2, 16, 16, 0);
+  c[2] = tensor (g, "x3", ELK_TENSOR_ORIGIN_ACTIVATION, 2, 8, 16, 0);
+  g_assert_cmpint (elk_graph_add_op (g, "l0", NULL, ELK_OP_MATMUL, 0,
+                                     "mk,kn->mn", a, 3, NULL, NULL), ==, 0);
+  g_assert_cmpint (elk_graph_add_op (g, "l1", NULL, ELK_OP_MATMUL, 1,
+                                     "mk,kn->mn", b, 3, NULL, NULL), ==, 1);
+  g_assert_cmpint (elk_graph_add_op (g, "l2", NULL, ELK_OP_MATMUL, 2,
+                                     "mk,kn->mn", c, 3, NULL, NULL), ==, 2);
+  s0 = elk_op_dup_signature (g, elk_graph_get_op (g, 0));
+  s1 = elk_op_dup_signature (g, elk_graph_get_op (g, 1));
+  s2 = elk_op_dup_signature (g, elk_graph_get_op (g, 2));
+  /* Same shapes and origins: same table; a KV-cache input differs. */
+  g_assert_cmpstr (s0, ==, s1);
+  g_assert_cmpstr (s0, !=, s2);
+  g_assert_cmpuint (elk_graph_get_n_layers (g), ==, 3);
+}
+
+static void
+test_window (void)
+{
+  g_autoptr (ElkGraph) g = elk_graph_new ("conv");
+  g_autoptr (GError) error = NULL;
+  guint32 ids[3];
+  const ElkOp *op;
+
+  /* A 3x3 convolution of an 8x8 output over a 10x10 input. */
+  {
+    guint64 in[4] = { 1, 4, 10, 10 }, w[4] = { 16, 4, 3, 3 },
+            out[4] = { 1, 16, 8, 8 };
+    ids[0] = elk_graph_add_tensor (g, "x", ELK_DTYPE_F16,
+                                   ELK_TENSOR_ORIGIN_ACTIVATION, 4, in, 0,
+                                   NULL);
+    ids[1] = elk_graph_add_tensor (g, "w", ELK_DTYPE_F16,
+                                   ELK_TENSOR_ORIGIN_WEIGHT, 4, w, 0, NULL);
+    ids[2] = elk_graph_add_tensor (g, "y", ELK_DTYPE_F16,
+                                   ELK_TENSOR_ORIGIN_ACTIVATION, 4, out, 0,
+                                   NULL);
+  }
+  g_assert_cmpint (elk_graph_add_op (g, "conv", "conv", ELK_OP_CONV, -1,
+                                     "nch+rw+s,kcrs->nkhw", ids, 3, NULL,
+                                     &error),
+                   ==, 0);
+  g_assert_no_error (error);
+  op = elk_graph_get_op (g, 0);
+  g_assert_cmpuint (op->n_dims, ==, 7);
+  g_assert_cmpint (op->access[1].dims[2][0], ==, 2); /* h */
+  g_assert_cmpint (op->access[1].dims[2][1], ==, 5); /* r */
+  g_assert_cmpfloat (op->flops, ==, 2.0 * 1 * 16 * 8 * 8 * 4 * 3 * 3);
+
+  /* The same window with a wrong input size is refused. */
+  {
+    guint64 bad[4] = { 1, 4, 11, 10 };
+    guint32 ids2[3] = { 0, 1, 2 };
+    ids2[0] = elk_graph_add_tensor (g, "x-bad", ELK_DTYPE_F16,
+                                    ELK_TENSOR_ORIGIN_ACTIVATION, 4, bad, 0,
+                                    NULL);
+    g_assert_cmpint (elk_graph_add_op (g, "conv-bad", "conv", ELK_OP_CONV,
+                                       -1, "nch+rw+s,kcrs->nkhw", ids2, 3,
+                                       NULL, &error),
+                     ==, -1);
+    g_assert_error (error, ELK_GRAPH_ERROR, ELK_GRAPH_ERROR_INVALID);
+    g_assert_nonnull (strstr (error->message, "window axis 2"));
+  }
+}
+
+static void
+test_errors (void)
+{
+  g_autoptr (ElkGraph) g = elk_graph_new ("bad");
+  g_autoptr (GError) error = NULL;
+  guint64 zero[2] = { 4, 0 };
+  guint32 ids[3];
+
+  ids[0] = tensor (g, "a", ELK_TENSOR_ORIGIN_ACTIVATION, 2, 4, 8, 0);
+  ids[1] = tensor (g, "b", ELK_TENSOR_ORIGIN_WEIGHT, 2, 9, 4, 0);
+  ids[2] = tensor (g, "c", ELK_TENSOR_ORIGIN_ACTIVATION, 2, 4, 4, 0);
+
+  g_assert_cmpint (elk_graph_add_tensor (g, "a", ELK_DTYPE_F16,
+                                         ELK_TENSOR_ORIGIN_WEIGHT, 2, zero, 0,
+                                         &error), ==, -1);
+  g_assert_error (error, ELK_GRAPH_ERROR, ELK_GRAPH_ERROR_INVALID);
+  g_assert_nonnull (strstr (error->message, "defined twice"));
+  g_clear_error (&error);
+
+  g_assert_cmpint (elk_graph_add_tensor (g, "z", ELK_DTYPE_F16,
+                                         ELK_TENSOR_ORIGIN_WEIGHT, 2, zero, 0,
+                                         &error), ==, -1);
+  g_assert_nonnull (strstr (error->message, "extent 0"));
+  g_clear_error (&error);
+
+  g_assert_cmpint (elk_graph_add_tensor (g, "q", ELK_DTYPE_QUANTIZED,
+                                         ELK_TENSOR_ORIGIN_WEIGHT, 0, NULL, 0,
+                                         &error), ==, -1);
+  g_assert_nonnull (strstr (error->message, "explicit byte size"));
+  g_clear_error (&error);
+
+  /* k is 8 in a but 9 in b. */
+  g_assert_cmpint (elk_graph_add_op (g, "mm", NULL, ELK_OP_MATMUL, 0,
+                                     "mk,kn->mn", ids, 3, NULL, &error), ==,
+                   -1);
+  g_assert_nonnull (strstr (error->message, "loop dimension 'k' is 8"));
+  g_clear_error (&error);
+
+  g_assert_cmpint (elk_graph_add_op (g, "mm", NULL, ELK_OP_MATMUL, 0,
+                                     "mk,kn", ids, 3, NULL, &error), ==, -1);
+  g_assert_nonnull (strstr (error->message, "has no '->'"));
+  g_clear_error (&error);
+
+  g_assert_cmpint (elk_graph_add_op (g, "mm", NULL, ELK_OP_MATMUL, 0,
+                                     "mk1,kn->mn", ids, 3, NULL, &error), ==,
+                   -1);
+  g_assert_nonnull (strstr (error->message, "bad einsum operand"));
+  g_clear_error (&error);
+
+  g_assert_cmpint (elk_graph_add_op (g, "mm", NULL, ELK_OP_MATMUL, 0,
+                                     "mk,kn->mn", ids, 2, NULL, &error), ==,
+                   -1);
+  g_assert_nonnull (strstr (error->message, "3 operands but 2 tensors"));
+  g_clear_error (&error);
+
+  g_assert_cmpint (elk_graph_add_op (g, "mm", NULL, ELK_OP_MATMUL, 0,
+                                     "mkx,kn->mn", ids, 3, NULL, &error), ==,
+                   -1);
+  g_assert_nonnull (strstr (error->message, "rank 2"));
+  g_clear_error (&error);
+
+  /* An empty graph is not a model. */
+  g_assert_false (elk_graph_validate (g, &error));
+  g_assert_nonnull (strstr (error->message, "no operators"));
+}
+
+static void
+test_read_before_write (void)
+{
+  g_autoptr (ElkGraph) g = elk_graph_new ("order");
+  g_autoptr (GError) error = NULL;
+  guint32 first[2], second[2];
+
+  first[0] = tensor (g, "t", ELK_TENSOR_ORIGIN_ACTIVATION, 1, 8, 0, 0);
+  first[1] = tensor (g, "u", ELK_TENSOR_ORIGIN_ACTIVATION, 1, 8, 0, 0);
+  second[0] = tensor (g, "x", ELK_TENSOR_ORIGIN_ACTIVATION, 1, 8, 0, 0);
+  second[1] = first[0];
+  /* op0 reads t, which op1 writes later. */
+  g_assert_cmpint (elk_graph_add_op (g, "op0", NULL, ELK_OP_UNARY, -1,
+                                     "i->i", first, 2, NULL, NULL), ==, 0);
+  g_assert_cmpint (elk_graph_add_op (g, "op1", NULL, ELK_OP_UNARY, -1,
+                                     "i->i", second, 2, NULL, NULL), ==, 1);
+  g_assert_false (elk_graph_validate (g, &error));
+  g_assert_error (error, ELK_GRAPH_ERROR, ELK_GRAPH_ERROR_INVALID);
+  g_assert_nonnull (strstr (error->message, "reads 't' before"));
+}
+
+static ElkGraph *
+two_op_graph (void)
+{
+  ElkGraph *g = elk_graph_new ("two");
+  guint32 a[3], b[3];
+
+  a[0] = tensor (g, "x0", ELK_TENSOR_ORIGIN_ACTIVATION, 2, 8, 16, 0);
+  a[1] = tensor (g, "w0", ELK_TENSOR_ORIGIN_WEIGHT, 2, 16, 16, 0);
+  a[2] = tensor (g, "x1", ELK_TENSOR_ORIGIN_ACTIVATION, 2, 8, 16, 0);
+  b[0] = a[2];
+  b[1] = tensor (g, "w1", ELK_TENSOR_ORIGIN_WEIGHT, 2, 16, 16, 0);
+  b[2] = tensor (g, "x2", ELK_TENSOR_ORIGIN_ACTIVATION, 2, 8, 16, 0);
+  elk_graph_add_op (g, "l0", NULL, ELK_OP_MATMUL, 0, "mk,kn->mn", a, 3, NULL,
+                    NULL);
+  elk_graph_add_op (g, "l1", NULL, ELK_OP_MATMUL, 1, "mk,kn->mn", b, 3, NULL,
+                    NULL);
+  return g;
+}
+
+static void
+test_program_rules (void)
+{
+  g_autoptr (ElkGraph) g = two_op_graph ();
+  g_autoptr (ElkChipSpec) spec = elk_chip_spec_new_ipu_pod4 ();
+  guint64 usable = elk_chip_spec_get_usable_sram (spec);
+
+  /* preload(0) preload(1) execute(0) execute(1): valid while the SRAM in
+   * use during execute(0), hot(0) + cold(1), fits. */
+  {
+    g_autoptr (ElkProgram) p = elk_program_new (g);
+    g_autoptr (GError) error = NULL;
+    elk_program_add_preload (p, 0);
+    elk_program_add_preload (p, 1);
+    elk_program_add_execute (p, 0);
+    elk_program_add_execute (p, 1);
+    elk_program_get_op (p, 0)->hot_bytes = usable / 2;
+    elk_program_get_op (p, 1)->cold_bytes = usable / 2;
+    g_assert_true (elk_program_validate (p, spec, &error));
+    g_assert_no_error (error);
+
+    elk_program_get_op (p, 1)->cold_bytes = usable / 2 + 1;
+    g_assert_false (elk_program_validate (p, spec, &error));
+    g_assert_error (error, ELK_SCHEDULE_ERROR,
+                    ELK_SCHEDULE_ERROR_INVALID_PROGRAM);
+    g_assert_nonnull (strstr (error->message, "while 'l0' executes"));
+  }
+  /* Executing out of graph order. */
+  {
+    g_autoptr (ElkProgram) p = elk_program_new (g);
+    g_autoptr (GError) error = NULL;
+    elk_program_add_preload (p, 0);
+    elk_program_add_preload (p, 1);
+    elk_program_add_execute (p, 1);
+    g_assert_false (elk_program_validate (p, spec, &error));
+    g_assert_nonnull (strstr (error->message, "is next in graph order"));
+  }
+  /* Executing an HBM-reading operator without its preload. */
+  {
+    g_autoptr (ElkProgram) p = elk_program_new (g);
+    g_autoptr (GError) error = NULL;
+    elk_program_add_execute (p, 0);
+    g_assert_false (elk_program_validate (p, spec, &error));
+    g_assert_nonnull (strstr (error->message, "without a preload"));
+  }
+  /* Preloading twice, and after execution. */
+  {
+    g_autoptr (ElkProgram) p = elk_program_new (g);
+    g_autoptr (GError) error = NULL;
+    elk_program_add_preload (p, 0);
+    elk_program_add_preload (p, 0);
+    g_assert_false (elk_program_validate (p, spec, &error));
+    g_assert_nonnull (strstr (error->message, "a second time"));
+  }
+  {
+    g_autoptr (ElkProgram) p = elk_program_new (g);
+    g_autoptr (GError) error = NULL;
+    elk_program_add_preload (p, 0);
+    elk_program_add_execute (p, 0);
+    elk_program_add_preload (p, 0);
+    g_assert_false (elk_program_validate (p, spec, &error));
+  }
+  /* Missing executes. */
+  {
+    g_autoptr (ElkProgram) p = elk_program_new (g);
+    g_autoptr (GError) error = NULL;
+    elk_program_add_preload (p, 0);
+    elk_program_add_execute (p, 0);
+    g_assert_false (elk_program_validate (p, spec, &error));
+    g_assert_nonnull (strstr (error->message, "executes 1 of the graph's 2"));
+  }
+}
+
+static void
+test_chip_spec (void)
+{
+  g_autoptr (ElkChipSpec) spec = elk_chip_spec_new_ipu_pod4 ();
+  g_autoptr (ElkChipSpec) copy = NULL;
+  g_autoptr (GError) error = NULL;
+
+  g_assert_cmpuint (spec->cores, ==, 5888);
+  g_assert_cmpuint (spec->sram_per_core, ==, 624 * 1024);
+  g_assert_cmpfloat (elk_chip_spec_get_noc_bw (spec), ==, 5888 * 5.5e9);
+  g_assert_true (elk_chip_spec_validate (spec, &error));
+  copy = elk_chip_spec_copy (spec);
+  g_assert_cmpstr (copy->name, ==, "ipu-pod4");
+
+  copy->cores = 5887;
+  g_assert_false (elk_chip_spec_validate (copy, &error));
+  g_assert_error (error, ELK_CHIP_ERROR, ELK_CHIP_ERROR_CONFIG);
+  g_clear_error (&error);
+
+  copy->cores = 5888;
+  copy->topology = ELK_TOPOLOGY_MESH;
+  copy->mesh_rows = 32;
+  copy->mesh_cols = 32;
+  g_assert_false (elk_chip_spec_validate (copy, &error));
+  g_assert_nonnull (strstr (error->message, "32x32 mesh"));
+  g_clear_error (&error);
+
+  copy->topology = ELK_TOPOLOGY_ALL_TO_ALL;
+  copy->sram_per_core = copy->sram_reserved;
+  g_assert_false (elk_chip_spec_validate (copy, &error));
+  g_assert_nonnull (strstr (error->message, "must exceed"));
+}
+
+int
+main (int argc, char *argv[])
+{
+  g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/graph/matmul", test_matmul);
+  g_test_add_func ("/graph/signature", test_signature_identical_layers);
+  g_test_add_func ("/graph/window", test_window);
+  g_test_add_func ("/graph/errors", test_errors);
+  g_test_add_func ("/graph/read-before-write", test_read_before_write);
+  g_test_add_func ("/program/rules", test_program_rules);
+  g_test_add_func ("/chip-spec/ipu-pod4", test_chip_spec);
+  return g_test_run ();
+}

@@ -1,0 +1,231 @@
+/* tests/core/test-plugin-loading.c: the loader accepts the good fixture
+ * plugin and rejects every broken one with a GError naming the file and
+ * the reason (issue 2, item 3). */
+#include "elk-test-util.h"
+
+#include <string.h>
+
+typedef struct
+{
+  ElkRegistry *registry;
+} Fixture;
+
+static void
+fixture_set_up (Fixture *f, gconstpointer data)
+{
+  f->registry = elk_registry_new ();
+}
+
+static void
+fixture_tear_down (Fixture *f, gconstpointer data)
+{
+  g_clear_object (&f->registry);
+}
+
+static void
+assert_rejected (Fixture *f,
+                 const char *name,
+                 GQuark domain,
+                 gint code,
+                 const char *needle)
+{
+  g_autoptr (GError) error = NULL;
+  g_autofree char *path = elk_test_fixture_plugin (name);
+
+  g_assert_false (elk_registry_load_file (f->registry, path, &error));
+  g_assert_error (error, domain, code);
+  g_test_message ("%s", error->message);
+  /* Every rejection names the file it rejected. */
+  g_assert_nonnull (strstr (error->message, path));
+  if (needle != NULL)
+    g_assert_nonnull (strstr (error->message, needle));
+}
+
+static void
+test_good (Fixture *f, gconstpointer data)
+{
+  g_autoptr (GError) error = NULL;
+  g_autofree char *path = elk_test_fixture_plugin ("good");
+  g_autoptr (GPtrArray) plugins = NULL;
+  const ElkFeature *feature;
+
+  g_assert_true (elk_registry_load_file (f->registry, path, &error));
+  g_assert_no_error (error);
+  /* Loading the same file again is harmless. */
+  g_assert_true (elk_registry_load_file (f->registry, path, &error));
+
+  plugins = elk_registry_get_plugins (f->registry);
+  g_assert_cmpuint (plugins->len, ==, 1);
+  g_assert_cmpstr (elk_plugin_get_name (plugins->pdata[0]), ==, "good");
+  g_assert_cmpstr (elk_plugin_get_version (plugins->pdata[0]), ==, "1.0");
+  g_assert_cmpuint (elk_plugin_get_abi_version (plugins->pdata[0]), ==,
+                    ELK_PLUGIN_ABI_VERSION);
+
+  feature = elk_registry_lookup (f->registry, ELK_TYPE_SCHEDULER, "fixture");
+  g_assert_nonnull (feature);
+  g_assert_true (g_type_is_a (feature->type, ELK_TYPE_SCHEDULER));
+  g_assert_true (feature->plugin == plugins->pdata[0]);
+  g_assert_nonnull (elk_registry_lookup (f->registry, ELK_TYPE_FRONTEND,
+                                         "fixture"));
+  g_assert_nonnull (elk_registry_lookup (f->registry, ELK_TYPE_CHIP,
+                                         "fixture"));
+  g_assert_nonnull (elk_registry_lookup (f->registry, ELK_TYPE_ALLOCATOR,
+                                         "fixture"));
+}
+
+static void
+test_missing_feature (Fixture *f, gconstpointer data)
+{
+  g_autoptr (GError) error = NULL;
+  g_autofree char *path = elk_test_fixture_plugin ("good");
+
+  g_assert_true (elk_registry_load_file (f->registry, path, NULL));
+  g_assert_null (elk_registry_find (f->registry, ELK_TYPE_SCHEDULER,
+                                    "greedy", &error));
+  g_assert_error (error, ELK_REGISTRY_ERROR, ELK_REGISTRY_ERROR_NOT_FOUND);
+  /* The message lists what is available instead. */
+  g_assert_nonnull (strstr (error->message, "'greedy'"));
+  g_assert_nonnull (strstr (error->message, "available: fixture"));
+}
+
+static void
+test_missing_symbol (Fixture *f, gconstpointer data)
+{
+  assert_rejected (f, "missing-symbol", ELK_PLUGIN_ERROR,
+                   ELK_PLUGIN_ERROR_NOT_A_PLUGIN,
+                   "elk_plugin_missing_symbol_get_desc");
+}
+
+static void
+test_not_elf (Fixture *f, gconstpointer data)
+{
+  assert_rejected (f, "not-elf", ELK_PLUGIN_ERROR,
+                   ELK_PLUGIN_ERROR_NOT_A_PLUGIN, "cannot open");
+}
+
+static void
+test_abi_mismatch (Fixture *f, gconstpointer data)
+{
+  assert_rejected (f, "abi-mismatch", ELK_PLUGIN_ERROR,
+                   ELK_PLUGIN_ERROR_ABI_MISMATCH, "ABI");
+}
+
+static void
+test_name_mismatch (Fixture *f, gconstpointer data)
+{
+  assert_rejected (f, "name-mismatch", ELK_PLUGIN_ERROR,
+                   ELK_PLUGIN_ERROR_NAME_MISMATCH, "'other'");
+}
+
+static void
+test_bad_descriptor (Fixture *f, gconstpointer data)
+{
+  assert_rejected (f, "bad-descriptor", ELK_PLUGIN_ERROR,
+                   ELK_PLUGIN_ERROR_BAD_DESCRIPTOR, "version");
+}
+
+static void
+test_init_fails (Fixture *f, gconstpointer data)
+{
+  assert_rejected (f, "init-fails", ELK_PLUGIN_ERROR,
+                   ELK_PLUGIN_ERROR_INIT_FAILED,
+                   "calibration table not found");
+  /* The feature it added before failing is withdrawn. */
+  g_assert_null (elk_registry_lookup (f->registry, ELK_TYPE_SCHEDULER,
+                                      "init-fails"));
+}
+
+static void
+test_init_silent (Fixture *f, gconstpointer data)
+{
+  assert_rejected (f, "init-silent", ELK_PLUGIN_ERROR,
+                   ELK_PLUGIN_ERROR_INIT_FAILED, "without saying why");
+}
+
+static void
+test_no_features (Fixture *f, gconstpointer data)
+{
+  assert_rejected (f, "no-features", ELK_PLUGIN_ERROR,
+                   ELK_PLUGIN_ERROR_NO_FEATURES, "no feature");
+}
+
+static void
+test_wrong_type (Fixture *f, gconstpointer data)
+{
+  assert_rejected (f, "wrong-type", ELK_REGISTRY_ERROR,
+                   ELK_REGISTRY_ERROR_WRONG_TYPE, "ElkAllocator");
+}
+
+static void
+test_missing_vfunc (Fixture *f, gconstpointer data)
+{
+  assert_rejected (f, "missing-vfunc", ELK_REGISTRY_ERROR,
+                   ELK_REGISTRY_ERROR_WRONG_TYPE, "schedule()");
+}
+
+static void
+test_duplicate (Fixture *f, gconstpointer data)
+{
+  g_autofree char *good = elk_test_fixture_plugin ("good");
+
+  g_assert_true (elk_registry_load_file (f->registry, good, NULL));
+  assert_rejected (f, "shadow", ELK_REGISTRY_ERROR,
+                   ELK_REGISTRY_ERROR_DUPLICATE, "already provided by");
+  /* The first provider keeps the name. */
+  g_assert_true (elk_registry_lookup (f->registry, ELK_TYPE_SCHEDULER,
+                                      "fixture")->plugin
+                 != NULL);
+}
+
+static void
+test_scan_records_failures (Fixture *f, gconstpointer data)
+{
+  g_autofree char *good = elk_test_fixture_plugin ("good");
+  g_autofree char *dir = g_path_get_dirname (good);
+  const GPtrArray *failures;
+  g_autoptr (GPtrArray) plugins = NULL;
+
+  elk_registry_add_path (f->registry, dir);
+  elk_registry_scan (f->registry);
+  failures = elk_registry_get_failures (f->registry);
+  plugins = elk_registry_get_plugins (f->registry);
+
+  /* good and rogue load; shadow loads after good in sorted order and
+   * is refused; every other fixture is refused with its reason. */
+  g_assert_cmpuint (plugins->len, ==, 2);
+  g_assert_cmpuint (failures->len, ==, 11);
+  for (guint i = 0; i < failures->len; i++)
+    {
+      const ElkLoadFailure *failure = failures->pdata[i];
+      g_assert_nonnull (failure->error);
+      g_assert_nonnull (strstr (failure->error->message, failure->filename));
+    }
+}
+
+int
+main (int argc, char *argv[])
+{
+  g_test_init (&argc, &argv, NULL);
+
+#define TEST(path, fn)                                                        \
+  g_test_add ("/plugin-loading/" path, Fixture, NULL, fixture_set_up, fn,    \
+              fixture_tear_down)
+
+  TEST ("good", test_good);
+  TEST ("missing-feature", test_missing_feature);
+  TEST ("missing-symbol", test_missing_symbol);
+  TEST ("not-elf", test_not_elf);
+  TEST ("abi-mismatch", test_abi_mismatch);
+  TEST ("name-mismatch", test_name_mismatch);
+  TEST ("bad-descriptor", test_bad_descriptor);
+  TEST ("init-fails", test_init_fails);
+  TEST ("init-silent", test_init_silent);
+  TEST ("no-features", test_no_features);
+  TEST ("wrong-type", test_wrong_type);
+  TEST ("missing-vfunc", test_missing_vfunc);
+  TEST ("duplicate", test_duplicate);
+  TEST ("scan-records-failures", test_scan_records_failures);
+
+#undef TEST
+  return g_test_run ();
+}
