@@ -1,0 +1,200 @@
+/* elk-timeline.c: the contention-aware analytic timeline (elk-paper.md §3.8).
+ *
+ * Runs an ElkProgram forward in time under the device rules: preloads run
+ * one after another in program order (R2) and none starts before every
+ * execute issued before it has finished (R1); an execute starts when the
+ * previous one has finished and its own preload has arrived (R3).
+ *
+ * A preload of cold_bytes per core takes max(HBM time, delivery time /
+ * theta), or longer if the program asked for a slower, throttled preload
+ * (ElkProgramOp.est_load_s).  During it the NoC is busy a fraction
+ * delivery/duration of the time.  An execution needs shift_s of NoC time
+ * for its inter-core traffic, and the two resolve their contention in one
+ * of two ways (the artifact's delay_comp):
+ *
+ *  - delay_exec (preloads first): the execution's traffic only gets the
+ *    NoC time the overlapping preloads leave idle; what is missing is added
+ *    to the execution as a stall;
+ *  - otherwise (execution first): the preloads only get the NoC while the
+ *    execution computes; the missing delivery time stretches the last
+ *    overlapping preload (and pushes the later ones) by the missing NoC
+ *    time divided by that preload's NoC share.
+ *
+ * Both are single-pass approximations: a stall does not itself open more
+ * idle NoC time.  Hand-computed cases are in tests/compiler/test-timeline.c.
+ */
+#include "config.h"
+
+#include <math.h>
+#include "elk-compiler-private.h"
+
+enum { EV_LOAD, EV_EXEC, EV_STALL };
+
+typedef struct
+{
+  double t;
+  gint kind;
+  gint delta;
+} Event;
+
+static gint
+event_cmp (gconstpointer a, gconstpointer b)
+{
+  const Event *x = a, *y = b;
+  if (x->t != y->t)
+    return x->t < y->t ? -1 : 1;
+  return x->delta - y->delta; /* close before open at the same instant */
+}
+
+gboolean
+elk__timeline_run (const ElkTimelineParams *params,
+                   guint n_ops,
+                   const ElkTimelineOp *ops,
+                   guint n_steps,
+                   const ElkStep *steps,
+                   ElkTimelineResult *result,
+                   GError **error)
+{
+  g_autofree double *ls = g_new0 (double, n_ops);
+  g_autofree double *le = g_new0 (double, n_ops);
+  g_autofree double *lnoc = g_new0 (double, n_ops);
+  g_autofree double *lext = g_new0 (double, n_ops);
+  g_autofree double *es = g_new0 (double, n_ops);
+  g_autofree double *ee = g_new0 (double, n_ops);
+  g_autofree double *est = g_new0 (double, n_ops);
+  g_autofree gboolean *loaded = g_new0 (gboolean, n_ops);
+  g_autofree guint32 *issued = g_new (guint32, n_ops);
+  g_autoptr(GArray) events = g_array_new (FALSE, FALSE, sizeof (Event));
+  guint n_issued = 0, first_live = 0;
+  double hbm_free = 0, last_exec_end = 0;
+  gint counts[3] = { 0, 0, 0 };
+
+  memset (result, 0, sizeof (*result));
+  for (guint s = 0; s < n_steps; s++)
+    {
+      const ElkStep *step = &steps[s];
+      const ElkTimelineOp *op;
+
+      if (step->op >= n_ops)
+        {
+          g_set_error (error, ELK_CHIP_ERROR, ELK_CHIP_ERROR_RUN,
+                       "program step %u names operator %u of %u", s,
+                       step->op, n_ops);
+          return FALSE;
+        }
+      op = &ops[step->op];
+      if (step->kind == ELK_STEP_PRELOAD)
+        {
+          guint32 j = step->op;
+          double noc, tl = elk__load_time (&params->load, op->hbm_bytes,
+                                           op->cold_bytes, params->theta,
+                                           &noc);
+          tl = MAX (tl, op->hbm_bytes > 0 ? op->min_load_s : 0);
+          ls[j] = MAX (hbm_free, last_exec_end);
+          le[j] = ls[j] + tl;
+          lnoc[j] = noc;
+          hbm_free = le[j];
+          loaded[j] = TRUE;
+          issued[n_issued++] = j;
+          result->hbm_busy_s += (double) op->hbm_bytes / params->load.hbm_bw;
+          result->noc_busy_s += noc;
+          result->noc_bytes += (double) op->cold_bytes * params->load.cores;
+        }
+      else
+        {
+          guint32 i = step->op;
+          double start = last_exec_end, end, demand = 0;
+          gint last = -1;
+
+          if (loaded[i])
+            start = MAX (start, le[i]);
+          end = start + op->exec_s;
+          while (first_live < n_issued && le[issued[first_live]] <= start)
+            first_live++;
+          for (guint k = first_live; k < n_issued; k++)
+            {
+              guint32 j = issued[k];
+              double dur = le[j] - ls[j];
+              double ov = MIN (le[j], end) - MAX (ls[j], start);
+              if (ov <= 0 || dur <= 0 || lnoc[j] <= 0)
+                continue;
+              demand += lnoc[j] / dur * ov;
+              last = (gint) k;
+            }
+          if (params->delay_exec)
+            {
+              double avail = (end - start) - demand;
+              double stall = MAX (0, op->shift_s - avail);
+              est[i] = stall;
+              end += stall;
+            }
+          else if (last >= 0)
+            {
+              double excess = demand - MAX (0, op->exec_s - op->shift_s);
+              if (excess > 0)
+                {
+                  guint32 j = issued[last];
+                  double share = lnoc[j] / (le[j] - ls[j]);
+                  double ext = excess / share;
+                  le[j] += ext;
+                  lext[j] += ext;
+                  for (guint k = (guint) last + 1; k < n_issued; k++)
+                    {
+                      ls[issued[k]] += ext;
+                      le[issued[k]] += ext;
+                    }
+                  hbm_free += ext;
+                }
+            }
+          es[i] = start;
+          ee[i] = end;
+          last_exec_end = end;
+          result->noc_busy_s += op->shift_s;
+          result->noc_bytes += op->noc_bytes;
+        }
+    }
+
+  /* Fig 18a breakdown: sweep the busy intervals; a stall (an execution
+   * waiting for NoC time, or a preload stretched by execution traffic)
+   * counts as interconnect time whatever else is running. */
+  for (guint i = 0; i < n_ops; i++)
+    {
+      Event e[6] = {
+        { es[i], EV_EXEC, +1 }, { ee[i] - est[i], EV_EXEC, -1 },
+        { ee[i] - est[i], EV_STALL, +1 }, { ee[i], EV_STALL, -1 },
+        { ls[i], EV_LOAD, +1 }, { le[i] - lext[i], EV_LOAD, -1 },
+      };
+      g_array_append_vals (events, e, 4);
+      if (loaded[i])
+        {
+          Event x[4] = { e[4], e[5], { le[i] - lext[i], EV_STALL, +1 },
+                         { le[i], EV_STALL, -1 } };
+          g_array_append_vals (events, x, 4);
+        }
+      result->latency_s = MAX (result->latency_s, ee[i]);
+    }
+  g_array_sort (events, event_cmp);
+  for (guint k = 0; k + 1 <= events->len; k++)
+    {
+      const Event *ev = &g_array_index (events, Event, k);
+      double t1 = k + 1 < events->len
+                    ? g_array_index (events, Event, k + 1).t : ev->t;
+      double dt;
+
+      counts[ev->kind] += ev->delta;
+      dt = MIN (t1, result->latency_s) - ev->t;
+      if (dt <= 0)
+        continue;
+      if (counts[EV_STALL] > 0)
+        result->stall_s += dt;
+      else if (counts[EV_LOAD] > 0 && counts[EV_EXEC] > 0)
+        result->overlap_s += dt;
+      else if (counts[EV_EXEC] > 0)
+        result->execute_only_s += dt;
+      else
+        /* Nothing but the memory pipeline can hold the chip up, so a gap
+         * with no interval open is preload waiting time. */
+        result->preload_only_s += dt;
+    }
+  return TRUE;
+}

@@ -1,0 +1,276 @@
+/* elk-elk-scheduler.c: Elk's scheduler (elk-paper.md §3.5-3.7).
+ *
+ * Two-level inductive scheduling: from the last operator back, each
+ * operator picks the preload number whose allocation (by the experiment's
+ * allocator) lets it start latest.  order-search=dyn keeps the default
+ * preload order and, like the artifact, tries several preload NoC shares
+ * (load-noc-share, 0.9, 0.7, 0.5); order-search=full enumerates preload
+ * orders of the layer groups (each ending at a MatMul, moved at most
+ * max-displacement places, equivalent orders removed, one order applied to
+ * every identical layer) and evaluates each with the full scheduling pass
+ * on a GThreadPool.  Both contention variants are tried unless contention
+ * says otherwise.  The winner is the lowest estimated latency, ties going
+ * to the lowest-numbered candidate, so results are identical whatever the
+ * thread count.
+ */
+#include "config.h"
+
+#include <elk/elk.h>
+#include "elk-compiler-private.h"
+
+#define ELK_TYPE_ELK_SCHEDULER (elk_elk_scheduler_get_type ())
+G_DECLARE_FINAL_TYPE (ElkElkScheduler, elk_elk_scheduler, ELK, ELK_SCHEDULER, GObject)
+
+typedef enum
+{
+  ELK_ORDER_SEARCH_DYN,
+  ELK_ORDER_SEARCH_FULL,
+} ElkOrderSearch;
+
+static GType
+elk_order_search_get_type (void)
+{
+  static gsize type = 0;
+  static const GEnumValue values[] = {
+    { ELK_ORDER_SEARCH_DYN, "ELK_ORDER_SEARCH_DYN", "dyn" },
+    { ELK_ORDER_SEARCH_FULL, "ELK_ORDER_SEARCH_FULL", "full" },
+    { 0, NULL, NULL },
+  };
+
+  if (g_once_init_enter (&type))
+    g_once_init_leave (&type, g_enum_register_static ("ElkOrderSearch",
+                                                      values));
+  return (GType) type;
+}
+
+struct _ElkElkScheduler
+{
+  GObject parent_instance;
+  gint order_search;
+  guint max_displacement;
+  guint max_orders;
+  guint threads;
+  double theta;
+  gint contention;
+};
+
+enum { PROP_0, PROP_ORDER_SEARCH, PROP_MAX_DISPLACEMENT, PROP_MAX_ORDERS, PROP_THREADS, PROP_LOAD_NOC_SHARE, PROP_CONTENTION, N_PROPS };
+static GParamSpec *properties[N_PROPS];
+
+static void elk_elk_scheduler_iface_init (ElkSchedulerInterface *iface);
+
+G_DEFINE_FINAL_TYPE_WITH_CODE (ElkElkScheduler, elk_elk_scheduler, G_TYPE_OBJECT,
+                               G_IMPLEMENT_INTERFACE (ELK_TYPE_SCHEDULER,
+                                                      elk_elk_scheduler_iface_init))
+
+static G_GNUC_UNUSED gboolean
+variant_allowed (gint contention, gboolean delay_exec)
+{
+  return contention == ELK_CONTENTION_BEST
+         || (contention == ELK_CONTENTION_DELAY_EXECUTION) == delay_exec;
+}
+
+static G_GNUC_UNUSED gboolean
+state_allowed (gint state, gboolean largest)
+{
+  return state == ELK_PRELOAD_STATE_BEST
+         || (state == ELK_PRELOAD_STATE_LARGEST) == largest;
+}
+
+static ElkProgram *
+elk_elk_scheduler_schedule (ElkScheduler *scheduler,
+                            const ElkPlanSet *plans,
+                            ElkAllocator *allocator,
+                            GError **error)
+{
+  ElkElkScheduler *self = ELK_ELK_SCHEDULER (scheduler);
+  ElkEngine engine;
+  ElkEngineResult best;
+  GPtrArray *orders;
+  g_autoptr(GArray) params = g_array_new (FALSE, FALSE,
+                                          sizeof (ElkEngineParams));
+  ElkProgram *program = NULL;
+  guint best_order = 0, best_params = 0;
+
+  (void) self;
+  if (!elk__engine_init (&engine, plans, allocator, error))
+    return NULL;
+  orders = g_ptr_array_new_with_free_func (g_free);
+  g_ptr_array_add (orders, elk__identity_order (engine.n_ops));
+  if (self->order_search == ELK_ORDER_SEARCH_FULL)
+    {
+      guint n_groups;
+      g_ptr_array_unref (orders);
+      orders = elk__orders_enumerate (&engine, self->max_displacement,
+                                      self->max_orders, &n_groups);
+      g_debug ("%u groups per layer, %u candidate orders", n_groups,
+               orders->len);
+    }
+  {
+    double shares[4] = { self->theta, 0.9, 0.7, 0.5 };
+    guint n_shares = self->order_search == ELK_ORDER_SEARCH_FULL ? 1 : 4;
+    for (guint k = 0; k < n_shares; k++)
+      {
+        gboolean dup = FALSE;
+        for (guint m = 0; m < k; m++)
+          dup = dup || shares[m] == shares[k];
+        if (dup)
+          continue;
+        for (guint v = 0; v < 2; v++)
+          {
+            ElkEngineParams p = { ELK_POLICY_ELK, shares[k], v == 0, 0,
+                                  FALSE, FALSE };
+            if (!variant_allowed (self->contention, v == 0))
+              continue;
+            g_array_append_val (params, p);
+          }
+      }
+  }
+
+  elk__engine_result_init (&best, engine.n_ops);
+  if (params->len == 0)
+    g_set_error (error, ELK_SCHEDULE_ERROR, ELK_SCHEDULE_ERROR_FAILED,
+                 "elk scheduler: the properties leave nothing to try");
+  else if (elk__engine_search (&engine, orders,
+                               (const ElkEngineParams *) params->data,
+                               params->len, self->threads, &best, &best_order,
+                               &best_params, error))
+    {
+      program = elk__engine_to_program (&engine,
+                                        g_ptr_array_index (orders, best_order),
+                                        &best, ELK_POLICY_ELK);
+      elk_program_set_n_orders (program, orders->len);
+    }
+  elk__engine_result_clear (&best);
+  elk__engine_clear (&engine);
+  g_ptr_array_unref (orders);
+  return program;
+}
+
+static void
+elk_elk_scheduler_iface_init (ElkSchedulerInterface *iface)
+{
+  iface->schedule = elk_elk_scheduler_schedule;
+}
+
+static void
+elk_elk_scheduler_get_property (GObject *object, guint prop_id, GValue *value,
+                                GParamSpec *pspec)
+{
+  ElkElkScheduler *self = ELK_ELK_SCHEDULER (object);
+
+  switch (prop_id)
+    {
+    case PROP_ORDER_SEARCH:
+      g_value_set_enum (value, self->order_search);
+      break;
+    case PROP_MAX_DISPLACEMENT:
+      g_value_set_uint (value, self->max_displacement);
+      break;
+    case PROP_MAX_ORDERS:
+      g_value_set_uint (value, self->max_orders);
+      break;
+    case PROP_THREADS:
+      g_value_set_uint (value, self->threads);
+      break;
+    case PROP_LOAD_NOC_SHARE:
+      g_value_set_double (value, self->theta);
+      break;
+    case PROP_CONTENTION:
+      g_value_set_enum (value, self->contention);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+elk_elk_scheduler_set_property (GObject *object, guint prop_id, const GValue *value,
+                                GParamSpec *pspec)
+{
+  ElkElkScheduler *self = ELK_ELK_SCHEDULER (object);
+
+  switch (prop_id)
+    {
+    case PROP_ORDER_SEARCH:
+      self->order_search = g_value_get_enum (value);
+      break;
+    case PROP_MAX_DISPLACEMENT:
+      self->max_displacement = g_value_get_uint (value);
+      break;
+    case PROP_MAX_ORDERS:
+      self->max_orders = g_value_get_uint (value);
+      break;
+    case PROP_THREADS:
+      self->threads = g_value_get_uint (value);
+      break;
+    case PROP_LOAD_NOC_SHARE:
+      self->theta = g_value_get_double (value);
+      break;
+    case PROP_CONTENTION:
+      self->contention = g_value_get_enum (value);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+elk_elk_scheduler_class_init (ElkElkSchedulerClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+
+  object_class->get_property = elk_elk_scheduler_get_property;
+  object_class->set_property = elk_elk_scheduler_set_property;
+  properties[PROP_ORDER_SEARCH] =
+    g_param_spec_enum ("order-search", NULL,
+                       "Preload-order permutation: dyn (default order only) or full (search orders, §3.7)",
+                       elk_order_search_get_type (), ELK_ORDER_SEARCH_FULL,
+                       G_PARAM_READWRITE | G_PARAM_CONSTRUCT
+                         | G_PARAM_STATIC_STRINGS);
+  properties[PROP_MAX_DISPLACEMENT] =
+    g_param_spec_uint ("max-displacement", NULL,
+                       "Largest number of positions a layer group may move in a candidate order",
+                       0, 16, 4,
+                       G_PARAM_READWRITE | G_PARAM_CONSTRUCT
+                         | G_PARAM_STATIC_STRINGS);
+  properties[PROP_MAX_ORDERS] =
+    g_param_spec_uint ("max-orders", NULL,
+                       "Most candidate orders evaluated (the enumeration stops there)",
+                       1, 1000000, 5000,
+                       G_PARAM_READWRITE | G_PARAM_CONSTRUCT
+                         | G_PARAM_STATIC_STRINGS);
+  properties[PROP_THREADS] =
+    g_param_spec_uint ("threads", NULL,
+                       "Threads evaluating candidates (0 = one per processor); results do not depend on it",
+                       0, 1024, 0,
+                       G_PARAM_READWRITE | G_PARAM_CONSTRUCT
+                         | G_PARAM_STATIC_STRINGS);
+  properties[PROP_LOAD_NOC_SHARE] =
+    g_param_spec_double ("load-noc-share", NULL,
+                         "Share of the interconnect a preload may take; a preload lasts max(HBM time, delivery time / share)",
+                         0.05, 1.0, 0.99,
+                         G_PARAM_READWRITE | G_PARAM_CONSTRUCT
+                           | G_PARAM_STATIC_STRINGS);
+  properties[PROP_CONTENTION] =
+    g_param_spec_enum ("contention", NULL,
+                       "How preload and execution traffic share the NoC: delay-execution, delay-preload, or best (try both, keep the faster)",
+                       elk__contention_get_type (), ELK_CONTENTION_BEST,
+                       G_PARAM_READWRITE | G_PARAM_CONSTRUCT
+                         | G_PARAM_STATIC_STRINGS);
+  g_object_class_install_properties (object_class, N_PROPS, properties);
+}
+
+static void
+elk_elk_scheduler_init (ElkElkScheduler *self)
+{
+}
+
+static gboolean
+elk_register (ElkPlugin *plugin, GError **error)
+{
+  return elk_plugin_add_feature (plugin, ELK_TYPE_SCHEDULER, "elk",
+                                 ELK_TYPE_ELK_SCHEDULER, error);
+}
+
+ELK_PLUGIN_DEFINE (elk, "Elk: inductive scheduling, cost-aware allocation, preload-order search", "0.1", elk_register)
