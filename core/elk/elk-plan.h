@@ -164,6 +164,23 @@ ELK_API const ElkColdHot *elk_plan_table_lookup (const ElkPlanTable *table,
                                                  guint64 cold_bytes,
                                                  guint64 hot_budget);
 
+/* Appended by core/plan: the distinct tables, and the cost model of one
+ * given plan (for schedulers that build plans themselves, and for tests). */
+ELK_API const ElkPlanTable *elk_plan_set_get_distinct (const ElkPlanSet *set,
+                                                       guint index);
+ELK_API gboolean elk_plan_evaluate (const ElkGraph *graph,
+                                    guint op,
+                                    const ElkChipSpec *spec,
+                                    ElkPlan *plan,
+                                    GError **error);
+ELK_API double elk_plan_get_warmup (const ElkGraph *graph,
+                                    guint op,
+                                    const ElkChipSpec *spec,
+                                    const ElkPlan *cold,
+                                    const ElkPlan *hot,
+                                    double *noc_bytes,
+                                    GError **error);
+
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (ElkPlanSet, elk_plan_set_unref)
 
 G_END_DECLS

@@ -1,0 +1,166 @@
+/* elk-plan-private.h: the plan-space search state shared by the files of
+ * core/plan.  Nothing here is installed.
+ *
+ * One ElkPlanSearch enumerates the plans of one operator on one chip.  It
+ * is allocated once per table and reused for every spatial vector, so that
+ * the inner loops (temporal enumeration and the cost of one plan) touch
+ * only memory that already exists: no allocation per plan.
+ */
+#pragma once
+
+#include <elk/elk-plan.h>
+#include <elk/elk-error.h>
+
+G_BEGIN_DECLS
+
+/* A divisibility chain over at most ELK_MAX_OPERANDS factors has at most
+ * that many distinct values above 1, hence at most that many gcd rounds
+ * per loop dimension. */
+#define ELK_PLAN_MAX_ROUNDS ELK_MAX_OPERANDS
+
+/* The most divisors a 32-bit integer has (735134400 has 1344). */
+#define ELK_PLAN_MAX_DIVISORS 1344
+
+/* How a loop dimension enters the MatMul-block cost (MatMul and conv): a
+ * batch dimension indexes the output and both inputs, M the output and the
+ * first input, N the output and the second input, K is reduced. */
+typedef enum
+{
+  ELK_PLAN_DIM_B,
+  ELK_PLAN_DIM_M,
+  ELK_PLAN_DIM_N,
+  ELK_PLAN_DIM_K,
+} ElkPlanDimClass;
+
+/* One candidate column of the temporal matrix: the rotation factors of
+ * every operand along one loop dimension, with everything a plan's cost
+ * needs from it precomputed once per spatial vector. */
+typedef struct
+{
+  guint32 t[ELK_MAX_OPERANDS];
+  guint32 max;
+  guint64 step;                     /* per-step sub-operator extent */
+  guint64 len[ELK_MAX_OPERANDS];    /* ceil (per-core extent / t[v]) */
+  double pad;                       /* per-core extent / (max * step) */
+  guint8 rot_mask;                  /* operands with t[v] > 1 */
+  guint8 n_rounds;
+  guint8 round_mask[ELK_PLAN_MAX_ROUNDS];
+  guint32 round_shifts[ELK_PLAN_MAX_ROUNDS];
+} ElkDimCand;
+
+/* The per-plan figures in cost-model units (cycles, bytes per core). */
+typedef struct
+{
+  guint64 bytes[ELK_MAX_OPERANDS]; /* per-core piece of each operand */
+  guint64 hot;
+  guint64 cold;
+  guint32 steps;
+  guint8 rot_mask;
+  double compute_cycles;
+  double shift_cycles;
+  double shuffle_cycles;
+  double total_cycles;
+  double shift_bytes;               /* per core, over all steps */
+  double shuffle_bytes;             /* per core */
+  guint64 shift_events;
+} ElkPlanEval;
+
+typedef struct _ElkPlanSearch ElkPlanSearch;
+
+typedef void (*ElkPlanLeafFunc) (ElkPlanSearch *s,
+                                 const ElkDimCand *const *chosen,
+                                 gpointer user_data);
+
+struct _ElkPlanSearch
+{
+  /* The operator, copied into flat arrays. */
+  const ElkOp *op;
+  ElkOpKind kind;
+  guint n_dims;
+  guint n_operands;
+  guint64 extents[ELK_MAX_DIMS];
+  guint8 dim_mask[ELK_MAX_OPERANDS]; /* loop dims each operand indexes */
+  guint n_axes[ELK_MAX_OPERANDS];
+  gint8 axis_dims[ELK_MAX_OPERANDS][ELK_MAX_DIMS][2];
+  double elem_bytes[ELK_MAX_OPERANDS];
+  guint64 elem_bytes_int[ELK_MAX_OPERANDS]; /* 0 if not a whole number */
+  gboolean cold_operand[ELK_MAX_OPERANDS];  /* HBM-sourced input */
+  ElkPlanDimClass dim_class[ELK_MAX_DIMS];
+  double mm_inner;
+  double mm_block_k;
+
+  /* The chip. */
+  const ElkChipSpec *spec;
+  const ElkCostCoeffs *cc;
+  guint cores;
+  guint cores_per_chip;
+  guint64 usable;
+  gboolean mesh;
+  guint mesh_long;
+  guint mesh_short;
+
+  /* Floors. */
+  double util_floor;
+  double pad_floor;
+
+  /* The current spatial vector. */
+  guint32 spatial[ELK_MAX_DIMS];
+  guint64 sl[ELK_MAX_DIMS];         /* per-core extents */
+  guint32 replicas[ELK_MAX_OPERANDS];
+  guint32 cores_used;
+
+  /* Temporal candidates of the current spatial vector, per dimension. */
+  ElkDimCand *cands;
+  guint n_cands;
+  guint cands_alloc;
+  guint cand_start[ELK_MAX_DIMS + 1];
+  guint32 divisors[ELK_MAX_OPERANDS][ELK_PLAN_MAX_DIVISORS];
+  guint n_divisors[ELK_MAX_OPERANDS];
+
+  /* Enumeration state. */
+  ElkPlanLeafFunc leaf;
+  gpointer leaf_data;
+  guint64 n_leaves;
+};
+
+ElkPlanSearch *elk__plan_search_new (const ElkGraph *graph,
+                                     const ElkOp *op,
+                                     const ElkChipSpec *spec,
+                                     const ElkPlanOptions *options);
+void elk__plan_search_free (ElkPlanSearch *s);
+
+void elk__plan_search_set_spatial (ElkPlanSearch *s, const guint32 *spatial);
+void elk__plan_search_build_cands (ElkPlanSearch *s,
+                                   const ElkPlan *multiple_of);
+void elk__plan_search_temporal (ElkPlanSearch *s);
+void elk__plan_search_spatial (ElkPlanSearch *s);
+
+gboolean elk__plan_search_eval (const ElkPlanSearch *s,
+                                const ElkDimCand *const *chosen,
+                                ElkPlanEval *e,
+                                gboolean hot_limit);
+void elk__plan_search_fill (const ElkPlanSearch *s,
+                            const ElkDimCand *const *chosen,
+                            const ElkPlanEval *e,
+                            ElkPlan *plan);
+double elk__plan_search_warmup (const ElkPlanSearch *s,
+                                const ElkPlan *cold,
+                                const ElkPlan *hot,
+                                double *noc_bytes);
+gboolean elk__plan_search_check (ElkPlanSearch *s,
+                                 const ElkPlan *plan,
+                                 const ElkDimCand **chosen,
+                                 ElkDimCand *storage,
+                                 GError **error);
+
+char *elk__plan_describe_op (const ElkOp *op);
+
+gboolean elk__plan_build_table (const ElkGraph *graph,
+                                const ElkOp *op,
+                                const ElkChipSpec *spec,
+                                const ElkPlanOptions *options,
+                                ElkPlanTable *table,
+                                GError **error);
+void elk__plan_table_clear (ElkPlanTable *table);
+
+G_END_DECLS

@@ -1,0 +1,477 @@
+/* elk-plan-set.c: the plan tables of a whole graph.
+ *
+ * Operators with the same signature (elk_op_dup_signature: kind, extents,
+ * accesses, operand sizes and origins) have the same plan space, so the set
+ * builds one table per distinct signature, on a GThreadPool, and maps
+ * every operator to its table.  Each table is built by one thread from a
+ * fixed enumeration order, and errors are reported for the first failing
+ * operator in graph order, so the result does not depend on the number of
+ * threads.  After elk_plan_set_new() returns, the set is never written
+ * again and may be read from any thread.
+ */
+#include "config.h"
+
+#include <string.h>
+
+#include "elk-private.h"
+#include "elk-plan-private.h"
+
+struct _ElkPlanSet
+{
+  gatomicrefcount ref_count;
+  ElkGraph *graph;
+  ElkChipSpec *spec;
+  ElkPlanOptions options;
+  guint n_tables;
+  ElkPlanTable *tables;   /* distinct, in order of first operator */
+  guint *op_table;        /* operator -> index into tables */
+};
+
+/* libelk's G_DEFINE_BOXED_TYPE without the -Wpedantic trip (elk-private.h). */
+ELK_DEFINE_BOXED_TYPE (ElkPlanSet, elk_plan_set, elk_plan_set_ref,
+                       elk_plan_set_unref)
+
+typedef struct
+{
+  ElkPlanSet *set;
+  guint table;
+  GError *error;
+} BuildJob;
+
+static void
+build_job (gpointer data, gpointer user_data)
+{
+  BuildJob *job = data;
+  ElkPlanSet *set = job->set;
+  ElkPlanTable *table = &set->tables[job->table];
+  const ElkOp *op = elk_graph_get_op (set->graph, table->op);
+
+  elk__plan_build_table (set->graph, op, set->spec, &set->options, table,
+                         &job->error);
+}
+
+/* Larger iteration spaces with more loop dimensions take longer to search;
+ * starting them first shortens the tail of the pool. */
+static gint
+job_compare (gconstpointer a, gconstpointer b, gpointer user_data)
+{
+  const BuildJob *x = a, *y = b;
+  const ElkPlanSet *set = user_data;
+  const ElkOp *ox = elk_graph_get_op (set->graph, set->tables[x->table].op);
+  const ElkOp *oy = elk_graph_get_op (set->graph, set->tables[y->table].op);
+
+  if (ox->n_dims != oy->n_dims)
+    return ox->n_dims > oy->n_dims ? -1 : 1;
+  return x->table < y->table ? -1 : x->table > y->table;
+}
+
+static void
+plan_set_free (ElkPlanSet *set)
+{
+  for (guint i = 0; i < set->n_tables; i++)
+    elk__plan_table_clear (&set->tables[i]);
+  g_free (set->tables);
+  g_free (set->op_table);
+  g_clear_pointer (&set->spec, elk_chip_spec_free);
+  g_clear_pointer (&set->graph, elk_graph_unref);
+  g_free (set);
+}
+
+/**
+ * elk_plan_set_new:
+ * @graph: the operators
+ * @spec: the chip; copied
+ * @options: (nullable): floors and threads; %NULL for the T10 defaults
+ * @error: return location for a #GError
+ *
+ * Builds the plan table of every distinct operator of @graph on @spec.
+ * An operator that fits no plan fails the whole set with
+ * %ELK_SCHEDULE_ERROR_DOES_NOT_FIT, naming the operator, its shape, the
+ * smallest footprint found and the usable SRAM.
+ *
+ * Returns: (transfer full) (nullable): the plan set, or %NULL with @error.
+ */
+ElkPlanSet *
+elk_plan_set_new (ElkGraph *graph,
+                  const ElkChipSpec *spec,
+                  const ElkPlanOptions *options,
+                  GError **error)
+{
+  ElkPlanSet *set;
+  g_autoptr (GHashTable) signatures = NULL;
+  BuildJob *jobs;
+  guint n_ops, n_threads;
+  GError *first = NULL;
+
+  g_return_val_if_fail (graph != NULL, NULL);
+  g_return_val_if_fail (spec != NULL, NULL);
+  g_return_val_if_fail (error == NULL || *error == NULL, NULL);
+
+  if (!elk_chip_spec_validate (spec, error))
+    return NULL;
+
+  set = g_new0 (ElkPlanSet, 1);
+  g_atomic_ref_count_init (&set->ref_count);
+  set->graph = elk_graph_ref (graph);
+  set->spec = elk_chip_spec_copy (spec);
+  if (options != NULL)
+    set->options = *options;
+
+  n_ops = elk_graph_get_n_ops (graph);
+  set->op_table = g_new (guint, n_ops);
+  set->tables = g_new0 (ElkPlanTable, MAX (n_ops, 1u));
+  signatures = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  for (guint i = 0; i < n_ops; i++)
+    {
+      const ElkOp *op = elk_graph_get_op (graph, i);
+      char *sig = elk_op_dup_signature (graph, op);
+      gpointer found;
+
+      if (g_hash_table_lookup_extended (signatures, sig, NULL, &found))
+        {
+          set->op_table[i] = GPOINTER_TO_UINT (found);
+          g_free (sig);
+          continue;
+        }
+      set->op_table[i] = set->n_tables;
+      set->tables[set->n_tables].op = i;
+      g_hash_table_insert (signatures, sig,
+                           GUINT_TO_POINTER (set->n_tables));
+      set->n_tables++;
+    }
+
+  jobs = g_new0 (BuildJob, MAX (set->n_tables, 1u));
+  for (guint i = 0; i < set->n_tables; i++)
+    {
+      jobs[i].set = set;
+      jobs[i].table = i;
+    }
+
+  n_threads = set->options.n_threads != 0 ? set->options.n_threads
+                                          : g_get_num_processors ();
+  n_threads = MIN (n_threads, set->n_tables);
+  if (n_threads <= 1)
+    {
+      for (guint i = 0; i < set->n_tables; i++)
+        build_job (&jobs[i], NULL);
+    }
+  else
+    {
+      GThreadPool *pool = g_thread_pool_new (build_job, NULL,
+                                             (gint) n_threads, TRUE, error);
+      if (pool == NULL)
+        {
+          g_free (jobs);
+          plan_set_free (set);
+          return NULL;
+        }
+      g_thread_pool_set_sort_function (pool, job_compare, set);
+      for (guint i = 0; i < set->n_tables; i++)
+        g_thread_pool_push (pool, &jobs[i], NULL);
+      g_thread_pool_free (pool, FALSE, TRUE);
+    }
+
+  /* Tables are numbered in graph order, so the first failure in table
+   * order is the first failing operator of the graph. */
+  for (guint i = 0; i < set->n_tables; i++)
+    {
+      if (jobs[i].error != NULL && first == NULL)
+        first = g_steal_pointer (&jobs[i].error);
+      g_clear_error (&jobs[i].error);
+    }
+  g_free (jobs);
+  if (first != NULL)
+    {
+      g_propagate_error (error, first);
+      plan_set_free (set);
+      return NULL;
+    }
+  set->tables = g_renew (ElkPlanTable, set->tables, MAX (set->n_tables, 1u));
+  return set;
+}
+
+/**
+ * elk_plan_set_ref:
+ * Returns: (transfer full): @set
+ */
+ElkPlanSet *
+elk_plan_set_ref (ElkPlanSet *set)
+{
+  g_return_val_if_fail (set != NULL, NULL);
+  g_atomic_ref_count_inc (&set->ref_count);
+  return set;
+}
+
+void
+elk_plan_set_unref (ElkPlanSet *set)
+{
+  g_return_if_fail (set != NULL);
+  if (g_atomic_ref_count_dec (&set->ref_count))
+    plan_set_free (set);
+}
+
+/**
+ * elk_plan_set_get_table:
+ * @op: an operator index of the set's graph
+ *
+ * Returns: (transfer none): the table of @op, shared with every operator of
+ *   the same signature.
+ */
+const ElkPlanTable *
+elk_plan_set_get_table (const ElkPlanSet *set, guint op)
+{
+  g_return_val_if_fail (set != NULL, NULL);
+  g_return_val_if_fail (op < elk_graph_get_n_ops (set->graph), NULL);
+  return &set->tables[set->op_table[op]];
+}
+
+/**
+ * elk_plan_set_get_n_distinct:
+ * Returns: the number of distinct tables (operator signatures).
+ */
+guint
+elk_plan_set_get_n_distinct (const ElkPlanSet *set)
+{
+  g_return_val_if_fail (set != NULL, 0);
+  return set->n_tables;
+}
+
+/**
+ * elk_plan_set_get_distinct:
+ * @index: below elk_plan_set_get_n_distinct()
+ *
+ * Returns: (transfer none): distinct table @index; tables are numbered in
+ *   the order of the first operator that uses them.
+ */
+const ElkPlanTable *
+elk_plan_set_get_distinct (const ElkPlanSet *set, guint index)
+{
+  g_return_val_if_fail (set != NULL, NULL);
+  g_return_val_if_fail (index < set->n_tables, NULL);
+  return &set->tables[index];
+}
+
+/**
+ * elk_plan_set_get_spec:
+ * Returns: (transfer none): the set's copy of the chip spec.
+ */
+const ElkChipSpec *
+elk_plan_set_get_spec (const ElkPlanSet *set)
+{
+  g_return_val_if_fail (set != NULL, NULL);
+  return set->spec;
+}
+
+/**
+ * elk_plan_set_get_graph:
+ * Returns: (transfer none): the graph the set was built for.
+ */
+ElkGraph *
+elk_plan_set_get_graph (const ElkPlanSet *set)
+{
+  g_return_val_if_fail (set != NULL, NULL);
+  return set->graph;
+}
+
+/**
+ * elk_plan_table_get_fastest:
+ * Returns: (transfer none): the fastest plan (the largest of the front).
+ */
+const ElkPlan *
+elk_plan_table_get_fastest (const ElkPlanTable *table)
+{
+  g_return_val_if_fail (table != NULL && table->n_hot > 0, NULL);
+  return &table->plans[table->hot_front[table->n_hot - 1]];
+}
+
+/**
+ * elk_plan_table_get_smallest:
+ * Returns: (transfer none): the plan with the smallest hot footprint (the
+ *   slowest of the front).
+ */
+const ElkPlan *
+elk_plan_table_get_smallest (const ElkPlanTable *table)
+{
+  g_return_val_if_fail (table != NULL && table->n_hot > 0, NULL);
+  return &table->plans[table->hot_front[0]];
+}
+
+/**
+ * elk_plan_table_best_within:
+ * @hot_budget: per-core bytes available to the executing operator
+ *
+ * Returns: (transfer none) (nullable): the fastest plan whose hot
+ *   footprint is at most @hot_budget, or %NULL if even the smallest plan
+ *   is larger.
+ */
+const ElkPlan *
+elk_plan_table_best_within (const ElkPlanTable *table, guint64 hot_budget)
+{
+  guint lo = 0, hi;
+
+  g_return_val_if_fail (table != NULL, NULL);
+  hi = table->n_hot;
+  while (lo < hi)
+    {
+      guint mid = (lo + hi) / 2;
+      if (table->plans[table->hot_front[mid]].hot_bytes <= hot_budget)
+        lo = mid + 1;
+      else
+        hi = mid;
+    }
+  return lo == 0 ? NULL : &table->plans[table->hot_front[lo - 1]];
+}
+
+/**
+ * elk_plan_table_lookup:
+ * @cold_bytes: the per-core preload footprint the operator has
+ * @hot_budget: the per-core bytes its execute state may take, cold bytes
+ *   included (an absolute hot size, not the increment over @cold_bytes)
+ *
+ * Looks up the cold-hot table.  The cold group used is the one of exactly
+ * @cold_bytes if the table has it, otherwise the largest cold size below
+ * @cold_bytes (a smaller preload layout fits where a larger one was
+ * reserved); smaller groups are not searched further.  Within the group the
+ * entry with hot_bytes <= @hot_budget and the least exec_s + warmup_s is
+ * returned, the smaller hot size on ties.
+ *
+ * Returns: (transfer none) (nullable): the entry, or %NULL if the table has
+ *   no cold size <= @cold_bytes or none of that group fits @hot_budget.
+ */
+const ElkColdHot *
+elk_plan_table_lookup (const ElkPlanTable *table,
+                       guint64 cold_bytes,
+                       guint64 hot_budget)
+{
+  guint lo = 0, hi;
+  guint64 group;
+  const ElkColdHot *best = NULL;
+
+  g_return_val_if_fail (table != NULL, NULL);
+  hi = table->n_cold_hot;
+  while (lo < hi)
+    {
+      guint mid = (lo + hi) / 2;
+      if (table->cold_hot[mid].cold_bytes <= cold_bytes)
+        lo = mid + 1;
+      else
+        hi = mid;
+    }
+  if (lo == 0)
+    return NULL;
+  group = table->cold_hot[lo - 1].cold_bytes;
+  for (guint i = lo; i > 0 && table->cold_hot[i - 1].cold_bytes == group; i--)
+    {
+      const ElkColdHot *e = &table->cold_hot[i - 1];
+      if (e->hot_bytes > hot_budget)
+        continue;
+      /* Walking down in hot size, "<=" prefers the smaller on ties. */
+      if (best == NULL
+          || e->exec_s + e->warmup_s <= best->exec_s + best->warmup_s)
+        best = e;
+    }
+  return best;
+}
+
+/**
+ * elk_plan_evaluate:
+ * @graph: the graph of the operator
+ * @op: an operator index
+ * @spec: the chip
+ * @plan: (inout): a plan whose spatial and temporal fields are set
+ * @error: return location for a #GError
+ *
+ * Checks that @plan's spatial vector and temporal matrix obey the plan
+ * space rules (parts within the extents, at most the chip's cores; factors
+ * dividing replica counts, only on indexed dimensions, in divisibility
+ * chains, within per-core extents, mesh rules) and fills in every other
+ * field with the cost model.  The utilisation and padding floors are not
+ * applied: they prune the search, they do not make a plan illegal.
+ *
+ * Returns: %TRUE on success; %FALSE with %ELK_SCHEDULE_ERROR_INVALID_PROGRAM
+ *   if the plan breaks a rule.
+ */
+gboolean
+elk_plan_evaluate (const ElkGraph *graph,
+                   guint op,
+                   const ElkChipSpec *spec,
+                   ElkPlan *plan,
+                   GError **error)
+{
+  ElkPlanSearch *s;
+  const ElkDimCand *chosen[ELK_MAX_DIMS];
+  ElkDimCand storage[ELK_MAX_DIMS];
+  ElkPlanEval e;
+  ElkPlan in;
+  gboolean ok;
+
+  g_return_val_if_fail (graph != NULL && spec != NULL && plan != NULL, FALSE);
+  g_return_val_if_fail (op < elk_graph_get_n_ops (graph), FALSE);
+
+  in = *plan;
+  s = elk__plan_search_new (graph, elk_graph_get_op (graph, op), spec, NULL);
+  ok = elk__plan_search_check (s, &in, chosen, storage, error);
+  if (ok)
+    {
+      elk__plan_search_eval (s, chosen, &e, FALSE);
+      elk__plan_search_fill (s, chosen, &e, plan);
+    }
+  elk__plan_search_free (s);
+  return ok;
+}
+
+/**
+ * elk_plan_get_warmup:
+ * @graph: the graph of the operator
+ * @op: an operator index
+ * @spec: the chip
+ * @cold: an evaluated preload-state plan
+ * @hot: an evaluated execute-state plan of the same spatial vector, every
+ *   factor of which divides @cold's
+ * @noc_bytes: (out) (optional): bytes moved between cores, all cores
+ * @error: return location for a #GError
+ *
+ * Returns: the data-distribution time in seconds from @cold to @hot, or a
+ *   negative value with %ELK_SCHEDULE_ERROR_INVALID_PROGRAM if the pair is
+ *   not compatible.
+ */
+double
+elk_plan_get_warmup (const ElkGraph *graph,
+                     guint op,
+                     const ElkChipSpec *spec,
+                     const ElkPlan *cold,
+                     const ElkPlan *hot,
+                     double *noc_bytes,
+                     GError **error)
+{
+  ElkPlanSearch *s;
+  double cycles;
+  const ElkOp *o;
+
+  g_return_val_if_fail (graph != NULL && spec != NULL, -1);
+  g_return_val_if_fail (cold != NULL && hot != NULL, -1);
+  g_return_val_if_fail (op < elk_graph_get_n_ops (graph), -1);
+
+  o = elk_graph_get_op (graph, op);
+  for (guint d = 0; d < o->n_dims; d++)
+    {
+      gboolean ok = cold->spatial[d] == hot->spatial[d];
+      for (guint v = 0; v < o->n_operands && ok; v++)
+        ok = hot->temporal[d][v] >= 1
+             && cold->temporal[d][v] % hot->temporal[d][v] == 0;
+      if (!ok)
+        {
+          g_set_error (error, ELK_SCHEDULE_ERROR,
+                       ELK_SCHEDULE_ERROR_INVALID_PROGRAM,
+                       "operator '%s': a cold plan reaches a hot plan only "
+                       "with the same spatial vector and cold rotation "
+                       "factors that are multiples of the hot ones (loop "
+                       "dimension '%c' differs)", o->name, o->dim_names[d]);
+          return -1;
+        }
+    }
+  s = elk__plan_search_new (graph, o, spec, NULL);
+  cycles = elk__plan_search_warmup (s, cold, hot, noc_bytes);
+  elk__plan_search_free (s);
+  return cycles / spec->clock_hz;
+}

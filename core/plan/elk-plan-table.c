@@ -1,0 +1,324 @@
+/* elk-plan-table.c: the plan table of one operator.
+ *
+ * Pass 1 walks the whole plan space and keeps the execute-state ("hot")
+ * Pareto front online: a plan enters only if no kept plan is both no
+ * larger and no slower, and it evicts the kept plans it dominates.  This is
+ * the artifact's "fastest plan per distinct size, then only plans strictly
+ * faster than every smaller one" (t10-plan-space.md §2.5) without storing
+ * one entry per distinct size.  Ties keep the plan enumerated first, and
+ * the enumeration order is fixed, so a table does not depend on threads.
+ *
+ * Pass 2 builds the cold-hot table.  A preload-state ("cold") plan is
+ * reachable from a hot plan when both share the spatial vector and every
+ * cold rotation factor is a multiple of the hot one, so for each hot plan
+ * the search walks only that spatial vector again with candidate columns
+ * restricted to multiples of the hot plan's.  For every (cold size, hot
+ * plan) it keeps the cold plan with the least hot time + warm-up.
+ */
+#include "config.h"
+
+#include <string.h>
+
+#include "elk-plan-private.h"
+
+typedef struct
+{
+  guint64 hot;
+  double cycles;
+  ElkPlan plan;
+} FrontEntry;
+
+typedef struct
+{
+  FrontEntry *front;
+  guint n_front;
+  guint alloc;
+  guint64 min_hot;
+} Pass1;
+
+/* Inserts the plan into the Pareto front unless a kept plan dominates it. */
+static void
+pass1_leaf (ElkPlanSearch *s, const ElkDimCand *const *chosen, gpointer data)
+{
+  Pass1 *p = data;
+  ElkPlanEval e;
+  guint lo = 0, hi, pos, end;
+
+  if (!elk__plan_search_eval (s, chosen, &e, TRUE))
+    {
+      p->min_hot = MIN (p->min_hot, e.hot);
+      return;
+    }
+  p->min_hot = MIN (p->min_hot, e.hot);
+
+  /* lo = the number of kept plans no larger than this one; the front has
+   * strictly decreasing times, so only the largest of them can dominate. */
+  hi = p->n_front;
+  while (lo < hi)
+    {
+      guint mid = (lo + hi) / 2;
+      if (p->front[mid].hot <= e.hot)
+        lo = mid + 1;
+      else
+        hi = mid;
+    }
+  if (lo > 0 && p->front[lo - 1].cycles <= e.total_cycles)
+    return;
+
+  pos = lo;
+  if (lo > 0 && p->front[lo - 1].hot == e.hot)
+    pos = lo - 1;
+  end = lo;
+  while (end < p->n_front && p->front[end].cycles >= e.total_cycles)
+    end++;
+
+  /* Replace [pos, end) by the new plan. */
+  if (end == pos)
+    {
+      if (p->n_front == p->alloc)
+        {
+          p->alloc = MAX (16u, p->alloc * 2);
+          p->front = g_renew (FrontEntry, p->front, p->alloc);
+        }
+      memmove (&p->front[pos + 1], &p->front[pos],
+               (p->n_front - pos) * sizeof (FrontEntry));
+      p->n_front++;
+    }
+  else if (end > pos + 1)
+    {
+      memmove (&p->front[pos + 1], &p->front[end],
+               (p->n_front - end) * sizeof (FrontEntry));
+      p->n_front -= end - pos - 1;
+    }
+  p->front[pos].hot = e.hot;
+  p->front[pos].cycles = e.total_cycles;
+  elk__plan_search_fill (s, chosen, &e, &p->front[pos].plan);
+}
+
+typedef struct
+{
+  guint64 cold;
+  guint hot_index;
+  double score;       /* cycles: hot time + warm-up */
+  double warm_cycles;
+  double warm_noc;
+  ElkPlan plan;
+} ColdEntry;
+
+typedef struct
+{
+  const ElkPlan *hot;
+  double hot_cycles;
+  guint hot_index;
+  GArray *entries;    /* ColdEntry, this hot plan's from first_entry on */
+  guint first_entry;
+} Pass2;
+
+static void
+pass2_leaf (ElkPlanSearch *s, const ElkDimCand *const *chosen, gpointer data)
+{
+  Pass2 *p = data;
+  ElkPlanEval e;
+  ElkPlan cold;
+  double warm, noc, score;
+  ColdEntry *found = NULL;
+
+  /* Every kept plan fits: a cold plan that could not itself execute is
+   * not kept (its hot size is at most its hot partner's but for padding). */
+  if (!elk__plan_search_eval (s, chosen, &e, TRUE) || e.cold > s->usable)
+    return;
+
+  for (guint i = p->first_entry; i < p->entries->len; i++)
+    {
+      ColdEntry *c = &g_array_index (p->entries, ColdEntry, i);
+      if (c->cold == e.cold)
+        {
+          found = c;
+          break;
+        }
+    }
+
+  elk__plan_search_fill (s, chosen, &e, &cold);
+  warm = elk__plan_search_warmup (s, &cold, p->hot, &noc);
+  score = p->hot_cycles + warm;
+  if (found != NULL && found->score <= score)
+    return;
+  if (found == NULL)
+    {
+      ColdEntry fresh = { 0 };
+      g_array_append_val (p->entries, fresh);
+      found = &g_array_index (p->entries, ColdEntry, p->entries->len - 1);
+    }
+  found->cold = e.cold;
+  found->hot_index = p->hot_index;
+  found->score = score;
+  found->warm_cycles = warm;
+  found->warm_noc = noc;
+  found->plan = cold;
+}
+
+static gint
+cold_entry_compare (gconstpointer a, gconstpointer b)
+{
+  const ColdEntry *x = a, *y = b;
+
+  if (x->cold != y->cold)
+    return x->cold < y->cold ? -1 : 1;
+  if (x->hot_index != y->hot_index)
+    return x->hot_index < y->hot_index ? -1 : 1;
+  return 0;
+}
+
+/* Plans are identified by spatial vector and temporal matrix; the rest
+ * follows from them. */
+static guint
+plan_hash (gconstpointer key)
+{
+  const ElkPlan *p = key;
+  const guint8 *bytes = (const guint8 *) p->spatial;
+  gsize n = sizeof (p->spatial) + sizeof (p->temporal);
+  guint h = 2166136261u;
+
+  G_STATIC_ASSERT (G_STRUCT_OFFSET (ElkPlan, temporal)
+                   == G_STRUCT_OFFSET (ElkPlan, spatial)
+                        + sizeof (((ElkPlan *) 0)->spatial));
+  for (gsize i = 0; i < n; i++)
+    h = (h ^ bytes[i]) * 16777619u;
+  return h;
+}
+
+static gboolean
+plan_equal (gconstpointer a, gconstpointer b)
+{
+  const ElkPlan *x = a, *y = b;
+
+  return memcmp (x->spatial, y->spatial, sizeof (x->spatial)) == 0
+         && memcmp (x->temporal, y->temporal, sizeof (x->temporal)) == 0;
+}
+
+void
+elk__plan_table_clear (ElkPlanTable *table)
+{
+  g_free (table->plans);
+  g_free (table->hot_front);
+  g_free (table->cold_hot);
+  memset (table, 0, sizeof (ElkPlanTable));
+}
+
+/**
+ * elk__plan_build_table:
+ *
+ * Builds the table of @op on @spec.  Fails with
+ * %ELK_SCHEDULE_ERROR_DOES_NOT_FIT when no plan fits the usable SRAM.
+ */
+gboolean
+elk__plan_build_table (const ElkGraph *graph,
+                       const ElkOp *op,
+                       const ElkChipSpec *spec,
+                       const ElkPlanOptions *options,
+                       ElkPlanTable *table,
+                       GError **error)
+{
+  ElkPlanSearch *s = elk__plan_search_new (graph, op, spec, options);
+  Pass1 p1 = { NULL, 0, 0, G_MAXUINT64 };
+  GArray *entries;
+  GHashTable *index;
+  guint n_plans;
+  guint64 enumerated;
+
+  memset (table, 0, sizeof (ElkPlanTable));
+
+  s->leaf = pass1_leaf;
+  s->leaf_data = &p1;
+  elk__plan_search_spatial (s);
+  enumerated = s->n_leaves;
+
+  if (p1.n_front == 0)
+    {
+      g_autofree char *what = elk__plan_describe_op (op);
+      if (enumerated == 0)
+        g_set_error (error, ELK_SCHEDULE_ERROR, ELK_SCHEDULE_ERROR_DOES_NOT_FIT,
+                     "operator %s does not fit chip '%s': no partition plan "
+                     "over its %u cores meets the utilisation floor %.3f and "
+                     "the padding floor %.3f", what, spec->name, spec->cores,
+                     s->util_floor, s->pad_floor);
+      else
+        g_set_error (error, ELK_SCHEDULE_ERROR, ELK_SCHEDULE_ERROR_DOES_NOT_FIT,
+                     "operator %s does not fit chip '%s': the smallest "
+                     "per-core footprint of its %" G_GUINT64_FORMAT " plans "
+                     "on %u cores is %" G_GUINT64_FORMAT " bytes, but only %"
+                     G_GUINT64_FORMAT " bytes of SRAM per core are usable",
+                     what, spec->name, enumerated, spec->cores, p1.min_hot,
+                     s->usable);
+      g_free (p1.front);
+      elk__plan_search_free (s);
+      return FALSE;
+    }
+
+  /* Pass 2: the cold plans of every hot plan. */
+  entries = g_array_new (FALSE, TRUE, sizeof (ColdEntry));
+  for (guint h = 0; h < p1.n_front; h++)
+    {
+      Pass2 p2 = { &p1.front[h].plan, p1.front[h].cycles, h, entries,
+                   entries->len };
+
+      s->leaf = pass2_leaf;
+      s->leaf_data = &p2;
+      elk__plan_search_set_spatial (s, p1.front[h].plan.spatial);
+      elk__plan_search_build_cands (s, &p1.front[h].plan);
+      elk__plan_search_temporal (s);
+    }
+  enumerated = s->n_leaves;
+  g_array_sort (entries, cold_entry_compare);
+
+  /* The plans: the hot front first, in ascending size, then every cold
+   * plan not already there, in cold-hot table order. */
+  table->op = op->id;
+  table->n_hot = p1.n_front;
+  table->hot_front = g_new (guint32, p1.n_front);
+  table->plans = g_new (ElkPlan, p1.n_front + entries->len);
+  index = g_hash_table_new (plan_hash, plan_equal);
+  for (guint h = 0; h < p1.n_front; h++)
+    {
+      table->plans[h] = p1.front[h].plan;
+      table->hot_front[h] = h;
+      g_hash_table_insert (index, &table->plans[h], GUINT_TO_POINTER (h + 1));
+    }
+  n_plans = p1.n_front;
+
+  table->n_cold_hot = entries->len;
+  table->cold_hot = g_new (ElkColdHot, entries->len);
+  for (guint i = 0; i < entries->len; i++)
+    {
+      ColdEntry *c = &g_array_index (entries, ColdEntry, i);
+      ElkColdHot *ch = &table->cold_hot[i];
+      guint cold_index = GPOINTER_TO_UINT (g_hash_table_lookup (index,
+                                                                &c->plan));
+      if (cold_index == 0)
+        {
+          table->plans[n_plans] = c->plan;
+          g_hash_table_insert (index, &table->plans[n_plans],
+                               GUINT_TO_POINTER (n_plans + 1));
+          cold_index = ++n_plans;
+        }
+      ch->cold_bytes = c->cold;
+      ch->hot_bytes = p1.front[c->hot_index].hot;
+      ch->hot_plan = c->hot_index;
+      ch->cold_plan = cold_index - 1;
+      ch->exec_s = table->plans[c->hot_index].time_s;
+      ch->warmup_s = c->warm_cycles / spec->clock_hz;
+      ch->warmup_noc_bytes = c->warm_noc;
+    }
+  g_hash_table_unref (index);
+  table->n_plans = n_plans;
+  table->plans = g_renew (ElkPlan, table->plans, n_plans);
+
+  table->hbm_bytes = elk_op_get_hbm_bytes (graph, op);
+  table->min_cold_bytes = (table->hbm_bytes + spec->cores - 1) / spec->cores;
+  table->n_enumerated = enumerated;
+
+  g_array_unref (entries);
+  g_free (p1.front);
+  elk__plan_search_free (s);
+  return TRUE;
+}
