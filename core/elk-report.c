@@ -29,7 +29,8 @@ static const char *const columns[] = {
 };
 
 static const char *const timing_columns[] = {
-  "experiment", "point", "label", "compile_s", "run_s", "peak_rss",
+  "experiment", "point", "label", "plan_s", "compile_s", "run_s",
+  "peak_rss",
 };
 
 struct _ElkReport

@@ -39,8 +39,9 @@ G_STATIC_ASSERT (COL_METRICS_MODEL + 1 == N_COLUMNS);
 
 typedef struct
 {
-  char **values;        /* N_COLUMNS + axes strings */
-  char *timing[6];
+  char **values;        /* N_COLUMNS + axes strings, any may be NULL */
+  guint n_values;
+  char *timing[7];   /* experiment, point, label, plan, compile, run, rss */
   gboolean is_ideal;
   double latency_s;
 } Row;
@@ -79,7 +80,10 @@ fmt_u64 (guint64 v)
 static void
 row_free (Row *row)
 {
-  g_strfreev (row->values);
+  /* Not g_strfreev: empty fields are NULL in the middle of the array. */
+  for (guint i = 0; i < row->n_values; i++)
+    g_free (row->values[i]);
+  g_free (row->values);
   for (guint i = 0; i < G_N_ELEMENTS (row->timing); i++)
     g_free (row->timing[i]);
   g_free (row);
@@ -148,8 +152,8 @@ run_design (ElkExperiment *self,
     metrics = elk_chip_run (chip, program, plans, &error);
   t2 = g_get_monotonic_time ();
 
-  row->timing[3] = fmt_double ((double) (t1 - t0) / G_USEC_PER_SEC);
-  row->timing[4] = fmt_double ((double) (t2 - t1) / G_USEC_PER_SEC);
+  row->timing[4] = fmt_double ((double) (t1 - t0) / G_USEC_PER_SEC);
+  row->timing[5] = fmt_double ((double) (t2 - t1) / G_USEC_PER_SEC);
 
   if (program != NULL)
     {
@@ -221,6 +225,7 @@ run_point (ElkExperiment *self, guint point, guint plan_threads)
   ElkPlanOptions options = { 0 };
   guint n_axes = self->axes->len;
   double ideal = NAN;
+  double plan_s = 0;
 
   result->point = point;
   result->rows = g_ptr_array_new_with_free_func ((GDestroyNotify) row_free);
@@ -236,8 +241,10 @@ run_point (ElkExperiment *self, guint point, guint plan_threads)
     spec = elk_chip_dup_spec (ELK_CHIP (chip), &error);
   if (spec != NULL)
     {
+      gint64 t0 = g_get_monotonic_time ();
       options.n_threads = plan_threads;
       plans = elk_plan_set_new (graph, spec, &options, &error);
+      plan_s = (double) (g_get_monotonic_time () - t0) / G_USEC_PER_SEC;
     }
 
   for (guint s = 0; s < self->schedulers->len; s++)
@@ -246,7 +253,8 @@ run_point (ElkExperiment *self, guint point, guint plan_threads)
       ElkComponent *ac = elk__experiment_allocator_for (self, s);
       Row *row = g_new0 (Row, 1);
 
-      row->values = g_new0 (char *, N_COLUMNS + n_axes + 1);
+      row->n_values = N_COLUMNS + n_axes;
+      row->values = g_new0 (char *, row->n_values + 1);
       row->latency_s = NAN;
       row->is_ideal = strcmp (sc->feature->name, "ideal") == 0;
       set (row, COL_EXPERIMENT, g_strdup (self->name));
@@ -309,7 +317,8 @@ run_point (ElkExperiment *self, guint point, guint plan_threads)
     {
       Row *row = result->rows->pdata[i];
       set (row, COL_IDEAL, fmt_double (ideal));
-      row->timing[5] = fmt_u64 (peak_rss_bytes ());
+      row->timing[3] = fmt_double (plan_s);
+      row->timing[6] = fmt_u64 (peak_rss_bytes ());
     }
   result->wall_s = (double) (g_get_monotonic_time () - start)
                    / G_USEC_PER_SEC;

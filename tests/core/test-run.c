@@ -106,7 +106,8 @@ test_deterministic (void)
   /* Wall-clock figures are kept apart, in timings.csv. */
   timings = read_file (a, "timings.csv");
   g_assert_true (g_str_has_prefix (timings, "experiment,point,label,"
-                                            "compile_s,run_s,peak_rss\n"));
+                                            "plan_s,compile_s,run_s,"
+                                            "peak_rss\n"));
   {
     g_autofree char *part = g_build_filename (a, "results.csv.part", NULL);
     g_assert_false (g_file_test (part, G_FILE_TEST_EXISTS));
