@@ -45,6 +45,7 @@ struct _ElkExperiment
   char *hash;
   guint64 seed;
   char *output_dir;
+  gboolean trace;             /* <output trace="true"> */
   ElkComponent *frontend;
   ElkComponent *chip;
   ElkComponent *allocator;    /* default, optional */

@@ -566,6 +566,18 @@ load_document (ElkExperiment *self,
       else if (is_element (node, "output"))
         {
           g_autofree char *dir = get_prop (node, "dir");
+          g_autofree char *trace = get_prop (node, "trace");
+          self->trace = g_strcmp0 (trace, "true") == 0;
+          if (self->trace && self->chip != NULL
+              && !elk_chip_type_can_trace (self->chip->feature->type))
+            {
+              g_set_error (error, ELK_EXPERIMENT_ERROR,
+                           ELK_EXPERIMENT_ERROR_INVALID,
+                           "%s:%ld: traces were asked for, but chip '%s' "
+                           "cannot record them", self->path,
+                           xmlGetLineNo (node), self->chip->feature->name);
+              return FALSE;
+            }
           self->output_dir = g_path_is_absolute (dir)
                                ? g_strdup (dir)
                                : g_build_filename (self->dir, dir, NULL);

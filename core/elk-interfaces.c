@@ -137,6 +137,46 @@ elk_chip_run (ElkChip *self,
               const ElkPlanSet *plans,
               GError **error)
 {
+  return elk_chip_run_traced (self, program, plans, NULL, error);
+}
+
+/**
+ * elk_chip_type_can_trace:
+ * @type: a type implementing ElkChip
+ *
+ * Returns: whether the backend implements run_traced().
+ */
+gboolean
+elk_chip_type_can_trace (GType type)
+{
+  gpointer klass = g_type_class_ref (type);
+  ElkChipInterface *iface = g_type_interface_peek (klass, ELK_TYPE_CHIP);
+  gboolean can = iface != NULL && iface->run_traced != NULL;
+  g_type_class_unref (klass);
+  return can;
+}
+
+/**
+ * elk_chip_run_traced:
+ * @self: a chip backend
+ * @program: the program to run
+ * @plans: the plan tables it was compiled with
+ * @trace: (nullable): where to record timelines, or %NULL
+ * @error: return location for a #GError
+ *
+ * Like elk_chip_run(), recording timelines into @trace.  Asking a backend
+ * that cannot trace for a trace is an error, never a silent omission.
+ *
+ * Returns: (transfer full) (nullable): the metrics.
+ */
+ElkMetrics *
+elk_chip_run_traced (ElkChip *self,
+                     ElkProgram *program,
+                     const ElkPlanSet *plans,
+                     ElkTrace *trace,
+                     GError **error)
+{
+  ElkChipInterface *iface;
   GError *local_error = NULL;
   ElkMetrics *metrics;
 
@@ -144,8 +184,17 @@ elk_chip_run (ElkChip *self,
   g_return_val_if_fail (program != NULL, NULL);
   g_return_val_if_fail (error == NULL || *error == NULL, NULL);
 
-  metrics = ELK_CHIP_GET_IFACE (self)->run (self, program, plans,
-                                            &local_error);
+  iface = ELK_CHIP_GET_IFACE (self);
+  if (trace != NULL && iface->run_traced == NULL)
+    {
+      g_set_error (error, ELK_CHIP_ERROR, ELK_CHIP_ERROR_RUN,
+                   "%s cannot record traces", G_OBJECT_TYPE_NAME (self));
+      return NULL;
+    }
+  if (trace != NULL)
+    metrics = iface->run_traced (self, program, plans, trace, &local_error);
+  else
+    metrics = iface->run (self, program, plans, &local_error);
   metrics = check_result (self, metrics, (GDestroyNotify) elk_metrics_free,
                           local_error, "run", error);
   if (metrics != NULL && !(metrics->latency_s > 0 && metrics->latency_s

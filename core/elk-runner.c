@@ -60,6 +60,7 @@ typedef struct
   ElkExperiment *experiment;
   GAsyncQueue *done;
   guint plan_threads;
+  const char *trace_dir;
 } RunContext;
 
 static char *
@@ -127,6 +128,7 @@ run_design (ElkExperiment *self,
             const ElkChipSpec *spec,
             const ElkPlanSet *plans,
             ElkChip *chip,
+            const char *trace_dir,
             Row *row,
             PointResult *result)
 {
@@ -148,7 +150,17 @@ run_design (ElkExperiment *self,
     program = elk_scheduler_schedule (ELK_SCHEDULER (scheduler), plans,
                                       ELK_ALLOCATOR (allocator), &error);
   t1 = g_get_monotonic_time ();
-  if (program != NULL)
+  if (program != NULL && self->trace)
+    {
+      g_autoptr (ElkTrace) trace = elk_trace_new ();
+      g_autofree char *name = g_strdup_printf ("trace-%u-%s.json", point,
+                                               row->values[COL_LABEL]);
+      g_autofree char *path = g_build_filename (trace_dir, name, NULL);
+      metrics = elk_chip_run_traced (chip, program, plans, trace, &error);
+      if (metrics != NULL && !elk_trace_write (trace, path, &error))
+        g_clear_pointer (&metrics, elk_metrics_free);
+    }
+  else if (program != NULL)
     metrics = elk_chip_run (chip, program, plans, &error);
   t2 = g_get_monotonic_time ();
 
@@ -212,7 +224,10 @@ attr (ElkGraph *graph, const char *key)
 }
 
 static PointResult *
-run_point (ElkExperiment *self, guint point, guint plan_threads)
+run_point (ElkExperiment *self,
+           guint point,
+           guint plan_threads,
+           const char *trace_dir)
 {
   PointResult *result = g_new0 (PointResult, 1);
   g_autoptr (GError) error = NULL;
@@ -297,7 +312,7 @@ run_point (ElkExperiment *self, guint point, guint plan_threads)
 
       if (plans != NULL)
         run_design (self, point, s, graph, spec, plans, ELK_CHIP (chip),
-                    row, result);
+                    trace_dir, row, result);
       else
         {
           set (row, COL_STATUS, g_strdup ("failed"));
@@ -331,7 +346,8 @@ pool_func (gpointer data, gpointer user_data)
   RunContext *ctx = user_data;
   guint point = GPOINTER_TO_UINT (data) - 1;
   g_async_queue_push (ctx->done,
-                      run_point (ctx->experiment, point, ctx->plan_threads));
+                      run_point (ctx->experiment, point, ctx->plan_threads,
+                                 ctx->trace_dir));
 }
 
 static GPtrArray *
@@ -418,7 +434,7 @@ elk_experiment_run (ElkExperiment *self,
   const char *dir = options->output_dir != NULL ? options->output_dir
                                                 : self->output_dir;
   guint n_jobs = MAX (options->n_jobs, 1);
-  RunContext ctx = { self, g_async_queue_new (), 0 };
+  RunContext ctx = { self, g_async_queue_new (), 0, dir };
   GThreadPool *pool;
   ElkReport *report;
   guint next = 0, done = 0;

@@ -11,6 +11,7 @@
 #include <elk/elk-chip-spec.h>
 #include <elk/elk-program.h>
 #include <elk/elk-metrics.h>
+#include <elk/elk-trace.h>
 
 G_BEGIN_DECLS
 
@@ -24,6 +25,9 @@ G_DECLARE_INTERFACE (ElkChip, elk_chip, ELK, CHIP, GObject)
  * ElkChipInterface:
  * @dup_spec: required; the machine description, from the properties.
  * @run: required; runs @program and reports its metrics.
+ * @run_traced: optional; like @run, and also records timelines in @trace.
+ *   A backend without it cannot serve experiments that ask for traces,
+ *   which the experiment loader reports as an error.
  *
  * Since: 0.1
  */
@@ -38,6 +42,11 @@ struct _ElkChipInterface
                       ElkProgram *program,
                       const ElkPlanSet *plans,
                       GError **error);
+  ElkMetrics *(*run_traced) (ElkChip *self,
+                             ElkProgram *program,
+                             const ElkPlanSet *plans,
+                             ElkTrace *trace,
+                             GError **error);
   /* Append new vfuncs here only; give them defaults in default_init. */
 };
 
@@ -46,5 +55,11 @@ ELK_API ElkMetrics *elk_chip_run (ElkChip *self,
                                   ElkProgram *program,
                                   const ElkPlanSet *plans,
                                   GError **error);
+ELK_API ElkMetrics *elk_chip_run_traced (ElkChip *self,
+                                         ElkProgram *program,
+                                         const ElkPlanSet *plans,
+                                         ElkTrace *trace,
+                                         GError **error);
+ELK_API gboolean elk_chip_type_can_trace (GType type);
 
 G_END_DECLS

@@ -9,6 +9,7 @@
 #include <elk/elk-plan.h>
 #include <elk/elk-program.h>
 #include <elk/elk-metrics.h>
+#include <elk/elk-trace.h>
 #include <elk/elk-frontend.h>
 #include <elk/elk-scheduler.h>
 #include <elk/elk-allocator.h>

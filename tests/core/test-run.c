@@ -148,6 +148,36 @@ test_plugin_failure_exit (void)
 }
 
 static void
+test_chip_contract_exit (void)
+{
+  g_autofree char *out = g_build_filename (tmpdir, "rogue-chip", NULL);
+  g_autofree char *csv = NULL;
+
+  g_assert_cmpint (run_elk ("rogue-chip", out, NULL, NULL), ==, 3);
+  csv = read_file (out, "results.csv");
+  g_assert_nonnull (strstr (csv, "reported latency -1 s"));
+}
+
+static void
+test_trace (void)
+{
+  g_autofree char *out = g_build_filename (tmpdir, "traced", NULL);
+  g_autofree char *trace = NULL;
+  g_autofree char *err = NULL;
+
+  g_assert_cmpint (run_elk ("traced", out, NULL, NULL), ==, 0);
+  trace = read_file (out, "trace-0-fixture.json");
+  g_assert_true (g_str_has_prefix (trace, "{\"displayTimeUnit\""));
+  g_assert_nonnull (strstr (trace, "\"thread_name\""));
+  g_assert_nonnull (strstr (trace, "\"ph\":\"X\",\"pid\":1,\"tid\":1,"
+                                   "\"name\":\"matmul0\",\"ts\":0.000000"));
+
+  /* A backend that cannot trace is refused before anything runs. */
+  g_assert_cmpint (run_elk ("trace-unsupported", out, NULL, &err), ==, 2);
+  g_assert_nonnull (strstr (err, "cannot record them"));
+}
+
+static void
 test_run_failure_exit (void)
 {
   g_autofree char *out = g_build_filename (tmpdir, "nofit", NULL);
@@ -182,6 +212,8 @@ main (int argc, char *argv[])
   g_test_add_func ("/run/exit/bad-experiment", test_bad_experiment_exit);
   g_test_add_func ("/run/exit/plugin-failure", test_plugin_failure_exit);
   g_test_add_func ("/run/exit/run-failure", test_run_failure_exit);
+  g_test_add_func ("/run/exit/chip-contract", test_chip_contract_exit);
+  g_test_add_func ("/run/trace", test_trace);
   g_test_add_func ("/run/exit/output-failure", test_output_failure_exit);
   rc = g_test_run ();
 
