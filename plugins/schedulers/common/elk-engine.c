@@ -324,6 +324,13 @@ elk__engine_run (const ElkEngine *engine,
     = g_new (guint32, window + engine->max_preload + 2);
   guint placed_ptr = n;
   double first = INFINITY;
+  /* What stays resident while the previous (later) operator executes: the
+   * program validator counts these against this operator too (it charges
+   * every preload issued before the next execute), so they are kept out of
+   * this operator's budget unless they are already in its group. */
+  g_autofree guint32 *prev_res = g_new (guint32, window + engine->max_preload + 2);
+  g_autofree gboolean *in_group = g_new0 (gboolean, n);
+  guint n_prev_res = 0;
 
   memset (ops, 0, sizeof (ElkEngineOp) * n);
   result->feasible = FALSE;
@@ -392,6 +399,16 @@ elk__engine_run (const ElkEngine *engine,
           guint64 budget;
           gint hbm_ops = 0;
 
+          double extra_res = 0;
+
+          for (guint x = 1; x < cd->len; x++)
+            in_group[grp[x]] = TRUE;
+          for (guint x = 0; x < n_prev_res; x++)
+            if (!in_group[prev_res[x]])
+              extra_res += cold_of (engine, ops, prev_res[x], params->policy);
+          for (guint x = 1; x < cd->len; x++)
+            in_group[grp[x]] = FALSE;
+          pre_cold = extra_res;
           for (guint x = 1; x < cd->len; x++)
             {
               pre_cold += cold_of (engine, ops, grp[x], params->policy);
@@ -411,7 +428,8 @@ elk__engine_run (const ElkEngine *engine,
                 .n_preloaded = ideal ? 0 : n_pre,
                 .preloaded = grp + 1,
                 .preloaded_fixed = qfixed,
-                .sram_budget = ideal ? budget : engine->usable,
+                .sram_budget = ideal ? budget
+                                     : engine->usable - (guint64) extra_res,
                 .noc_share = ideal ? 0 : engine->penalty_noc_share,
               };
               ElkAllocResult res = { .preload_entries = qentries };
@@ -429,12 +447,30 @@ elk__engine_run (const ElkEngine *engine,
                   break;
                 }
               entry = res.exec_entry;
+              /* Leave the operator before this one at least its smallest
+               * plan next to what stays resident (see prev_res). */
+              if (i > 0 && c > 0)
+                {
+                  double qc = ideal ? pre_cold - extra_res
+                                    : (double) (res.bytes
+                                                - t->cold_hot[entry].hot_bytes);
+                  double ec = t->hbm_bytes == 0 ? 0
+                              : ideal ? (double) t->min_cold_bytes
+                                      : (double) t->cold_hot[entry].cold_bytes;
+                  if (qc + ec + (double) elk__table_min_hot (engine->tables[i - 1])
+                      > (double) engine->usable)
+                    {
+                      if (t->hbm_bytes == 0 && params->policy == ELK_POLICY_ELK)
+                        continue;
+                      break;
+                    }
+                }
               exec_s = t->cold_hot[entry].exec_s;
               warm_s = ideal ? 0 : t->cold_hot[entry].warmup_s;
               if (!ideal)
                 extra = res.warmup_s - t->cold_hot[entry].warmup_s;
               if (!ideal)
-                budget = engine->usable
+                budget = engine->usable - (guint64) extra_res
                          - (res.bytes - t->cold_hot[entry].hot_bytes);
             }
           else
@@ -447,7 +483,7 @@ elk__engine_run (const ElkEngine *engine,
                   /* Preload until one HBM-reading operator is buffered,
                    * within what E's smallest plan leaves. */
                   space = engine->usable - elk__table_min_hot (t);
-                  if (pre_cold > (double) space || hbm_ops > 1)
+                  if ((pre_cold > (double) space || hbm_ops > 1) && ci > 0)
                     break;
                 }
               else
@@ -455,9 +491,12 @@ elk__engine_run (const ElkEngine *engine,
                   if (params->exec_space > engine->usable)
                     return TRUE;
                   space = engine->usable - params->exec_space;
-                  if (pre_cold > (double) space)
+                  if (pre_cold > (double) space && ci > 0)
                     break;
-                  budget = params->exec_space;
+                  /* The first candidate always runs, in whatever the
+                   * resident preloads leave if that is less than the
+                   * split. */
+                  budget = MIN (params->exec_space, budget);
                 }
               e = baseline_entry (t, budget, params->largest_cold);
               if (e < 0)
@@ -528,6 +567,11 @@ elk__engine_run (const ElkEngine *engine,
             ops[j].entry = best_entries[x - 1];
             ops[j].warmup_s = engine->tables[j]->cold_hot[ops[j].entry].warmup_s;
           }
+
+      n_prev_res = 0;
+      prev_res[n_prev_res++] = i;
+      for (guint x = 1; x < best_len; x++)
+        prev_res[n_prev_res++] = grp[x];
 
       if (!ideal && !params->delay_exec)
         push_loads (ops, order, placed_ptr, pos, grp, n_unc + 1, best_len,
