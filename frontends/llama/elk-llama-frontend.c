@@ -1,0 +1,294 @@
+/* elk-llama-frontend.c: the "llama" frontend plugin.
+ *
+ * Loads a decoder-only (or encoder) transformer from a GGUF file, a Hugging
+ * Face config.json or a built-in preset, and builds its decode, prefill or
+ * training-forward graph.  Every tunable is a property; the experiment
+ * file's <param> elements set them and elk-inspect lists them.
+ */
+#include "config.h"
+
+#include <elk/elk-frontend.h>
+#include <elk/elk-plugin.h>
+
+#include "elk-llama-private.h"
+
+#define ELK_TYPE_LLAMA_FRONTEND (elk_llama_frontend_get_type ())
+G_DECLARE_FINAL_TYPE (ElkLlamaFrontend, elk_llama_frontend, ELK,
+                      LLAMA_FRONTEND, GObject)
+
+#define ELK_TYPE_LLAMA_PHASE (elk_llama_phase_get_type ())
+#define ELK_TYPE_LLAMA_DTYPE (elk_llama_dtype_get_type ())
+GType elk_llama_phase_get_type (void);
+GType elk_llama_dtype_get_type (void);
+
+G_DEFINE_ENUM_TYPE (ElkLlamaPhase, elk_llama_phase,
+                    G_DEFINE_ENUM_VALUE (ELK_LLAMA_PHASE_DECODE, "decode"),
+                    G_DEFINE_ENUM_VALUE (ELK_LLAMA_PHASE_PREFILL, "prefill"),
+                    G_DEFINE_ENUM_VALUE (ELK_LLAMA_PHASE_TRAIN_FORWARD,
+                                         "train-forward"))
+
+G_DEFINE_ENUM_TYPE (ElkLlamaDType, elk_llama_dtype,
+                    G_DEFINE_ENUM_VALUE (ELK_LLAMA_DTYPE_FILE, "file"),
+                    G_DEFINE_ENUM_VALUE (ELK_LLAMA_DTYPE_FP16, "fp16"),
+                    G_DEFINE_ENUM_VALUE (ELK_LLAMA_DTYPE_BF16, "bf16"),
+                    G_DEFINE_ENUM_VALUE (ELK_LLAMA_DTYPE_FP32, "fp32"))
+
+struct _ElkLlamaFrontend
+{
+  GObject parent_instance;
+
+  char *model;
+  char *preset;
+  ElkLlamaBuildOptions options;
+};
+
+enum
+{
+  PROP_0,
+  PROP_MODEL,
+  PROP_PRESET,
+  PROP_PHASE,
+  PROP_BATCH,
+  PROP_SEQ,
+  PROP_DTYPE,
+  PROP_FUSE_QKV,
+  PROP_FUSE_FFN,
+  PROP_LAYERS,
+  PROP_SPLIT_FACTOR,
+  PROP_SPLIT_CORES,
+  N_PROPS
+};
+
+static GParamSpec *props[N_PROPS];
+
+static void elk_llama_frontend_iface_init (ElkFrontendInterface *iface);
+
+G_DEFINE_FINAL_TYPE_WITH_CODE (ElkLlamaFrontend, elk_llama_frontend,
+                               G_TYPE_OBJECT,
+                               G_IMPLEMENT_INTERFACE (
+                                   ELK_TYPE_FRONTEND,
+                                   elk_llama_frontend_iface_init))
+
+static ElkGraph *
+elk_llama_frontend_load (ElkFrontend *frontend, GError **error)
+{
+  ElkLlamaFrontend *self = ELK_LLAMA_FRONTEND (frontend);
+  g_autoptr (ElkLlamaModel) model = NULL;
+  gboolean has_model = self->model != NULL && *self->model != '\0';
+  gboolean has_preset = self->preset != NULL && *self->preset != '\0';
+
+  if (has_model == has_preset)
+    {
+      g_autofree char *list = elk_llama_preset_list ();
+      g_set_error (error, ELK_LLAMA_ERROR, ELK_LLAMA_ERROR_INVALID,
+                   "llama frontend: set exactly one of 'model' (a GGUF file "
+                   "or a Hugging Face config.json) and 'preset' (one of: "
+                   "%s)%s", list,
+                   has_model ? "; both are set" : "; neither is set");
+      return NULL;
+    }
+  model = has_model ? elk_llama_model_new_from_file (self->model, error)
+                    : elk_llama_model_new_from_preset (self->preset, error);
+  if (model == NULL)
+    return NULL;
+  return elk_llama_build_graph (model, &self->options, error);
+}
+
+static void
+elk_llama_frontend_iface_init (ElkFrontendInterface *iface)
+{
+  iface->load = elk_llama_frontend_load;
+}
+
+static void
+elk_llama_frontend_get_property (GObject *object, guint prop_id,
+                                 GValue *value, GParamSpec *pspec)
+{
+  ElkLlamaFrontend *self = ELK_LLAMA_FRONTEND (object);
+
+  switch (prop_id)
+    {
+    case PROP_MODEL:
+      g_value_set_string (value, self->model);
+      break;
+    case PROP_PRESET:
+      g_value_set_string (value, self->preset);
+      break;
+    case PROP_PHASE:
+      g_value_set_enum (value, self->options.phase);
+      break;
+    case PROP_BATCH:
+      g_value_set_uint (value, (guint) self->options.batch);
+      break;
+    case PROP_SEQ:
+      g_value_set_uint (value, (guint) self->options.seq);
+      break;
+    case PROP_DTYPE:
+      g_value_set_enum (value, self->options.dtype);
+      break;
+    case PROP_FUSE_QKV:
+      g_value_set_boolean (value, self->options.fuse_qkv);
+      break;
+    case PROP_FUSE_FFN:
+      g_value_set_boolean (value, self->options.fuse_ffn);
+      break;
+    case PROP_LAYERS:
+      g_value_set_uint (value, self->options.layers);
+      break;
+    case PROP_SPLIT_FACTOR:
+      g_value_set_int (value, self->options.split_factor);
+      break;
+    case PROP_SPLIT_CORES:
+      g_value_set_uint (value, self->options.split_cores);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+elk_llama_frontend_set_property (GObject *object, guint prop_id,
+                                 const GValue *value, GParamSpec *pspec)
+{
+  ElkLlamaFrontend *self = ELK_LLAMA_FRONTEND (object);
+
+  switch (prop_id)
+    {
+    case PROP_MODEL:
+      g_free (self->model);
+      self->model = g_value_dup_string (value);
+      break;
+    case PROP_PRESET:
+      g_free (self->preset);
+      self->preset = g_value_dup_string (value);
+      break;
+    case PROP_PHASE:
+      self->options.phase = g_value_get_enum (value);
+      break;
+    case PROP_BATCH:
+      self->options.batch = g_value_get_uint (value);
+      break;
+    case PROP_SEQ:
+      self->options.seq = g_value_get_uint (value);
+      break;
+    case PROP_DTYPE:
+      self->options.dtype = g_value_get_enum (value);
+      break;
+    case PROP_FUSE_QKV:
+      self->options.fuse_qkv = g_value_get_boolean (value);
+      break;
+    case PROP_FUSE_FFN:
+      self->options.fuse_ffn = g_value_get_boolean (value);
+      break;
+    case PROP_LAYERS:
+      self->options.layers = g_value_get_uint (value);
+      break;
+    case PROP_SPLIT_FACTOR:
+      self->options.split_factor = g_value_get_int (value);
+      break;
+    case PROP_SPLIT_CORES:
+      self->options.split_cores = g_value_get_uint (value);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+elk_llama_frontend_finalize (GObject *object)
+{
+  ElkLlamaFrontend *self = ELK_LLAMA_FRONTEND (object);
+
+  g_free (self->model);
+  g_free (self->preset);
+  G_OBJECT_CLASS (elk_llama_frontend_parent_class)->finalize (object);
+}
+
+static void
+elk_llama_frontend_class_init (ElkLlamaFrontendClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+  GParamFlags rw = G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS
+                   | G_PARAM_EXPLICIT_NOTIFY;
+
+  object_class->get_property = elk_llama_frontend_get_property;
+  object_class->set_property = elk_llama_frontend_set_property;
+  object_class->finalize = elk_llama_frontend_finalize;
+
+  props[PROP_MODEL] = g_param_spec_string (
+      "model", "Model file",
+      "A GGUF file (v2/v3) or a Hugging Face config.json, told apart by "
+      "content; relative to the experiment file. Exclusive with 'preset'",
+      NULL, rw | ELK_PARAM_PATH);
+  props[PROP_PRESET] = g_param_spec_string (
+      "preset", "Preset",
+      "A built-in model: every row of models.md (llama-2-7b, ..., "
+      "vit-l-16) and the paper's graphs (llama2-13b-paper, "
+      "gemma2-27b-paper, opt-30b-paper, llama2-70b-paper, vit-huge-paper). "
+      "Exclusive with 'model'",
+      NULL, rw);
+  props[PROP_PHASE] = g_param_spec_enum (
+      "phase", "Phase",
+      "decode: one new token per sequence reading a KV cache of 'seq' "
+      "entries from HBM; prefill: 'seq' tokens per sequence, logits of the "
+      "last one; train-forward: the forward pass over 'seq' tokens with "
+      "logits for all of them",
+      ELK_TYPE_LLAMA_PHASE, ELK_LLAMA_PHASE_DECODE, rw);
+  props[PROP_BATCH] = g_param_spec_uint (
+      "batch", "Batch", "Sequences processed together", 1, 65536, 32, rw);
+  props[PROP_SEQ] = g_param_spec_uint (
+      "seq", "Sequence length",
+      "KV-cache length in decode, tokens per sequence otherwise; 0 = the "
+      "model's default (min(2048, context); the patch count of a ViT)",
+      0, 1u << 24, 0, rw);
+  props[PROP_DTYPE] = g_param_spec_enum (
+      "dtype", "Element type",
+      "Storage type of weights, activations and KV cache; 'file' keeps the "
+      "GGUF tensors' own types (Q4_K stays Q4_K) with FP16 activations and "
+      "KV cache. The artifact uses 2 bytes per element (fp16)",
+      ELK_TYPE_LLAMA_DTYPE, ELK_LLAMA_DTYPE_FP16, rw);
+  props[PROP_FUSE_QKV] = g_param_spec_boolean (
+      "fuse-qkv", "Fuse QKV",
+      "One Q/K/V projection MatMul per layer instead of three (as the "
+      "paper's graphs)", TRUE, rw);
+  props[PROP_FUSE_FFN] = g_param_spec_boolean (
+      "fuse-ffn", "Fuse gate and up",
+      "One gate+up MatMul per layer for gated FFNs (SwiGLU, GeGLU) instead "
+      "of two (as the paper's graphs)", TRUE, rw);
+  props[PROP_LAYERS] = g_param_spec_uint (
+      "layers", "Layers",
+      "Build only the first N transformer layers (0 = all); for quick "
+      "tests", 0, 100000, 0, rw);
+  props[PROP_SPLIT_FACTOR] = g_param_spec_int (
+      "split-factor", "Split factor",
+      "The artifact's operator splitting: MatMuls larger than "
+      "(split-cores / split-factor) MB of FP16 are halved along their "
+      "largest dimension, repeatedly (split-factor + 1 for train-forward). "
+      "-1 = the model's default (3, 2, 4, 3 for the llama2-13b, gemma2, "
+      "opt-30b, llama2-70b paper presets; off otherwise), 0 = off",
+      -1, 1024, -1, rw);
+  props[PROP_SPLIT_CORES] = g_param_spec_uint (
+      "split-cores", "Split cores",
+      "Core count in the splitting threshold (the artifact's num_cores; "
+      "5888 = IPU-POD4)", 1, 1u << 24, ELK_LLAMA_DEFAULT_SPLIT_CORES, rw);
+
+  g_object_class_install_properties (object_class, N_PROPS, props);
+}
+
+static void
+elk_llama_frontend_init (ElkLlamaFrontend *self)
+{
+  elk_llama_build_options_init (&self->options);
+}
+
+static gboolean
+llama_register (ElkPlugin *plugin, GError **error)
+{
+  return elk_plugin_add_feature (plugin, ELK_TYPE_FRONTEND, "llama",
+                                 ELK_TYPE_LLAMA_FRONTEND, error);
+}
+
+ELK_PLUGIN_DEFINE (llama,
+                   "Llama-family transformers from GGUF files, Hugging Face "
+                   "config.json and presets",
+                   "0.1", llama_register)

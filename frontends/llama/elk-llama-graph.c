@@ -1,0 +1,1229 @@
+/* elk-llama-graph.c: builds the operator graph of a transformer.
+ *
+ * Granularity follows the Elk artifact's graphs (docs/frontend-llama.md has
+ * the full list): projections are MatMuls over the flattened tokens
+ * ("mk,kn->mn", m = batch x tokens), attention is two batch-matmuls over the
+ * KV cache, softmax and norms are REDUCE and ELEMENTWISE/UNARY kernels,
+ * residual adds are ELEMENTWISE.  Reshapes, transposes, concatenations and
+ * RoPE are free views here, as the artifact drops Reshape, Broadcast and
+ * Concat: a tensor such as "blk.0.q" (the query in head layout) is read by
+ * the score batch-matmul but written by no operator; it is the projection's
+ * output seen in another shape.
+ *
+ * Every weight tensor is read by exactly one operator, and every KV-cache
+ * tensor too, so the graph's HBM bytes are the weight bytes plus the KV
+ * bytes of one pass, and the "weight-bytes" and "kv-bytes" attributes are
+ * the sums of those tensors.
+ *
+ * Operator splitting reproduces the artifact (elk-paper.md §5.1): a MatMul
+ * whose iteration space is larger than (cores / split_factor) "MB" of FP16
+ * (the product of its two largest extents, or of its four largest for
+ * batch-matmuls) is halved along its largest extent, repeatedly.
+ */
+#include "config.h"
+
+#include <string.h>
+
+#include "elk-llama-private.h"
+
+/* The artifact never splits more than a few times; this only stops a
+ * pathological threshold from producing millions of operators. */
+#define MAX_SPLIT_DEPTH 12
+
+typedef struct
+{
+  const char *name;
+  const char *axes;       /* one letter per axis */
+  ElkTensorOrigin origin;
+  ElkDType dtype;
+  guint64 bytes;          /* explicit size, 0 = from dtype */
+} Operand;
+
+typedef struct
+{
+  ElkGraph *graph;
+  const ElkLlamaModel *m;
+  const ElkLlamaBuildOptions *o;
+  ElkLlamaPhase phase;
+  gboolean file_types;    /* weights take the GGUF tensors' types */
+  ElkDType wdtype;        /* weight type otherwise */
+  ElkDType adtype;        /* activations and KV cache */
+  guint layers;
+  guint64 b, t, S, M, R;  /* batch, tokens/seq, KV length, tokens, head rows */
+  guint64 cap;            /* split threshold in elements, 0 = off */
+  guint64 ext[128];       /* extents by loop letter for the current op */
+} Builder;
+
+void
+elk_llama_build_options_init (ElkLlamaBuildOptions *options)
+{
+  memset (options, 0, sizeof (*options));
+  options->phase = ELK_LLAMA_PHASE_DECODE;
+  options->batch = 32;
+  options->seq = 0;
+  options->dtype = ELK_LLAMA_DTYPE_FP16;
+  options->fuse_qkv = TRUE;
+  options->fuse_ffn = TRUE;
+  options->layers = 0;
+  options->split_factor = -1;
+  options->split_cores = ELK_LLAMA_DEFAULT_SPLIT_CORES;
+}
+
+const char *
+elk_llama_phase_to_string (ElkLlamaPhase phase)
+{
+  switch (phase)
+    {
+    case ELK_LLAMA_PHASE_DECODE: return "decode";
+    case ELK_LLAMA_PHASE_PREFILL: return "prefill";
+    case ELK_LLAMA_PHASE_TRAIN_FORWARD: return "train-forward";
+    default: return "invalid";
+    }
+}
+
+/* ------------------------------------------------------------------ */
+/* Operators and splitting                                              */
+/* ------------------------------------------------------------------ */
+
+static void
+set_ext (Builder *B, char letter, guint64 extent)
+{
+  B->ext[(guchar) letter] = extent;
+}
+
+static gint
+get_tensor (Builder *B, const Operand *op, GError **error)
+{
+  guint64 shape[ELK_MAX_DIMS];
+  guint n = (guint) strlen (op->axes);
+  gint id = elk_graph_find_tensor (B->graph, op->name);
+
+  for (guint a = 0; a < n; a++)
+    shape[a] = B->ext[(guchar) op->axes[a]];
+  if (id >= 0)
+    {
+      const ElkTensor *t = elk_graph_get_tensor (B->graph, (guint) id);
+      gboolean same = t->n_dims == n;
+      for (guint a = 0; same && a < n; a++)
+        same = t->shape[a] == shape[a];
+      if (!same)
+        {
+          g_set_error (error, ELK_GRAPH_ERROR, ELK_GRAPH_ERROR_INVALID,
+                       "llama frontend: tensor '%s' is used with two "
+                       "different shapes", op->name);
+          return -1;
+        }
+      return id;
+    }
+  return elk_graph_add_tensor (B->graph, op->name, op->dtype, op->origin, n,
+                               shape, op->bytes, error);
+}
+
+static gboolean
+emit_op (Builder *B, const char *name, const char *type, ElkOpKind kind,
+         gint layer, const char *spec, const Operand *operands, guint n,
+         GError **error)
+{
+  guint32 ids[ELK_MAX_OPERANDS];
+  gint op;
+
+  for (guint i = 0; i < n; i++)
+    {
+      gint id = get_tensor (B, &operands[i], error);
+      if (id < 0)
+        return FALSE;
+      ids[i] = (guint32) id;
+    }
+  op = elk_graph_add_op (B->graph, name, type, kind, layer, spec, ids, n,
+                         NULL, error);
+  if (op < 0)
+    return FALSE;
+  if (kind == ELK_OP_GATHER)
+    elk_graph_set_op_flops (B->graph, (guint) op, 0.0);
+  return TRUE;
+}
+
+/* Loop letters in the core's numbering order: output first, then inputs. */
+static guint
+loop_letters (const Operand *operands, guint n, char *letters)
+{
+  guint count = 0;
+  for (guint i = 0; i < n; i++)
+    {
+      const char *axes = operands[(i + n - 1) % n].axes;
+      for (const char *c = axes; *c; c++)
+        if (memchr (letters, *c, count) == NULL)
+          letters[count++] = *c;
+    }
+  return count;
+}
+
+static gint
+compare_desc (gconstpointer a, gconstpointer b)
+{
+  guint64 x = *(const guint64 *) a, y = *(const guint64 *) b;
+  return x < y ? 1 : x > y ? -1 : 0;
+}
+
+/* Adds an operator, splitting it first when it is a MatMul above the
+ * threshold.  @operands are the inputs in spec order, then the output. */
+static gboolean
+add_op (Builder *B, const char *name, const char *type, ElkOpKind kind,
+        gint layer, const char *spec, const Operand *operands, guint n,
+        guint depth, GError **error)
+{
+  char letters[ELK_MAX_DIMS * ELK_MAX_OPERANDS];
+  guint64 sizes[G_N_ELEMENTS (letters)];
+  guint n_loops, n_top;
+  guint64 product = 1;
+  char split = 0;
+  guint64 extent, halves[2];
+
+  if (kind != ELK_OP_MATMUL || B->cap == 0)
+    return emit_op (B, name, type, kind, layer, spec, operands, n, error);
+
+  n_loops = loop_letters (operands, n, letters);
+  for (guint i = 0; i < n_loops; i++)
+    sizes[i] = B->ext[(guchar) letters[i]];
+  qsort (sizes, n_loops, sizeof (guint64), compare_desc);
+  /* The artifact measures batch-matmuls by their four largest extents and
+   * plain matmuls by their two largest. */
+  n_top = MIN (n_loops, n_loops >= 5 ? 4u : 2u);
+  for (guint i = 0; i < n_top; i++)
+    product *= sizes[i];
+  if (product <= B->cap)
+    return emit_op (B, name, type, kind, layer, spec, operands, n, error);
+
+  if (depth >= MAX_SPLIT_DEPTH)
+    {
+      g_set_error (error, ELK_LLAMA_ERROR, ELK_LLAMA_ERROR_INVALID,
+                   "operator '%s' would be split into more than %u pieces; "
+                   "the split threshold is too small", name,
+                   1u << MAX_SPLIT_DEPTH);
+      return FALSE;
+    }
+
+  /* The first loop dimension with the largest extent, as the artifact's
+   * list.index(max(...)). */
+  for (guint i = 0; i < n_loops; i++)
+    if (B->ext[(guchar) letters[i]] == sizes[0])
+      {
+        split = letters[i];
+        break;
+      }
+  extent = B->ext[(guchar) split];
+  if (extent < 2)
+    return emit_op (B, name, type, kind, layer, spec, operands, n, error);
+  /* The artifact halves with floor division and drops the odd element;
+   * the first half gets it here so that FLOPs and bytes add up. */
+  halves[0] = extent - extent / 2;
+  halves[1] = extent / 2;
+
+  for (guint h = 0; h < 2; h++)
+    {
+      Operand parts[ELK_MAX_OPERANDS];
+      char *names[ELK_MAX_OPERANDS] = { NULL };
+      g_autofree char *piece_name = g_strdup_printf ("%s.%u", name, h);
+      gboolean ok;
+
+      for (guint i = 0; i < n; i++)
+        {
+          gboolean has = strchr (operands[i].axes, split) != NULL;
+          parts[i] = operands[i];
+          /* Inputs indexed by the split dimension are split with it; the
+           * output always is: either a slice or, when the reduction
+           * dimension is split, a partial sum. */
+          if (has || i == n - 1)
+            {
+              names[i] = g_strdup_printf ("%s.%u", operands[i].name, h);
+              parts[i].name = names[i];
+              if (has && operands[i].bytes != 0)
+                {
+                  guint64 lo = operands[i].bytes / extent * halves[0];
+                  parts[i].bytes = h == 0 ? lo : operands[i].bytes - lo;
+                }
+            }
+        }
+      set_ext (B, split, halves[h]);
+      ok = add_op (B, piece_name, type, kind, layer, spec, parts, n,
+                   depth + 1, error);
+      set_ext (B, split, extent);
+      for (guint i = 0; i < n; i++)
+        g_free (names[i]);
+      if (!ok)
+        return FALSE;
+    }
+  return TRUE;
+}
+
+static Operand
+act (const char *name, const char *axes, ElkDType dtype)
+{
+  return (Operand) { name, axes, ELK_TENSOR_ORIGIN_ACTIVATION, dtype, 0 };
+}
+
+/* ------------------------------------------------------------------ */
+/* Weights                                                              */
+/* ------------------------------------------------------------------ */
+
+static gboolean
+same_plain_type (guint32 a, guint32 b)
+{
+  ElkDType da, db;
+  return elk_ggml_type_to_dtype (a, &da) && elk_ggml_type_to_dtype (b, &db)
+         && da == db;
+}
+
+/* Storage of a logical weight of @n elements made of the GGUF tensors
+ * @parts (NULL-terminated), or of a fraction of the fused file tensor
+ * @fused (n of its elements, whole rows) when the parts are absent. */
+static gboolean
+weight_storage (Builder *B, guint64 n, const char *fused,
+                const char *const *parts, ElkDType *dtype, guint64 *bytes,
+                GError **error)
+{
+  const ElkGguf *gguf = B->m->gguf;
+  guint64 found_elems = 0, found_bytes = 0;
+  guint32 first_type = 0;
+  gboolean mixed = FALSE, all = TRUE;
+
+  if (!B->file_types)
+    {
+      *dtype = B->wdtype;
+      *bytes = 0;
+      return TRUE;
+    }
+  if (gguf == NULL || elk_gguf_get_n_tensors (gguf) == 0)
+    {
+      if (!B->m->has_native_dtype)
+        {
+          g_set_error (error, ELK_LLAMA_ERROR, ELK_LLAMA_ERROR_INVALID,
+                       "%s: dtype=file, but the model has no tensors and "
+                       "no storage type of its own (no general.file_type "
+                       "or torch_dtype); choose fp16, bf16 or fp32",
+                       B->m->source);
+          return FALSE;
+        }
+      *dtype = B->m->native_dtype;
+      *bytes = 0;
+      return TRUE;
+    }
+
+  for (guint i = 0; parts[i] != NULL; i++)
+    {
+      const ElkGgufTensor *t = elk_gguf_find_tensor (gguf, parts[i]);
+      if (t == NULL)
+        {
+          all = FALSE;
+          break;
+        }
+      if (i == 0)
+        first_type = t->type;
+      else if (t->type != first_type && !same_plain_type (t->type, first_type))
+        mixed = TRUE;
+      found_elems += t->n_elements;
+      found_bytes += t->bytes;
+    }
+  if (all)
+    {
+      if (found_elems != n)
+        {
+          g_set_error (error, ELK_LLAMA_ERROR, ELK_LLAMA_ERROR_INVALID,
+                       "%s: tensor '%s'%s has %" G_GUINT64_FORMAT
+                       " elements, the hyper-parameters give %"
+                       G_GUINT64_FORMAT, elk_gguf_get_path (gguf), parts[0],
+                       parts[1] != NULL ? " and its siblings" : "",
+                       found_elems, n);
+          return FALSE;
+        }
+      if (mixed || !elk_ggml_type_to_dtype (first_type, dtype))
+        *dtype = ELK_DTYPE_QUANTIZED;
+      *bytes = found_bytes;
+      return TRUE;
+    }
+  if (fused != NULL)
+    {
+      const ElkGgufTensor *t = elk_gguf_find_tensor (gguf, fused);
+      if (t != NULL && t->n_elements >= n && n % t->dims[0] == 0)
+        {
+          guint64 rows = t->n_elements / t->dims[0];
+          guint64 row_bytes = t->bytes / rows;
+          if (!elk_ggml_type_to_dtype (t->type, dtype))
+            *dtype = ELK_DTYPE_QUANTIZED;
+          *bytes = row_bytes * (n / t->dims[0]);
+          return TRUE;
+        }
+    }
+  g_set_error (error, ELK_LLAMA_ERROR, ELK_LLAMA_ERROR_INVALID,
+               "%s: tensor '%s' is missing (needed for dtype=file)",
+               elk_gguf_get_path (gguf), parts[0]);
+  return FALSE;
+}
+
+/* A weight operand.  @n is its element count (the product of its axes'
+ * extents, which the caller has set). */
+static gboolean
+weight (Builder *B, Operand *out, const char *name, const char *axes,
+        const char *fused, const char *const *parts, GError **error)
+{
+  guint64 n = 1;
+  for (const char *c = axes; *c; c++)
+    n *= B->ext[(guchar) *c];
+  out->name = name;
+  out->axes = axes;
+  out->origin = ELK_TENSOR_ORIGIN_WEIGHT;
+  return weight_storage (B, n, fused, parts, &out->dtype, &out->bytes,
+                         error);
+}
+
+#define PARTS(...) ((const char *const[]) { __VA_ARGS__, NULL })
+
+/* ------------------------------------------------------------------ */
+/* Building blocks                                                      */
+/* ------------------------------------------------------------------ */
+
+/* y = x W (+ b): "mk,kn->mn". */
+static gboolean
+linear (Builder *B, gint layer, const char *name, const char *x,
+        guint64 rows, guint64 in, guint64 out_features, const char *fused,
+        const char *const *weight_parts, const char *const *bias_parts,
+        char **out, GError **error)
+{
+  g_autofree char *wname = g_strdup_printf ("%s.weight", name);
+  g_autofree char *y = g_strdup_printf ("%s.out", name);
+  Operand ops[3];
+
+  set_ext (B, 'm', rows);
+  set_ext (B, 'k', in);
+  set_ext (B, 'n', out_features);
+  ops[0] = act (x, "mk", B->adtype);
+  if (!weight (B, &ops[1], wname, "kn", fused, weight_parts, error))
+    return FALSE;
+  ops[2] = act (y, "mn", B->adtype);
+  if (!add_op (B, name, "matmul", ELK_OP_MATMUL, layer, "mk,kn->mn", ops, 3,
+               0, error))
+    return FALSE;
+
+  if (bias_parts != NULL)
+    {
+      g_autofree char *bname = g_strdup_printf ("%s_bias", name);
+      g_autofree char *bw = g_strdup_printf ("%s.bias", name);
+      g_autofree char *by = g_strdup_printf ("%s_bias.out", name);
+      g_autofree char *fused_bias = NULL;
+      set_ext (B, 'm', rows);
+      set_ext (B, 'n', out_features);
+      if (fused != NULL && g_str_has_suffix (fused, ".weight"))
+        fused_bias = g_strdup_printf ("%.*s.bias",
+                                      (int) (strlen (fused) - 7), fused);
+      ops[0] = act (y, "mn", B->adtype);
+      if (!weight (B, &ops[1], bw, "n", fused_bias, bias_parts, error))
+        return FALSE;
+      ops[2] = act (by, "mn", B->adtype);
+      if (!add_op (B, bname, "bias-add", ELK_OP_ELEMENTWISE, layer,
+                   "mn,n->mn", ops, 3, 0, error))
+        return FALSE;
+      *out = g_steal_pointer (&by);
+      return TRUE;
+    }
+  *out = g_steal_pointer (&y);
+  return TRUE;
+}
+
+/* One step of a norm: @spec over rows "mk" and per-row statistics "m". */
+static gboolean
+norm_step (Builder *B, gint layer, const char *name, const char *suffix,
+           const char *type, ElkOpKind kind, const char *spec,
+           const Operand *inputs, guint n_inputs, gboolean stat_out,
+           char **out, GError **error)
+{
+  g_autofree char *op_name = g_strdup_printf ("%s.%s", name, suffix);
+  g_autofree char *y = g_strdup_printf ("%s.%s.out", name, suffix);
+  Operand ops[ELK_MAX_OPERANDS];
+
+  for (guint i = 0; i < n_inputs; i++)
+    ops[i] = inputs[i];
+  ops[n_inputs] = act (y, stat_out ? "m" : "mk", B->adtype);
+  if (!add_op (B, op_name, type, kind, layer, spec, ops, n_inputs + 1, 0,
+               error))
+    return FALSE;
+  *out = g_steal_pointer (&y);
+  return TRUE;
+}
+
+/* RMSNorm is square, sum, rsqrt, scale and gain; LayerNorm is mean,
+ * centre, square, sum, rsqrt, scale, gain and bias.  The artifact's graphs
+ * spell norms out the same way (Multiply, Sum, Divide, Add, Sqrt, Divide,
+ * Multiply); the mean's division and the epsilon are folded into rsqrt.
+ * @file_name is the GGUF name of the norm's tensors. */
+static gboolean
+norm (Builder *B, gint layer, const char *name, const char *file_name,
+      const char *x, guint64 rows, char **out, GError **error)
+{
+  const ElkLlamaModel *m = B->m;
+  g_autofree char *gw = g_strdup_printf ("%s.weight", name);
+  g_autofree char *bw = g_strdup_printf ("%s.bias", name);
+  g_autofree char *fw = g_strdup_printf ("%s.weight", file_name);
+  g_autofree char *fb = g_strdup_printf ("%s.bias", file_name);
+  g_autofree char *centred = NULL, *sq = NULL, *ss = NULL, *r = NULL;
+  g_autofree char *scaled = NULL, *gained = NULL, *mean = NULL;
+  ElkDType a = B->adtype;
+  Operand in[2];
+
+  set_ext (B, 'm', rows);
+  set_ext (B, 'k', m->hidden);
+  if (m->norm == ELK_LLAMA_NORM_LAYER)
+    {
+      in[0] = act (x, "mk", a);
+      if (!norm_step (B, layer, name, "mean", "sum", ELK_OP_REDUCE,
+                      "mk->m", in, 1, TRUE, &mean, error))
+        return FALSE;
+      in[0] = act (x, "mk", a);
+      in[1] = act (mean, "m", a);
+      if (!norm_step (B, layer, name, "centre", "sub", ELK_OP_ELEMENTWISE,
+                      "mk,m->mk", in, 2, FALSE, &centred, error))
+        return FALSE;
+    }
+  else
+    centred = g_strdup (x);
+
+  in[0] = act (centred, "mk", a);
+  if (!norm_step (B, layer, name, "square", "square", ELK_OP_UNARY,
+                  "mk->mk", in, 1, FALSE, &sq, error))
+    return FALSE;
+  in[0] = act (sq, "mk", a);
+  if (!norm_step (B, layer, name, "sum", "sum", ELK_OP_REDUCE, "mk->m", in,
+                  1, TRUE, &ss, error))
+    return FALSE;
+  in[0] = act (ss, "m", a);
+  if (!norm_step (B, layer, name, "rsqrt", "rsqrt", ELK_OP_UNARY, "m->m",
+                  in, 1, TRUE, &r, error))
+    return FALSE;
+  in[0] = act (centred, "mk", a);
+  in[1] = act (r, "m", a);
+  if (!norm_step (B, layer, name, "scale", "mul", ELK_OP_ELEMENTWISE,
+                  "mk,m->mk", in, 2, FALSE, &scaled, error))
+    return FALSE;
+  in[0] = act (scaled, "mk", a);
+  if (!weight (B, &in[1], gw, "k", NULL, PARTS (fw), error)
+      || !norm_step (B, layer, name, "gain", "mul", ELK_OP_ELEMENTWISE,
+                     "mk,k->mk", in, 2, FALSE, &gained, error))
+    return FALSE;
+  if (m->norm == ELK_LLAMA_NORM_LAYER && m->norm_bias)
+    {
+      in[0] = act (gained, "mk", a);
+      if (!weight (B, &in[1], bw, "k", NULL, PARTS (fb), error)
+          || !norm_step (B, layer, name, "bias", "add", ELK_OP_ELEMENTWISE,
+                         "mk,k->mk", in, 2, FALSE, out, error))
+        return FALSE;
+      return TRUE;
+    }
+  *out = g_steal_pointer (&gained);
+  return TRUE;
+}
+
+static gboolean
+residual (Builder *B, gint layer, const char *name, const char *a,
+          const char *b, char **out, GError **error)
+{
+  g_autofree char *y = g_strdup_printf ("%s.out", name);
+  Operand ops[3];
+
+  set_ext (B, 'm', B->M);
+  set_ext (B, 'k', B->m->hidden);
+  ops[0] = act (a, "mk", B->adtype);
+  ops[1] = act (b, "mk", B->adtype);
+  ops[2] = act (y, "mk", B->adtype);
+  if (!add_op (B, name, "add", ELK_OP_ELEMENTWISE, layer, "mk,mk->mk", ops,
+               3, 0, error))
+    return FALSE;
+  *out = g_steal_pointer (&y);
+  return TRUE;
+}
+
+static gboolean
+unary (Builder *B, gint layer, const char *name, const char *type,
+       const char *x, const char *axes, char **out, GError **error)
+{
+  g_autofree char *y = g_strdup_printf ("%s.out", name);
+  g_autofree char *spec = g_strdup_printf ("%s->%s", axes, axes);
+  Operand ops[2] = { act (x, axes, B->adtype), act (y, axes, B->adtype) };
+
+  if (!add_op (B, name, type, ELK_OP_UNARY, layer, spec, ops, 2, 0, error))
+    return FALSE;
+  *out = g_steal_pointer (&y);
+  return TRUE;
+}
+
+static const char *
+act_name (ElkLlamaAct a)
+{
+  switch (a)
+    {
+    case ELK_LLAMA_ACT_SILU: return "silu";
+    case ELK_LLAMA_ACT_GELU: return "gelu";
+    case ELK_LLAMA_ACT_RELU: return "relu";
+    default: return "act";
+    }
+}
+
+/* ------------------------------------------------------------------ */
+/* Attention and FFN                                                    */
+/* ------------------------------------------------------------------ */
+
+static guint64
+kv_length (Builder *B, guint layer)
+{
+  const ElkLlamaModel *m = B->m;
+  gboolean windowed = m->sliding_window != 0 && m->sliding_period != 0
+                      && layer % m->sliding_period == 0;
+  /* A sliding window bounds the KV cache a decode step reads; prefill
+   * computes the whole (masked) square, as the artifact's graphs do. */
+  if (windowed && B->phase == ELK_LLAMA_PHASE_DECODE)
+    return MIN (B->S, m->sliding_window);
+  return B->S;
+}
+
+static gboolean
+attention (Builder *B, guint layer, const char *x, char **out,
+           GError **error)
+{
+  const ElkLlamaModel *m = B->m;
+  gint L = (gint) layer;
+  g_autofree char *p = g_strdup_printf ("blk.%u", layer);
+  g_autofree char *f = g_strdup_printf ("blk.%u", layer);
+  guint64 d = m->hidden, e = m->head_dim;
+  guint64 hkv = m->n_kv_heads, g = m->n_heads / m->n_kv_heads;
+  guint64 S = kv_length (B, layer);
+  gboolean grouped = g > 1;
+  gboolean decode = B->phase == ELK_LLAMA_PHASE_DECODE;
+  /* Projection widths; the paper presets override the fused width. */
+  guint64 wq = m->qkv_out ? m->qkv_out / 3 : m->n_heads * e;
+  guint64 wkv = m->qkv_out ? m->qkv_out / 3 : hkv * e;
+  guint64 wqkv = m->qkv_out ? m->qkv_out : wq + 2 * wkv;
+  guint64 o_in = m->o_in ? m->o_in : m->n_heads * e;
+  const char *q_axes = grouped ? "bhgqe" : "bhqe";
+  const char *s_axes = grouped ? "bhgqs" : "bhqs";
+  const char *r_axes = grouped ? "bhgq" : "bhq";
+  g_autofree char *q = g_strdup_printf ("%s.q", p);
+  g_autofree char *k = g_strdup_printf (decode ? "%s.k_cache" : "%s.k", p);
+  g_autofree char *v = g_strdup_printf (decode ? "%s.v_cache" : "%s.v", p);
+  g_autofree char *name = NULL, *spec = NULL, *tmp = NULL;
+  g_autofree char *scores = NULL, *mx = NULL, *ex = NULL, *sm = NULL;
+  g_autofree char *probs = NULL, *ctx = NULL, *ctx_rows = NULL;
+  ElkTensorOrigin kv_origin = decode ? ELK_TENSOR_ORIGIN_KV_CACHE
+                                     : ELK_TENSOR_ORIGIN_ACTIVATION;
+  Operand ops[3];
+
+  /* Q, K and V projections. */
+  if (B->o->fuse_qkv)
+    {
+      g_autofree char *fq = g_strdup_printf ("%s.attn_q.weight", f);
+      g_autofree char *fk = g_strdup_printf ("%s.attn_k.weight", f);
+      g_autofree char *fv = g_strdup_printf ("%s.attn_v.weight", f);
+      g_autofree char *bq = g_strdup_printf ("%s.attn_q.bias", f);
+      g_autofree char *bk = g_strdup_printf ("%s.attn_k.bias", f);
+      g_autofree char *bv = g_strdup_printf ("%s.attn_v.bias", f);
+      g_autofree char *fused = g_strdup_printf ("%s.attn_qkv.weight", f);
+      g_autofree char *fused_b = g_strdup_printf ("%s.attn_qkv.bias", f);
+      g_autofree char *pname = g_strdup_printf ("%s.attn_qkv", p);
+      const char *const *wparts = NULL;
+      const char *const *bparts = NULL;
+      /* A file with a fused tensor is read as one part. */
+      if (m->gguf != NULL && elk_gguf_find_tensor (m->gguf, fused) != NULL)
+        wparts = PARTS (fused), bparts = PARTS (fused_b);
+      else
+        wparts = PARTS (fq, fk, fv), bparts = PARTS (bq, bk, bv);
+      if (!linear (B, L, pname, x, B->M, d, wqkv, NULL, wparts,
+                   m->bias_qkv ? bparts : NULL, &tmp, error))
+        return FALSE;
+    }
+  else
+    {
+      static const char *const which[] = { "q", "k", "v" };
+      for (guint i = 0; i < 3; i++)
+        {
+          g_autofree char *pname = g_strdup_printf ("%s.attn_%s", p,
+                                                    which[i]);
+          g_autofree char *fw = g_strdup_printf ("%s.attn_%s.weight", f,
+                                                 which[i]);
+          g_autofree char *fb = g_strdup_printf ("%s.attn_%s.bias", f,
+                                                 which[i]);
+          g_autofree char *fused = g_strdup_printf ("%s.attn_qkv.weight", f);
+          g_autofree char *o = NULL;
+          if (!linear (B, L, pname, x, B->M, d, i == 0 ? wq : wkv, fused,
+                       PARTS (fw), m->bias_qkv ? PARTS (fb) : NULL, &o,
+                       error))
+            return FALSE;
+        }
+    }
+
+  /* Scores: queries against the keys (the KV cache in decode). */
+  set_ext (B, 'b', B->b);
+  set_ext (B, 'h', hkv);
+  set_ext (B, 'g', g);
+  set_ext (B, 'q', B->t);
+  set_ext (B, 's', S);
+  set_ext (B, 'e', e);
+  name = g_strdup_printf ("%s.attn_score", p);
+  scores = g_strdup_printf ("%s.out", name);
+  spec = g_strdup_printf ("%s,bhse->%s", q_axes, s_axes);
+  ops[0] = act (q, q_axes, B->adtype);
+  ops[1] = (Operand) { k, "bhse", kv_origin, B->adtype, 0 };
+  ops[2] = act (scores, s_axes, B->adtype);
+  if (!add_op (B, name, "batch-matmul", ELK_OP_MATMUL, L, spec, ops, 3, 0,
+               error))
+    return FALSE;
+
+  /* Softmax over the key axis: max, exp(x - max), sum, divide. */
+  {
+    g_autofree char *red = g_strdup_printf ("%s->%s", s_axes, r_axes);
+    g_autofree char *bin = g_strdup_printf ("%s,%s->%s", s_axes, r_axes,
+                                            s_axes);
+    g_autofree char *n1 = g_strdup_printf ("%s.softmax.max", p);
+    g_autofree char *n2 = g_strdup_printf ("%s.softmax.exp", p);
+    g_autofree char *n3 = g_strdup_printf ("%s.softmax.sum", p);
+    g_autofree char *n4 = g_strdup_printf ("%s.softmax.div", p);
+    mx = g_strdup_printf ("%s.out", n1);
+    ex = g_strdup_printf ("%s.out", n2);
+    sm = g_strdup_printf ("%s.out", n3);
+    probs = g_strdup_printf ("%s.out", n4);
+
+    ops[0] = act (scores, s_axes, B->adtype);
+    ops[1] = act (mx, r_axes, B->adtype);
+    if (!add_op (B, n1, "max", ELK_OP_REDUCE, L, red, ops, 2, 0, error))
+      return FALSE;
+    ops[0] = act (scores, s_axes, B->adtype);
+    ops[1] = act (mx, r_axes, B->adtype);
+    ops[2] = act (ex, s_axes, B->adtype);
+    if (!add_op (B, n2, "sub-exp", ELK_OP_ELEMENTWISE, L, bin, ops, 3, 0,
+                 error))
+      return FALSE;
+    ops[0] = act (ex, s_axes, B->adtype);
+    ops[1] = act (sm, r_axes, B->adtype);
+    if (!add_op (B, n3, "sum", ELK_OP_REDUCE, L, red, ops, 2, 0, error))
+      return FALSE;
+    ops[0] = act (ex, s_axes, B->adtype);
+    ops[1] = act (sm, r_axes, B->adtype);
+    ops[2] = act (probs, s_axes, B->adtype);
+    if (!add_op (B, n4, "div", ELK_OP_ELEMENTWISE, L, bin, ops, 3, 0,
+                 error))
+      return FALSE;
+  }
+
+  /* Context: probabilities times the values. */
+  g_free (name);
+  g_free (spec);
+  name = g_strdup_printf ("%s.attn_value", p);
+  ctx = g_strdup_printf ("%s.out", name);
+  spec = g_strdup_printf ("%s,bhse->%s", s_axes, q_axes);
+  ops[0] = act (probs, s_axes, B->adtype);
+  ops[1] = (Operand) { v, "bhse", kv_origin, B->adtype, 0 };
+  ops[2] = act (ctx, q_axes, B->adtype);
+  if (!add_op (B, name, "batch-matmul", ELK_OP_MATMUL, L, spec, ops, 3, 0,
+               error))
+    return FALSE;
+
+  /* Output projection reads the context in token-major layout (a view). */
+  {
+    g_autofree char *pname = g_strdup_printf ("%s.attn_output", p);
+    g_autofree char *fw = g_strdup_printf ("%s.attn_output.weight", f);
+    g_autofree char *fb = g_strdup_printf ("%s.attn_output.bias", f);
+    ctx_rows = g_strdup_printf ("%s.rows", ctx);
+    if (!linear (B, L, pname, ctx_rows, B->M, o_in, d, NULL, PARTS (fw),
+                 m->bias_o ? PARTS (fb) : NULL, out, error))
+      return FALSE;
+  }
+  return TRUE;
+}
+
+static gboolean
+ffn (Builder *B, guint layer, const char *x, char **out, GError **error)
+{
+  const ElkLlamaModel *m = B->m;
+  gint L = (gint) layer;
+  g_autofree char *p = g_strdup_printf ("blk.%u", layer);
+  guint64 d = m->hidden;
+  guint64 up = m->up_out ? m->up_out : (m->gated ? 2 : 1) * m->ffn;
+  guint64 half = m->gated ? up / 2 : up;
+  guint64 down_in = m->down_in ? m->down_in : m->ffn;
+  g_autofree char *fg = g_strdup_printf ("%s.ffn_gate.weight", p);
+  g_autofree char *fu = g_strdup_printf ("%s.ffn_up.weight", p);
+  g_autofree char *fd = g_strdup_printf ("%s.ffn_down.weight", p);
+  g_autofree char *bu = g_strdup_printf ("%s.ffn_up.bias", p);
+  g_autofree char *bd = g_strdup_printf ("%s.ffn_down.bias", p);
+  g_autofree char *h = NULL, *a = NULL, *gate = NULL, *upv = NULL;
+  g_autofree char *prod = NULL, *down_x = NULL;
+
+  if (!m->gated)
+    {
+      g_autofree char *pname = g_strdup_printf ("%s.ffn_up", p);
+      g_autofree char *aname = g_strdup_printf ("%s.ffn_act", p);
+      if (!linear (B, L, pname, x, B->M, d, up, NULL, PARTS (fu),
+                   m->bias_ffn ? PARTS (bu) : NULL, &h, error))
+        return FALSE;
+      set_ext (B, 'm', B->M);
+      set_ext (B, 'f', up);
+      if (!unary (B, L, aname, act_name (m->act), h, "mf", &a, error))
+        return FALSE;
+      prod = g_steal_pointer (&a);
+    }
+  else
+    {
+      g_autofree char *aname = g_strdup_printf ("%s.ffn_act", p);
+      g_autofree char *mname = g_strdup_printf ("%s.ffn_mul", p);
+      Operand ops[3];
+
+      if (B->o->fuse_ffn)
+        {
+          g_autofree char *pname = g_strdup_printf ("%s.ffn_gate_up", p);
+          const char *const *parts = PARTS (fg, fu);
+          /* Phi-3 stores gate and up as one ffn_up of twice the width. */
+          if (m->gguf != NULL && elk_gguf_find_tensor (m->gguf, fg) == NULL)
+            parts = PARTS (fu);
+          if (!linear (B, L, pname, x, B->M, d, up, NULL, parts, NULL, &h,
+                       error))
+            return FALSE;
+          gate = g_strdup_printf ("%s.gate", h);
+          upv = g_strdup_printf ("%s.up", h);
+        }
+      else
+        {
+          g_autofree char *gname = g_strdup_printf ("%s.ffn_gate", p);
+          g_autofree char *uname = g_strdup_printf ("%s.ffn_up", p);
+          if (!linear (B, L, gname, x, B->M, d, half, fu, PARTS (fg), NULL,
+                       &gate, error)
+              || !linear (B, L, uname, x, B->M, d, half, fu, PARTS (fu),
+                          NULL, &upv, error))
+            return FALSE;
+        }
+      set_ext (B, 'm', B->M);
+      set_ext (B, 'f', half);
+      if (!unary (B, L, aname, act_name (m->act), gate, "mf", &a, error))
+        return FALSE;
+      prod = g_strdup_printf ("%s.out", mname);
+      ops[0] = act (a, "mf", B->adtype);
+      ops[1] = act (upv, "mf", B->adtype);
+      ops[2] = act (prod, "mf", B->adtype);
+      if (!add_op (B, mname, "mul", ELK_OP_ELEMENTWISE, L, "mf,mf->mf", ops,
+                   3, 0, error))
+        return FALSE;
+    }
+
+  /* The paper's Gemma2 and Llama2-70B graphs have a down projection wider
+   * than the activation before it; it then reads a view of that width. */
+  down_x = down_in == half ? g_strdup (prod)
+                           : g_strdup_printf ("%s.rows", prod);
+  {
+    g_autofree char *pname = g_strdup_printf ("%s.ffn_down", p);
+    return linear (B, L, pname, down_x, B->M, down_in, d, NULL, PARTS (fd),
+                   m->bias_ffn ? PARTS (bd) : NULL, out, error);
+  }
+}
+
+static gboolean
+layer (Builder *B, guint l, const char *x, char **out, GError **error)
+{
+  const ElkLlamaModel *m = B->m;
+  gint L = (gint) l;
+  g_autofree char *p = g_strdup_printf ("blk.%u", l);
+  g_autofree char *n1 = g_strdup_printf ("%s.attn_norm", p);
+  g_autofree char *n2 = g_strdup_printf ("%s.ffn_norm", p);
+  g_autofree char *n1f = g_strdup_printf ("%s.attn_norm", p);
+  g_autofree char *n2f = g_strdup_printf ("%s.ffn_norm", p);
+  g_autofree char *r1 = g_strdup_printf ("%s.attn_residual", p);
+  g_autofree char *r2 = g_strdup_printf ("%s.ffn_residual", p);
+  g_autofree char *h = NULL, *a = NULL, *s = NULL, *h2 = NULL, *f = NULL;
+  g_autofree char *tmp = NULL;
+
+  if (m->post_ln)
+    {
+      /* BERT: x = norm (x + attn (x)); x = norm (x + ffn (x)). */
+      if (!attention (B, l, x, &a, error)
+          || !residual (B, L, r1, x, a, &s, error)
+          || !norm (B, L, n1, n1f, s, B->M, &h, error)
+          || !ffn (B, l, h, &f, error)
+          || !residual (B, L, r2, h, f, &tmp, error)
+          || !norm (B, L, n2, n2f, tmp, B->M, out, error))
+        return FALSE;
+      return TRUE;
+    }
+
+  if (!norm (B, L, n1, n1f, x, B->M, &h, error))
+    return FALSE;
+  if (m->parallel)
+    {
+      /* Falcon: attention and FFN both read the one norm. */
+      if (!attention (B, l, h, &a, error) || !ffn (B, l, h, &f, error)
+          || !residual (B, L, r1, x, a, &s, error)
+          || !residual (B, L, r2, s, f, out, error))
+        return FALSE;
+      return TRUE;
+    }
+  if (!attention (B, l, h, &a, error))
+    return FALSE;
+  if (m->post_norms)
+    {
+      g_autofree char *pn = g_strdup_printf ("%s.post_attention_norm", p);
+      g_autofree char *normed = NULL;
+      if (!norm (B, L, pn, pn, a, B->M, &normed, error))
+        return FALSE;
+      g_free (a);
+      a = g_steal_pointer (&normed);
+    }
+  if (!residual (B, L, r1, x, a, &s, error)
+      || !norm (B, L, n2, n2f, s, B->M, &h2, error)
+      || !ffn (B, l, h2, &f, error))
+    return FALSE;
+  if (m->post_norms)
+    {
+      g_autofree char *pn = g_strdup_printf ("%s.post_ffw_norm", p);
+      g_autofree char *normed = NULL;
+      if (!norm (B, L, pn, pn, f, B->M, &normed, error))
+        return FALSE;
+      g_free (f);
+      f = g_steal_pointer (&normed);
+    }
+  return residual (B, L, r2, s, f, out, error);
+}
+
+/* ------------------------------------------------------------------ */
+/* Embeddings and head                                                  */
+/* ------------------------------------------------------------------ */
+
+/* A gather streams one table row per token from HBM: the rows read are a
+ * weight tensor of M rows, with the table's row size in bytes. */
+static gboolean
+gather (Builder *B, const char *name, const char *ids, const char *file,
+        guint64 table_rows, char **out, GError **error)
+{
+  g_autofree char *rows = g_strdup_printf ("%s.rows", name);
+  g_autofree char *y = g_strdup_printf ("%s.out", name);
+  Operand ops[3];
+  ElkDType dtype;
+  guint64 bytes;
+
+  if (!weight_storage (B, table_rows * B->m->hidden, NULL, PARTS (file),
+                       &dtype, &bytes, error))
+    return FALSE;
+  if (bytes != 0)
+    bytes = bytes / table_rows * B->M;
+  set_ext (B, 'm', B->M);
+  set_ext (B, 'k', B->m->hidden);
+  ops[0] = (Operand) { ids, "m", ELK_TENSOR_ORIGIN_ACTIVATION,
+                       ELK_DTYPE_I32, 0 };
+  ops[1] = (Operand) { rows, "mk", ELK_TENSOR_ORIGIN_WEIGHT, dtype, bytes };
+  ops[2] = act (y, "mk", B->adtype);
+  if (!add_op (B, name, "gather", ELK_OP_GATHER, -1, "m,mk->mk", ops, 3, 0,
+               error))
+    return FALSE;
+  *out = g_steal_pointer (&y);
+  return TRUE;
+}
+
+static gboolean
+embeddings (Builder *B, char **out, GError **error)
+{
+  const ElkLlamaModel *m = B->m;
+  g_autofree char *x = NULL;
+
+  if (m->patch_in != 0)
+    {
+      /* ViT: the patch projection is a MatMul over flattened patches (a
+       * stride-p convolution with non-overlapping windows), then the
+       * position table is added to every image ([CLS] is a free concat). */
+      guint64 T = m->n_patches + 1;
+      g_autofree char *h = NULL;
+      Operand ops[3];
+      if (!linear (B, -1, "patch_embd", "patches", B->b * m->n_patches,
+                   m->patch_in, m->hidden, NULL, PARTS ("patch_embd.weight"),
+                   PARTS ("patch_embd.bias"), &h, error))
+        return FALSE;
+      set_ext (B, 'b', B->b);
+      set_ext (B, 't', T);
+      set_ext (B, 'k', m->hidden);
+      ops[0] = act ("embd.tokens", "btk", B->adtype);
+      if (!weight (B, &ops[1], "position_embd.weight", "tk", NULL,
+                   PARTS ("position_embd.weight"), error))
+        return FALSE;
+      ops[2] = act ("position_add.out", "btk", B->adtype);
+      if (!add_op (B, "position_add", "add", ELK_OP_ELEMENTWISE, -1,
+                   "btk,tk->btk", ops, 3, 0, error))
+        return FALSE;
+      *out = g_strdup ("position_add.out.rows");
+      return TRUE;
+    }
+
+  if (!gather (B, "token_embd", "tokens", "token_embd.weight", m->vocab, &x,
+               error))
+    return FALSE;
+  if (m->n_positions != 0)
+    {
+      g_autofree char *pos = NULL, *sum = NULL;
+      if (!gather (B, "position_embd", "positions", "position_embd.weight",
+                   m->n_positions, &pos, error)
+          || !residual (B, -1, "position_add", x, pos, &sum, error))
+        return FALSE;
+      g_free (x);
+      x = g_steal_pointer (&sum);
+    }
+  if (m->n_token_types != 0)
+    {
+      g_autofree char *typ = NULL, *sum = NULL;
+      if (!gather (B, "token_types", "token_type_ids", "token_types.weight",
+                   m->n_token_types, &typ, error)
+          || !residual (B, -1, "token_type_add", x, typ, &sum, error))
+        return FALSE;
+      g_free (x);
+      x = g_steal_pointer (&sum);
+    }
+  if (m->post_ln)
+    {
+      g_autofree char *normed = NULL;
+      if (!norm (B, -1, "token_embd_norm", "token_embd_norm", x, B->M,
+                 &normed, error))
+        return FALSE;
+      g_free (x);
+      x = g_steal_pointer (&normed);
+    }
+  *out = g_steal_pointer (&x);
+  return TRUE;
+}
+
+static gboolean
+head (Builder *B, const char *x, GError **error)
+{
+  const ElkLlamaModel *m = B->m;
+  g_autofree char *rows = NULL, *normed = NULL, *logits = NULL;
+
+  /* Prefill needs the logits of the last token of each sequence only, and
+   * the encoders classify from [CLS]: those rows are a view. */
+  rows = B->R == B->M ? g_strdup (x) : g_strdup_printf ("%s.last", x);
+
+  if (m->pooler)
+    {
+      g_autofree char *pooled = NULL;
+      if (!linear (B, -1, "pooler", rows, B->R, m->hidden, m->hidden, NULL,
+                   PARTS ("pooler.weight"), PARTS ("pooler.bias"), &pooled,
+                   error))
+        return FALSE;
+      set_ext (B, 'm', B->R);
+      set_ext (B, 'k', m->hidden);
+      return unary (B, -1, "pooler_tanh", "tanh", pooled, "mk", &logits,
+                    error);
+    }
+  if (!norm (B, -1, "output_norm", "output_norm", rows, B->R, &normed,
+             error))
+    return FALSE;
+  if (m->patch_in != 0)
+    return linear (B, -1, "cls_head", normed, B->R, m->hidden, m->n_classes,
+                   NULL, PARTS ("cls_head.weight"), PARTS ("cls_head.bias"),
+                   &logits, error);
+  if (m->tied)
+    {
+      /* The head reads the token embedding: name the tensor after it. */
+      Operand ops[3];
+      set_ext (B, 'm', B->R);
+      set_ext (B, 'k', m->hidden);
+      set_ext (B, 'n', m->vocab);
+      ops[0] = act (normed, "mk", B->adtype);
+      if (!weight (B, &ops[1], "token_embd.weight", "kn", NULL,
+                   PARTS ("token_embd.weight"), error))
+        return FALSE;
+      ops[2] = act ("output.out", "mn", B->adtype);
+      return add_op (B, "output", "matmul", ELK_OP_MATMUL, -1, "mk,kn->mn",
+                     ops, 3, 0, error);
+    }
+  return linear (B, -1, "output", normed, B->R, m->hidden, m->vocab, NULL,
+                 PARTS ("output.weight"), NULL, &logits, error);
+}
+
+/* ------------------------------------------------------------------ */
+/* Entry point                                                          */
+/* ------------------------------------------------------------------ */
+
+static void
+set_attr_u64 (ElkGraph *graph, const char *key, guint64 value)
+{
+  g_autofree char *text = g_strdup_printf ("%" G_GUINT64_FORMAT, value);
+  elk_graph_set_attribute (graph, key, text);
+}
+
+static gboolean
+setup (Builder *B, GError **error)
+{
+  const ElkLlamaModel *m = B->m;
+  const ElkLlamaBuildOptions *o = B->o;
+  gint split;
+
+  B->phase = o->phase;
+  if (m->encoder && o->phase == ELK_LLAMA_PHASE_DECODE)
+    {
+      g_set_error (error, ELK_LLAMA_ERROR, ELK_LLAMA_ERROR_INVALID,
+                   "%s: '%s' is an encoder (no KV cache, nothing to "
+                   "decode); use phase=prefill for one forward pass or "
+                   "phase=train-forward", m->source, m->name);
+      return FALSE;
+    }
+  if (o->batch == 0)
+    {
+      g_set_error (error, ELK_LLAMA_ERROR, ELK_LLAMA_ERROR_INVALID,
+                   "batch must be at least 1");
+      return FALSE;
+    }
+  B->layers = o->layers == 0 ? m->n_layers : o->layers;
+  if (B->layers > m->n_layers)
+    {
+      g_set_error (error, ELK_LLAMA_ERROR, ELK_LLAMA_ERROR_INVALID,
+                   "%s: layers=%u but the model has only %u layers",
+                   m->source, o->layers, m->n_layers);
+      return FALSE;
+    }
+
+  /* Sequence length: the KV length in decode, the tokens per sequence
+   * otherwise.  A ViT always sees its patches plus [CLS]. */
+  if (m->patch_in != 0)
+    {
+      guint64 T = m->n_patches + 1;
+      if (o->seq != 0 && o->seq != T)
+        {
+          g_set_error (error, ELK_LLAMA_ERROR, ELK_LLAMA_ERROR_INVALID,
+                       "%s: '%s' processes %" G_GUINT64_FORMAT " tokens per "
+                       "image; set seq=%" G_GUINT64_FORMAT " or leave it at "
+                       "0", m->source, m->name, T, T);
+          return FALSE;
+        }
+      B->S = T;
+    }
+  else if (o->seq == 0)
+    B->S = m->encoder ? m->context : MIN (ELK_LLAMA_DEFAULT_SEQ, m->context);
+  else
+    B->S = o->seq;
+  if (m->context != 0 && B->S > m->context)
+    {
+      g_set_error (error, ELK_LLAMA_ERROR, ELK_LLAMA_ERROR_INVALID,
+                   "%s: seq=%" G_GUINT64_FORMAT " exceeds the model's "
+                   "context length %" G_GUINT64_FORMAT, m->source, B->S,
+                   m->context);
+      return FALSE;
+    }
+  B->b = o->batch;
+  B->t = o->phase == ELK_LLAMA_PHASE_DECODE ? 1 : B->S;
+  B->M = B->b * B->t;
+  if (m->encoder)
+    B->R = B->b;
+  else
+    B->R = o->phase == ELK_LLAMA_PHASE_PREFILL ? B->b : B->M;
+
+  switch (o->dtype)
+    {
+    case ELK_LLAMA_DTYPE_FILE:
+      B->file_types = TRUE;
+      B->wdtype = ELK_DTYPE_F16;
+      B->adtype = ELK_DTYPE_F16;
+      break;
+    case ELK_LLAMA_DTYPE_BF16:
+      B->wdtype = B->adtype = ELK_DTYPE_BF16;
+      break;
+    case ELK_LLAMA_DTYPE_FP32:
+      B->wdtype = B->adtype = ELK_DTYPE_F32;
+      break;
+    case ELK_LLAMA_DTYPE_FP16:
+    default:
+      B->wdtype = B->adtype = ELK_DTYPE_F16;
+      break;
+    }
+
+  split = o->split_factor < 0 ? m->default_split_factor : o->split_factor;
+  if (split > 0)
+    {
+      /* The artifact's training graphs use split_factor + 1. */
+      guint divisor = (guint) split
+                      + (o->phase == ELK_LLAMA_PHASE_TRAIN_FORWARD ? 1 : 0);
+      guint mb = o->split_cores / divisor;
+      if (mb == 0)
+        {
+          g_set_error (error, ELK_LLAMA_ERROR, ELK_LLAMA_ERROR_INVALID,
+                       "split-cores=%u / split factor %u leaves a threshold "
+                       "of 0 MB", o->split_cores, divisor);
+          return FALSE;
+        }
+      B->cap = (guint64) mb * 1024 * 1024 / 2;
+    }
+  return TRUE;
+}
+
+/**
+ * elk_llama_build_graph:
+ *
+ * Returns: (transfer full) (nullable): the graph of one pass of @model.
+ */
+ElkGraph *
+elk_llama_build_graph (const ElkLlamaModel *model,
+                       const ElkLlamaBuildOptions *options, GError **error)
+{
+  Builder B = { 0 };
+  g_autoptr (ElkGraph) graph = NULL;
+  g_autofree char *x = NULL;
+  guint64 weight_bytes = 0, kv_bytes = 0;
+  gint split;
+
+  B.m = model;
+  B.o = options;
+  if (!setup (&B, error))
+    return NULL;
+
+  graph = elk_graph_new (model->name);
+  B.graph = graph;
+
+  if (!embeddings (&B, &x, error))
+    return NULL;
+  for (guint l = 0; l < B.layers; l++)
+    {
+      g_autofree char *y = NULL;
+      if (!layer (&B, l, x, &y, error))
+        return NULL;
+      g_free (x);
+      x = g_steal_pointer (&y);
+    }
+  if (!head (&B, x, error))
+    return NULL;
+  if (!elk_graph_validate (graph, error))
+    return NULL;
+
+  for (guint i = 0; i < elk_graph_get_n_tensors (graph); i++)
+    {
+      const ElkTensor *t = elk_graph_get_tensor (graph, i);
+      if (t->origin == ELK_TENSOR_ORIGIN_WEIGHT)
+        weight_bytes += t->bytes;
+      else if (t->origin == ELK_TENSOR_ORIGIN_KV_CACHE)
+        kv_bytes += t->bytes;
+    }
+
+  split = options->split_factor < 0 ? model->default_split_factor
+                                    : options->split_factor;
+  elk_graph_set_attribute (graph, "model", model->name);
+  elk_graph_set_attribute (graph, "arch", model->arch);
+  elk_graph_set_attribute (graph, "phase",
+                           elk_llama_phase_to_string (options->phase));
+  set_attr_u64 (graph, "batch", B.b);
+  set_attr_u64 (graph, "seq", B.S);
+  set_attr_u64 (graph, "tokens", B.M);
+  set_attr_u64 (graph, "layers", B.layers);
+  set_attr_u64 (graph, "model-layers", model->n_layers);
+  set_attr_u64 (graph, "params",
+                elk_llama_model_count_params (model, B.layers));
+  set_attr_u64 (graph, "weight-bytes", weight_bytes);
+  set_attr_u64 (graph, "kv-bytes", kv_bytes);
+  set_attr_u64 (graph, "hidden", model->hidden);
+  set_attr_u64 (graph, "heads", model->n_heads);
+  set_attr_u64 (graph, "kv-heads", model->n_kv_heads);
+  set_attr_u64 (graph, "head-dim", model->head_dim);
+  set_attr_u64 (graph, "ffn", model->ffn);
+  set_attr_u64 (graph, "vocab", model->vocab);
+  set_attr_u64 (graph, "context", model->context);
+  set_attr_u64 (graph, "split-factor", (guint64) MAX (split, 0));
+  elk_graph_set_attribute (graph, "dtype",
+                           B.file_types ? "file"
+                                        : elk_dtype_to_string (B.wdtype));
+  return g_steal_pointer (&graph);
+}

@@ -1,0 +1,598 @@
+/* elk-llama-hf.c: Hugging Face config.json reader.
+ *
+ * The families use different key names for the same numbers (hidden_size,
+ * n_embd, d_model; intermediate_size, n_inner, ffn_dim; ...), so each
+ * number is looked up under the names its family uses.  json-glib reports
+ * syntax errors with line and column; for a missing or mistyped key the
+ * message names the key, and the line where the key appears when it does.
+ */
+#include "config.h"
+
+#include <string.h>
+
+#include <json-glib/json-glib.h>
+
+#include "elk-llama-private.h"
+
+typedef struct
+{
+  const char *path;
+  const char *text;
+  gsize length;
+  JsonObject *obj;
+  ElkLlamaModel *model;
+} HfReader;
+
+/* Returns the 1-based line of the first occurrence of "key" in the text,
+ * or 0.  A key can occur inside a nested object too; the first occurrence
+ * is the one a user will look at. */
+static guint
+key_line (const HfReader *r, const char *key)
+{
+  g_autofree char *quoted = g_strdup_printf ("\"%s\"", key);
+  gsize qlen = strlen (quoted);
+  guint line = 1;
+
+  for (gsize i = 0; i + qlen <= r->length; i++)
+    {
+      if (r->text[i] == '\n')
+        line++;
+      else if (memcmp (r->text + i, quoted, qlen) == 0)
+        return line;
+    }
+  return 0;
+}
+
+static void
+set_key_error (const HfReader *r, GError **error, const char *key,
+               const char *expectation, const char *got)
+{
+  guint line = key_line (r, key);
+  if (line > 0)
+    g_set_error (error, ELK_LLAMA_ERROR, ELK_LLAMA_ERROR_INVALID,
+                 "%s:%u: '%s' must be %s, got %s", r->path, line, key,
+                 expectation, got);
+  else
+    g_set_error (error, ELK_LLAMA_ERROR, ELK_LLAMA_ERROR_INVALID,
+                 "%s: '%s' must be %s, got %s", r->path, key, expectation,
+                 got);
+}
+
+static const char *
+node_kind (JsonNode *node)
+{
+  if (JSON_NODE_HOLDS_NULL (node))
+    return "null";
+  if (JSON_NODE_HOLDS_OBJECT (node))
+    return "an object";
+  if (JSON_NODE_HOLDS_ARRAY (node))
+    return "an array";
+  switch (json_node_get_value_type (node))
+    {
+    case G_TYPE_STRING: return "a string";
+    case G_TYPE_BOOLEAN: return "a boolean";
+    case G_TYPE_DOUBLE: return "a fractional number";
+    case G_TYPE_INT64: return "an integer";
+    default: return "a value of another type";
+    }
+}
+
+/* Finds the first of @keys that is present and not null. */
+static JsonNode *
+find (const HfReader *r, const char *const *keys, const char **found)
+{
+  for (guint i = 0; keys[i] != NULL; i++)
+    {
+      JsonNode *node = json_object_get_member (r->obj, keys[i]);
+      if (node != NULL && !JSON_NODE_HOLDS_NULL (node))
+        {
+          *found = keys[i];
+          return node;
+        }
+    }
+  *found = keys[0];
+  return NULL;
+}
+
+#define KEYS(...) ((const char *const[]) { __VA_ARGS__, NULL })
+
+/* Reads a non-negative integer.  Absent keys leave @out untouched and are
+ * an error only when @required. */
+static gboolean
+get_uint (const HfReader *r, const char *const *keys, gboolean required,
+          guint64 *out, GError **error)
+{
+  const char *key;
+  JsonNode *node = find (r, keys, &key);
+  gint64 v;
+
+  if (node == NULL)
+    {
+      if (!required)
+        return TRUE;
+      g_set_error (error, ELK_LLAMA_ERROR, ELK_LLAMA_ERROR_INVALID,
+                   "%s: required key '%s' is missing (model_type '%s')",
+                   r->path, key, r->model->arch);
+      return FALSE;
+    }
+  if (!JSON_NODE_HOLDS_VALUE (node)
+      || json_node_get_value_type (node) != G_TYPE_INT64)
+    {
+      set_key_error (r, error, key, "a non-negative integer",
+                     node_kind (node));
+      return FALSE;
+    }
+  v = json_node_get_int (node);
+  if (v < 0)
+    {
+      g_autofree char *got = g_strdup_printf ("%" G_GINT64_FORMAT, v);
+      set_key_error (r, error, key, "a non-negative integer", got);
+      return FALSE;
+    }
+  *out = (guint64) v;
+  return TRUE;
+}
+
+static gboolean
+get_double (const HfReader *r, const char *const *keys, double *out,
+            GError **error)
+{
+  const char *key;
+  JsonNode *node = find (r, keys, &key);
+  GType type;
+
+  if (node == NULL)
+    return TRUE;
+  type = JSON_NODE_HOLDS_VALUE (node) ? json_node_get_value_type (node)
+                                      : G_TYPE_INVALID;
+  if (type != G_TYPE_DOUBLE && type != G_TYPE_INT64)
+    {
+      set_key_error (r, error, key, "a number", node_kind (node));
+      return FALSE;
+    }
+  *out = json_node_get_double (node);
+  return TRUE;
+}
+
+static gboolean
+get_bool (const HfReader *r, const char *const *keys, gboolean *out,
+          GError **error)
+{
+  const char *key;
+  JsonNode *node = find (r, keys, &key);
+
+  if (node == NULL)
+    return TRUE;
+  if (!JSON_NODE_HOLDS_VALUE (node)
+      || json_node_get_value_type (node) != G_TYPE_BOOLEAN)
+    {
+      set_key_error (r, error, key, "true or false", node_kind (node));
+      return FALSE;
+    }
+  *out = json_node_get_boolean (node);
+  return TRUE;
+}
+
+static const char *
+get_string (const HfReader *r, const char *key, GError **error)
+{
+  JsonNode *node = json_object_get_member (r->obj, key);
+
+  if (node == NULL || JSON_NODE_HOLDS_NULL (node))
+    return NULL;
+  if (!JSON_NODE_HOLDS_VALUE (node)
+      || json_node_get_value_type (node) != G_TYPE_STRING)
+    {
+      set_key_error (r, error, key, "a string", node_kind (node));
+      return NULL;
+    }
+  return json_node_get_string (node);
+}
+
+static gboolean
+read_common (HfReader *r, GError **error)
+{
+  ElkLlamaModel *m = r->model;
+  guint64 layers = 0;
+  const char *dtype;
+  GError *local_error = NULL;
+
+  if (!get_uint (r, KEYS ("num_hidden_layers", "n_layer", "num_layers"),
+                 TRUE, &layers, error)
+      || !get_uint (r, KEYS ("hidden_size", "n_embd", "d_model"), TRUE,
+                    &m->hidden, error)
+      || !get_uint (r, KEYS ("num_attention_heads", "n_head"), TRUE,
+                    &m->n_heads, error))
+    return FALSE;
+  if (layers == 0 || layers > 100000)
+    {
+      g_autofree char *got = g_strdup_printf ("%" G_GUINT64_FORMAT, layers);
+      set_key_error (r, error, "num_hidden_layers", "between 1 and 100000",
+                     got);
+      return FALSE;
+    }
+  m->n_layers = (guint) layers;
+  m->n_kv_heads = m->n_heads;
+  if (!get_uint (r, KEYS ("num_key_value_heads"), FALSE, &m->n_kv_heads,
+                 error)
+      || !get_uint (r, KEYS ("head_dim"), FALSE, &m->head_dim, error)
+      || !get_uint (r, KEYS ("vocab_size"), FALSE, &m->vocab, error)
+      || !get_uint (r, KEYS ("max_position_embeddings", "n_positions",
+                             "n_ctx"),
+                    FALSE, &m->context, error)
+      || !get_double (r, KEYS ("rms_norm_eps", "layer_norm_eps",
+                               "layer_norm_epsilon"),
+                      &m->norm_eps, error)
+      || !get_double (r, KEYS ("rope_theta"), &m->rope_theta, error))
+    return FALSE;
+  if (m->head_dim == 0 && m->n_heads != 0)
+    {
+      if (m->hidden % m->n_heads != 0)
+        {
+          g_set_error (error, ELK_LLAMA_ERROR, ELK_LLAMA_ERROR_INVALID,
+                       "%s: hidden size %" G_GUINT64_FORMAT " is not a "
+                       "multiple of %" G_GUINT64_FORMAT " heads and there "
+                       "is no head_dim", r->path, m->hidden, m->n_heads);
+          return FALSE;
+        }
+      m->head_dim = m->hidden / m->n_heads;
+    }
+
+  dtype = get_string (r, "torch_dtype", &local_error);
+  if (local_error != NULL)
+    {
+      g_propagate_error (error, local_error);
+      return FALSE;
+    }
+  if (dtype != NULL)
+    {
+      m->has_native_dtype = TRUE;
+      if (g_str_equal (dtype, "float16"))
+        m->native_dtype = ELK_DTYPE_F16;
+      else if (g_str_equal (dtype, "bfloat16"))
+        m->native_dtype = ELK_DTYPE_BF16;
+      else if (g_str_equal (dtype, "float32"))
+        m->native_dtype = ELK_DTYPE_F32;
+      else
+        {
+          g_autofree char *got = g_strdup_printf ("\"%s\"", dtype);
+          set_key_error (r, error, "torch_dtype",
+                         "\"float16\", \"bfloat16\" or \"float32\"", got);
+          return FALSE;
+        }
+    }
+  return TRUE;
+}
+
+static gboolean
+read_llama_like (HfReader *r, GError **error)
+{
+  ElkLlamaModel *m = r->model;
+  gboolean attention_bias = FALSE, mlp_bias = FALSE;
+
+  if (!get_uint (r, KEYS ("intermediate_size"), TRUE, &m->ffn, error)
+      || !get_bool (r, KEYS ("tie_word_embeddings"), &m->tied, error)
+      || !get_bool (r, KEYS ("attention_bias"), &attention_bias, error)
+      || !get_bool (r, KEYS ("mlp_bias"), &mlp_bias, error)
+      || !get_uint (r, KEYS ("sliding_window"), FALSE, &m->sliding_window,
+                    error))
+    return FALSE;
+  m->norm = ELK_LLAMA_NORM_RMS;
+  m->act = ELK_LLAMA_ACT_SILU;
+  m->gated = TRUE;
+  m->bias_qkv = attention_bias || g_str_equal (m->arch, "qwen2");
+  m->bias_o = attention_bias;
+  m->bias_ffn = mlp_bias;
+  m->rope_dims = m->head_dim;
+  if (m->sliding_window != 0)
+    m->sliding_period = 1;
+  /* Qwen2 declares a window but only applies it when use_sliding_window
+   * is set. */
+  if (g_str_equal (m->arch, "qwen2"))
+    {
+      gboolean use = FALSE;
+      if (!get_bool (r, KEYS ("use_sliding_window"), &use, error))
+        return FALSE;
+      if (!use)
+        {
+          m->sliding_window = 0;
+          m->sliding_period = 0;
+        }
+    }
+  if (g_str_equal (m->arch, "gemma2"))
+    {
+      m->act = ELK_LLAMA_ACT_GELU;
+      m->post_norms = TRUE;
+      m->tied = TRUE;
+      if (!get_bool (r, KEYS ("tie_word_embeddings"), &m->tied, error))
+        return FALSE;
+      if (m->sliding_window != 0)
+        m->sliding_period = 2;
+    }
+  return TRUE;
+}
+
+static gboolean
+read_falcon (HfReader *r, GError **error)
+{
+  ElkLlamaModel *m = r->model;
+  gboolean new_arch = FALSE, multi_query = TRUE, parallel = TRUE;
+  gboolean bias = FALSE;
+
+  m->tied = TRUE;
+  if (!get_bool (r, KEYS ("new_decoder_architecture"), &new_arch, error)
+      || !get_bool (r, KEYS ("multi_query"), &multi_query, error)
+      || !get_bool (r, KEYS ("parallel_attn"), &parallel, error)
+      || !get_bool (r, KEYS ("bias"), &bias, error)
+      || !get_bool (r, KEYS ("tie_word_embeddings"), &m->tied, error))
+    return FALSE;
+  if (new_arch)
+    {
+      g_set_error (error, ELK_LLAMA_ERROR, ELK_LLAMA_ERROR_UNSUPPORTED,
+                   "%s: Falcon's new decoder architecture (40B/180B, two "
+                   "norms per layer) is not supported; Falcon-7B-style "
+                   "configs are", r->path);
+      return FALSE;
+    }
+  m->n_kv_heads = multi_query ? 1 : m->n_heads;
+  m->ffn = 4 * m->hidden;
+  if (!get_uint (r, KEYS ("ffn_hidden_size"), FALSE, &m->ffn, error))
+    return FALSE;
+  if (m->context == 0)
+    m->context = 2048;
+  m->norm = ELK_LLAMA_NORM_LAYER;
+  m->norm_bias = TRUE;
+  m->act = ELK_LLAMA_ACT_GELU;
+  m->parallel = parallel;
+  m->bias_qkv = m->bias_o = m->bias_ffn = bias;
+  m->rope_dims = m->head_dim;
+  return TRUE;
+}
+
+static gboolean
+read_gpt2 (HfReader *r, GError **error)
+{
+  ElkLlamaModel *m = r->model;
+
+  m->ffn = 4 * m->hidden;
+  if (!get_uint (r, KEYS ("n_inner"), FALSE, &m->ffn, error))
+    return FALSE;
+  m->norm = ELK_LLAMA_NORM_LAYER;
+  m->norm_bias = TRUE;
+  m->act = ELK_LLAMA_ACT_GELU;
+  m->bias_qkv = m->bias_o = m->bias_ffn = TRUE;
+  m->tied = TRUE;
+  m->n_positions = m->context;
+  return TRUE;
+}
+
+static gboolean
+read_opt (HfReader *r, GError **error)
+{
+  ElkLlamaModel *m = r->model;
+  guint64 proj = 0;
+  gboolean pre_ln = TRUE, bias = TRUE;
+
+  m->tied = TRUE;
+  if (!get_uint (r, KEYS ("ffn_dim"), TRUE, &m->ffn, error)
+      || !get_uint (r, KEYS ("word_embed_proj_dim"), FALSE, &proj, error)
+      || !get_bool (r, KEYS ("do_layer_norm_before"), &pre_ln, error)
+      || !get_bool (r, KEYS ("enable_bias"), &bias, error)
+      || !get_bool (r, KEYS ("tie_word_embeddings"), &m->tied, error))
+    return FALSE;
+  if (proj != 0 && proj != m->hidden)
+    {
+      g_set_error (error, ELK_LLAMA_ERROR, ELK_LLAMA_ERROR_UNSUPPORTED,
+                   "%s:%u: word_embed_proj_dim %" G_GUINT64_FORMAT " differs "
+                   "from hidden_size %" G_GUINT64_FORMAT " (OPT-350m's "
+                   "projected embeddings are not supported)", r->path,
+                   key_line (r, "word_embed_proj_dim"), proj, m->hidden);
+      return FALSE;
+    }
+  m->norm = ELK_LLAMA_NORM_LAYER;
+  m->norm_bias = TRUE;
+  m->act = ELK_LLAMA_ACT_RELU;
+  m->post_ln = !pre_ln;
+  m->bias_qkv = m->bias_o = m->bias_ffn = bias;
+  /* OPT's learned positions are offset by 2. */
+  m->n_positions = m->context + 2;
+  return TRUE;
+}
+
+static gboolean
+read_bert (HfReader *r, GError **error)
+{
+  ElkLlamaModel *m = r->model;
+
+  m->n_token_types = 2;
+  if (!get_uint (r, KEYS ("intermediate_size"), TRUE, &m->ffn, error)
+      || !get_uint (r, KEYS ("type_vocab_size"), FALSE, &m->n_token_types,
+                    error))
+    return FALSE;
+  m->norm = ELK_LLAMA_NORM_LAYER;
+  m->norm_bias = TRUE;
+  m->act = ELK_LLAMA_ACT_GELU;
+  m->bias_qkv = m->bias_o = m->bias_ffn = TRUE;
+  m->post_ln = TRUE;
+  m->encoder = TRUE;
+  m->has_lm_head = FALSE;
+  m->pooler = TRUE;
+  m->n_positions = m->context;
+  return TRUE;
+}
+
+static gboolean
+read_vit (HfReader *r, GError **error)
+{
+  ElkLlamaModel *m = r->model;
+  guint64 image = 224, patch = 16, channels = 3;
+  JsonNode *labels;
+
+  if (!get_uint (r, KEYS ("intermediate_size"), TRUE, &m->ffn, error)
+      || !get_uint (r, KEYS ("image_size"), FALSE, &image, error)
+      || !get_uint (r, KEYS ("patch_size"), FALSE, &patch, error)
+      || !get_uint (r, KEYS ("num_channels"), FALSE, &channels, error))
+    return FALSE;
+  if (patch == 0 || image % patch != 0)
+    {
+      g_set_error (error, ELK_LLAMA_ERROR, ELK_LLAMA_ERROR_INVALID,
+                   "%s: image_size %" G_GUINT64_FORMAT " is not a multiple "
+                   "of patch_size %" G_GUINT64_FORMAT, r->path, image, patch);
+      return FALSE;
+    }
+  labels = json_object_get_member (r->obj, "id2label");
+  if (labels != NULL && JSON_NODE_HOLDS_OBJECT (labels))
+    m->n_classes = json_object_get_size (json_node_get_object (labels));
+  if (!get_uint (r, KEYS ("num_labels"), FALSE, &m->n_classes, error))
+    return FALSE;
+  if (m->n_classes == 0)
+    {
+      g_set_error (error, ELK_LLAMA_ERROR, ELK_LLAMA_ERROR_INVALID,
+                   "%s: a ViT config needs id2label or num_labels for the "
+                   "classifier head", r->path);
+      return FALSE;
+    }
+  m->patch_in = channels * patch * patch;
+  m->n_patches = (image / patch) * (image / patch);
+  m->context = m->n_patches + 1;
+  m->norm = ELK_LLAMA_NORM_LAYER;
+  m->norm_bias = TRUE;
+  m->act = ELK_LLAMA_ACT_GELU;
+  m->bias_qkv = m->bias_o = m->bias_ffn = TRUE;
+  m->encoder = TRUE;
+  m->has_lm_head = FALSE;
+  return TRUE;
+}
+
+static const struct
+{
+  const char *model_type;
+  gboolean (*read) (HfReader *r, GError **error);
+} families[] = {
+  { "llama", read_llama_like },   { "mistral", read_llama_like },
+  { "qwen2", read_llama_like },   { "gemma2", read_llama_like },
+  { "phi3", read_llama_like },    { "falcon", read_falcon },
+  { "RefinedWebModel", read_falcon }, { "gpt2", read_gpt2 },
+  { "opt", read_opt },            { "bert", read_bert },
+  { "vit", read_vit },
+};
+
+static char *
+stem_of (const char *path)
+{
+  g_autofree char *dir = g_path_get_dirname (path);
+  g_autofree char *base = g_path_get_basename (path);
+  char *dot;
+
+  /* "models/llama-2-7b/config.json" is best named after its folder. */
+  if (g_str_equal (base, "config.json") && !g_str_equal (dir, "."))
+    return g_path_get_basename (dir);
+  dot = strrchr (base, '.');
+  if (dot != NULL && dot != base)
+    *dot = '\0';
+  return g_strdup (base);
+}
+
+ElkLlamaModel *
+elk_llama_model_new_from_hf_data (const char *data, gssize length,
+                                  const char *display_name, GError **error)
+{
+  g_autoptr (JsonParser) parser = json_parser_new ();
+  g_autoptr (ElkLlamaModel) model = NULL;
+  g_autoptr (GError) local_error = NULL;
+  HfReader r = { .path = display_name, .text = data,
+                 .length = length < 0 ? strlen (data) : (gsize) length };
+  JsonNode *root;
+  const char *model_type;
+
+  if (!json_parser_load_from_data (parser, data, length, &local_error))
+    {
+      /* json-glib's message already carries "line:column". */
+      g_set_error (error, ELK_LLAMA_ERROR, ELK_LLAMA_ERROR_FORMAT,
+                   "%s:%s", display_name, local_error->message);
+      return NULL;
+    }
+  root = json_parser_get_root (parser);
+  if (root == NULL || !JSON_NODE_HOLDS_OBJECT (root))
+    {
+      g_set_error (error, ELK_LLAMA_ERROR, ELK_LLAMA_ERROR_FORMAT,
+                   "%s:1: expected a JSON object (a Hugging Face "
+                   "config.json)", display_name);
+      return NULL;
+    }
+  r.obj = json_node_get_object (root);
+  model = elk_llama_model_new ();
+  model->source = g_strdup (display_name);
+  model->name = stem_of (display_name);
+  r.model = model;
+
+  model_type = get_string (&r, "model_type", &local_error);
+  if (local_error != NULL)
+    {
+      g_propagate_error (error, g_steal_pointer (&local_error));
+      return NULL;
+    }
+  if (model_type == NULL)
+    {
+      g_set_error (error, ELK_LLAMA_ERROR, ELK_LLAMA_ERROR_INVALID,
+                   "%s: required key 'model_type' is missing", display_name);
+      return NULL;
+    }
+  model->arch = g_strdup (model_type);
+  /* Numbers the family readers need (hidden size, head count) first. */
+  if (!read_common (&r, error))
+    return NULL;
+  for (guint i = 0; i < G_N_ELEMENTS (families); i++)
+    if (g_str_equal (families[i].model_type, model_type))
+      {
+        if (!families[i].read (&r, error))
+          return NULL;
+        if (g_str_equal (model_type, "RefinedWebModel"))
+          {
+            g_free (model->arch);
+            model->arch = g_strdup ("falcon");
+          }
+        if (model->context == 0)
+          {
+            g_set_error (error, ELK_LLAMA_ERROR, ELK_LLAMA_ERROR_INVALID,
+                         "%s: required key 'max_position_embeddings' is "
+                         "missing", display_name);
+            return NULL;
+          }
+        if (!elk_llama_model_check (model, error))
+          return NULL;
+        return g_steal_pointer (&model);
+      }
+
+  {
+    GString *list = g_string_new (NULL);
+    g_autofree char *text = NULL;
+    for (guint i = 0; i < G_N_ELEMENTS (families); i++)
+      g_string_append_printf (list, "%s%s", i ? ", " : "",
+                              families[i].model_type);
+    text = g_string_free (list, FALSE);
+    g_set_error (error, ELK_LLAMA_ERROR, ELK_LLAMA_ERROR_UNSUPPORTED,
+                 "%s:%u: model_type '%s' is not supported by the llama "
+                 "frontend (supported: %s)", display_name,
+                 key_line (&r, "model_type"), model_type, text);
+    return NULL;
+  }
+}
+
+ElkLlamaModel *
+elk_llama_model_new_from_hf_config (const char *path, GError **error)
+{
+  g_autofree char *data = NULL;
+  gsize length;
+  g_autoptr (GError) local_error = NULL;
+
+  if (!g_file_get_contents (path, &data, &length, &local_error))
+    {
+      g_set_error (error, ELK_LLAMA_ERROR, ELK_LLAMA_ERROR_IO,
+                   "%s: cannot read the config: %s", path,
+                   local_error->message);
+      return NULL;
+    }
+  return elk_llama_model_new_from_hf_data (data, (gssize) length, path,
+                                           error);
+}
