@@ -166,8 +166,8 @@ elk_program_get_n_orders (const ElkProgram *program)
  * exactly once, before its execute; no operator is preloaded after it ran;
  * plans use no more cores than exist; and, under rules R1-R3, the SRAM in
  * use during each execute (the executing operator's hot footprint plus the
- * cold footprints of every operator preloaded and not yet executed by the
- * next execute) fits each core.
+ * cold footprints of every later operator whose preload was issued before
+ * that execute) fits each core.
  *
  * Returns: %TRUE if the program is well-formed.
  */
@@ -222,14 +222,15 @@ elk_program_validate (const ElkProgram *program,
     INVALID ("program executes %u of the graph's %u operators", next_exec,
              n_ops);
 
-  /* SRAM during each execute: hot footprint of the executing operator, and
-   * cold footprints of everything preloaded up to the next execute (those
-   * preloads overlap this execute, R1) that has not executed yet. */
+  /* SRAM during each execute: the executing operator's hot footprint, and
+   * the cold footprints of every later operator whose preload was issued
+   * before this execute.  Preloads issued after it cannot start until it
+   * finishes (R1), so they do not occupy SRAM yet. */
   for (guint i = 0; i < n_ops; i++)
     {
       const ElkProgramOp *pop = &program->ops[i];
       guint64 used = pop->hot_bytes;
-      gint until = (i + 1 < n_ops) ? exec_step[i + 1] : (gint) n_steps;
+      gint until = exec_step[i];
 
       if (pop->exec_plan.cores_used > spec->cores)
         INVALID ("operator '%s' uses %u cores but the chip has %u",

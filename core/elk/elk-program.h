@@ -4,8 +4,9 @@
  * execute(op), following the device programming model of elk-paper.md §3.4:
  *
  *  R1  an execute blocks every later preload_async and execute until it
- *      finishes (so the preloads that overlap an execute are exactly those
- *      issued between it and the previous execute);
+ *      finishes (so a preload can overlap execute(i) only if it was issued
+ *      before execute(i), and the operators preloaded before execute(i)
+ *      and not yet executed hold their preload space in SRAM during it);
  *  R2  preload_async calls run one after another, in program order;
  *  R3  preload_async(i) blocks only execute(i).
  *

@@ -271,6 +271,21 @@ test_program_rules (void)
                     ELK_SCHEDULE_ERROR_INVALID_PROGRAM);
     g_assert_nonnull (strstr (error->message, "while 'l0' executes"));
   }
+  /* preload(0) execute(0) preload(1) execute(1): preload(1) cannot start
+   * before execute(0) ends (R1), so it does not share SRAM with it. */
+  {
+    g_autoptr (ElkProgram) p = elk_program_new (g);
+    g_autoptr (GError) error = NULL;
+    elk_program_add_preload (p, 0);
+    elk_program_add_execute (p, 0);
+    elk_program_add_preload (p, 1);
+    elk_program_add_execute (p, 1);
+    elk_program_get_op (p, 0)->hot_bytes = usable;
+    elk_program_get_op (p, 1)->cold_bytes = usable;
+    elk_program_get_op (p, 1)->hot_bytes = usable;
+    g_assert_true (elk_program_validate (p, spec, &error));
+    g_assert_no_error (error);
+  }
   /* Executing out of graph order. */
   {
     g_autoptr (ElkProgram) p = elk_program_new (g);
