@@ -117,10 +117,17 @@ struct _ElkPlanSearch
   guint32 divisors[ELK_MAX_OPERANDS][ELK_PLAN_MAX_DIVISORS];
   guint n_divisors[ELK_MAX_OPERANDS];
 
+  /* Validation only (tests/plan/test-plan-artifact.c): reproduce the Elk
+   * artifact's reordering of the per-dimension candidate lists and its
+   * per-step output size in the shuffle, to compare against the numbers
+   * measured on the artifact.  Never set by libelk itself. */
+  gboolean artifact_order;
+
   /* Enumeration state. */
   ElkPlanLeafFunc leaf;
   gpointer leaf_data;
   guint64 n_leaves;
+  guint64 n_spatial;
 };
 
 ElkPlanSearch *elk__plan_search_new (const ElkGraph *graph,
@@ -155,10 +162,20 @@ gboolean elk__plan_search_check (ElkPlanSearch *s,
 
 char *elk__plan_describe_op (const ElkOp *op);
 
+gboolean elk__plan_build_table_stats (const ElkGraph *graph,
+                                      const ElkOp *op,
+                                      const ElkChipSpec *spec,
+                                      const ElkPlanOptions *options,
+                                      gboolean artifact_order,
+                                      ElkPlanTable *table,
+                                      guint64 *n_spatial,
+                                      guint *n_artifact_front,
+                                      GError **error);
 gboolean elk__plan_build_table (const ElkGraph *graph,
                                 const ElkOp *op,
                                 const ElkChipSpec *spec,
                                 const ElkPlanOptions *options,
+                                gboolean artifact_order,
                                 ElkPlanTable *table,
                                 GError **error);
 void elk__plan_table_clear (ElkPlanTable *table);

@@ -217,7 +217,11 @@ list_divisors (guint32 n, guint32 *out, guint *n_out)
  * FALSE if the column breaks a rule that does not depend on the other
  * columns. */
 static gboolean
-finish_cand (const ElkPlanSearch *s, guint d, ElkDimCand *c, gboolean floors)
+finish_cand_full (const ElkPlanSearch *s,
+                  guint d,
+                  ElkDimCand *c,
+                  gboolean floors,
+                  gboolean extent)
 {
   guint32 left[ELK_MAX_OPERANDS];
   guint64 sl = s->sl[d];
@@ -237,9 +241,9 @@ finish_cand (const ElkPlanSearch *s, guint d, ElkDimCand *c, gboolean floors)
       c->t[v] = 1;
       c->len[v] = 1;
     }
-  if (c->max > sl)
+  if (extent && c->max > sl)
     return FALSE;
-  if (s->mesh && c->max > s->mesh_long)
+  if (extent && s->mesh && c->max > s->mesh_long)
     return FALSE;
   c->step = ceil_div (sl, c->max);
   c->pad = (double) sl / ((double) c->max * (double) c->step);
@@ -272,6 +276,12 @@ finish_cand (const ElkPlanSearch *s, guint d, ElkDimCand *c, gboolean floors)
           left[v] /= g;
     }
   return TRUE;
+}
+
+static gboolean
+finish_cand (const ElkPlanSearch *s, guint d, ElkDimCand *c, gboolean floors)
+{
+  return finish_cand_full (s, d, c, floors, TRUE);
 }
 
 static void
@@ -336,6 +346,66 @@ gen_cands (ElkPlanSearch *s,
     }
 }
 
+/* Python's order on lists of tuples: element-wise, a prefix first. */
+static gint
+compare_cand_lists (const ElkPlanSearch *s, guint a, guint b)
+{
+  guint na = s->cand_start[a + 1] - s->cand_start[a];
+  guint nb = s->cand_start[b + 1] - s->cand_start[b];
+
+  for (guint i = 0; i < MIN (na, nb); i++)
+    {
+      const ElkDimCand *x = &s->cands[s->cand_start[a] + i];
+      const ElkDimCand *y = &s->cands[s->cand_start[b] + i];
+      for (guint v = 0; v < s->n_operands; v++)
+        if (x->t[v] != y->t[v])
+          return x->t[v] < y->t[v] ? -1 : 1;
+    }
+  return na < nb ? -1 : na > nb;
+}
+
+/* The artifact sorts its list of per-dimension candidate lists before
+ * building the temporal tree (t10-plan-space.md §2.3), so level i of the
+ * tree gets the i-th smallest list and its columns are then read as the
+ * factors of dimension i.  Reproduced for validation only: the columns are
+ * re-finished for the dimension they land on, without the extent and
+ * padding checks, which the artifact applied at the original dimension. */
+static void
+artifact_reorder (ElkPlanSearch *s)
+{
+  guint order[ELK_MAX_DIMS];
+  ElkDimCand *moved = g_new (ElkDimCand, MAX (s->n_cands, 1u));
+  guint start[ELK_MAX_DIMS + 1];
+  guint n = 0;
+
+  for (guint d = 0; d < s->n_dims; d++)
+    {
+      /* Stable insertion sort, as Python's sort is stable. */
+      guint j = d;
+      while (j > 0 && compare_cand_lists (s, order[j - 1], d) > 0)
+        {
+          order[j] = order[j - 1];
+          j--;
+        }
+      order[j] = d;
+    }
+  for (guint i = 0; i < s->n_dims; i++)
+    {
+      start[i] = n;
+      for (guint k = s->cand_start[order[i]]; k < s->cand_start[order[i] + 1];
+           k++)
+        {
+          moved[n] = s->cands[k];
+          finish_cand_full (s, i, &moved[n], FALSE, FALSE);
+          n++;
+        }
+    }
+  start[s->n_dims] = n;
+  memcpy (s->cands, moved, n * sizeof (ElkDimCand));
+  memcpy (s->cand_start, start, sizeof (start));
+  g_free (moved);
+}
+
 /**
  * elk__plan_search_build_cands:
  * @multiple_of: (nullable): if set, keep only columns whose factors are
@@ -360,6 +430,8 @@ elk__plan_search_build_cands (ElkPlanSearch *s, const ElkPlan *multiple_of)
       gen_cands (s, d, 0, &c, multiple_of);
     }
   s->cand_start[s->n_dims] = s->n_cands;
+  if (s->artifact_order)
+    artifact_reorder (s);
 }
 
 static void
@@ -452,6 +524,7 @@ spatial_dfs (ElkPlanSearch *s,
     {
       if ((double) used / (double) s->cores < s->util_floor)
         return;
+      s->n_spatial++;
       elk__plan_search_set_spatial (s, parts);
       elk__plan_search_build_cands (s, NULL);
       elk__plan_search_temporal (s);
@@ -744,20 +817,34 @@ elk__plan_search_eval (const ElkPlanSearch *s,
   else
     {
       double out_elems = s->elem_bytes[0] > 0 ? outb / s->elem_bytes[0] : 0;
+      double gather_b = outb;
       double gather = 0, reduce = 0;
+
+      /* The artifact sizes the partial-sum gather by the per-step output
+       * of the sub-operator rather than the output piece a core holds. */
+      if (s->artifact_order)
+        {
+          out_elems = 1;
+          for (guint d = 0; d < s->n_dims; d++)
+            if (s->dim_mask[0] & (1u << d))
+              out_elems *= (double) chosen[d]->step;
+          gather_b = out_elems * s->elem_bytes[0];
+        }
 
       e->shuffle_bytes = outb;
       if (r_out == 2)
         {
-          gather = 2 * sync + cc->shift_cycles_per_byte * outb / 2;
+          gather = 2 * sync
+                   + cc->shift_cycles_per_byte * floor (out_elems / 2)
+                       * (gather_b / MAX (out_elems, 1.0));
           reduce = ew_cycles (cc, out_elems / 2);
-          e->shuffle_bytes += outb / 2;
+          e->shuffle_bytes += gather_b / 2;
         }
       else if (r_out > 2)
         {
-          gather = r_out * sync + cc->shift_cycles_per_byte * outb;
+          gather = r_out * sync + cc->shift_cycles_per_byte * gather_b;
           reduce = reduce_cycles (cc, out_elems / r_out, r_out);
-          e->shuffle_bytes += outb;
+          e->shuffle_bytes += gather_b;
         }
       shuffle = cc->shift_cycles_per_byte * outb
                 + cc->syncs_per_shift * sync + cc->shuffle_syncs * sync

@@ -46,8 +46,8 @@ build_job (gpointer data, gpointer user_data)
   ElkPlanTable *table = &set->tables[job->table];
   const ElkOp *op = elk_graph_get_op (set->graph, table->op);
 
-  elk__plan_build_table (set->graph, op, set->spec, &set->options, table,
-                         &job->error);
+  elk__plan_build_table (set->graph, op, set->spec, &set->options, FALSE,
+                         table, &job->error);
 }
 
 /* Larger iteration spaces with more loop dimensions take longer to search;

@@ -30,11 +30,73 @@ typedef struct
 
 typedef struct
 {
+  guint64 hot;
+  double cycles;
+} Record;
+
+typedef struct
+{
   FrontEntry *front;
   guint n_front;
   guint alloc;
   guint64 min_hot;
+
+  /* Validation only: the artifact's bookkeeping (see artifact_front). */
+  GHashTable *best_by_size;   /* hot bytes -> best cycles so far */
+  GArray *records;            /* Record */
 } Pass1;
+
+/* The artifact's config_dict gains a config whenever it is faster than
+ * every earlier config of its hot size, and never loses the slower one;
+ * its "Pareto" list then keeps, in size order (insertion order within a
+ * size), every config strictly faster than the last kept one.  A size can
+ * so appear more than once.  Returns the length of that list. */
+static gint
+record_compare (gconstpointer a, gconstpointer b)
+{
+  const Record *x = a, *y = b;
+
+  return x->hot < y->hot ? -1 : x->hot > y->hot;
+}
+
+static guint
+artifact_front (GArray *records)
+{
+  guint n = 0;
+  double last = 0;
+
+  /* g_array_sort is stable, as Python's sorted () is. */
+  g_array_sort (records, record_compare);
+  for (guint i = 0; i < records->len; i++)
+    {
+      const Record *r = &g_array_index (records, Record, i);
+      if (n == 0 || r->cycles < last)
+        {
+          n++;
+          last = r->cycles;
+        }
+    }
+  return n;
+}
+
+static void
+artifact_record (Pass1 *p, const ElkPlanEval *e)
+{
+  Record r = { e->hot, e->total_cycles };
+  gpointer key = GSIZE_TO_POINTER ((gsize) e->hot);
+  double *best = g_hash_table_lookup (p->best_by_size, key);
+
+  if (best != NULL && !(r.cycles < *best))
+    return;
+  if (best == NULL)
+    {
+      best = g_new (double, 1);
+      g_hash_table_insert (p->best_by_size, key, best);
+    }
+  /* The best time of the size moves on; the old record stays. */
+  *best = r.cycles;
+  g_array_append_val (p->records, r);
+}
 
 /* Inserts the plan into the Pareto front unless a kept plan dominates it. */
 static void
@@ -50,6 +112,8 @@ pass1_leaf (ElkPlanSearch *s, const ElkDimCand *const *chosen, gpointer data)
       return;
     }
   p->min_hot = MIN (p->min_hot, e.hot);
+  if (p->records != NULL)
+    artifact_record (p, &e);
 
   /* lo = the number of kept plans no larger than this one; the front has
    * strictly decreasing times, so only the largest of them can dominate. */
@@ -208,6 +272,8 @@ elk__plan_table_clear (ElkPlanTable *table)
 /**
  * elk__plan_build_table:
  *
+ * @artifact_order: reproduce the artifact's quirks (validation only)
+ *
  * Builds the table of @op on @spec.  Fails with
  * %ELK_SCHEDULE_ERROR_DOES_NOT_FIT when no plan fits the usable SRAM.
  */
@@ -216,22 +282,56 @@ elk__plan_build_table (const ElkGraph *graph,
                        const ElkOp *op,
                        const ElkChipSpec *spec,
                        const ElkPlanOptions *options,
+                       gboolean artifact_order,
                        ElkPlanTable *table,
                        GError **error)
 {
+  return elk__plan_build_table_stats (graph, op, spec, options,
+                                      artifact_order, table, NULL, NULL,
+                                      error);
+}
+
+/* The same, also returning the number of spatial vectors searched. */
+gboolean
+elk__plan_build_table_stats (const ElkGraph *graph,
+                             const ElkOp *op,
+                             const ElkChipSpec *spec,
+                             const ElkPlanOptions *options,
+                             gboolean artifact_order,
+                             ElkPlanTable *table,
+                             guint64 *n_spatial,
+                             guint *n_artifact_front,
+                             GError **error)
+{
   ElkPlanSearch *s = elk__plan_search_new (graph, op, spec, options);
-  Pass1 p1 = { NULL, 0, 0, G_MAXUINT64 };
+  Pass1 p1 = { .min_hot = G_MAXUINT64 };
   GArray *entries;
   GHashTable *index;
   guint n_plans;
   guint64 enumerated;
 
   memset (table, 0, sizeof (ElkPlanTable));
+  s->artifact_order = artifact_order;
+  if (n_artifact_front != NULL)
+    {
+      /* Sizes are keys as pointers: validation runs on 64-bit hosts. */
+      p1.records = g_array_new (FALSE, FALSE, sizeof (Record));
+      p1.best_by_size = g_hash_table_new_full (g_direct_hash, g_direct_equal,
+                                               NULL, g_free);
+    }
 
   s->leaf = pass1_leaf;
   s->leaf_data = &p1;
   elk__plan_search_spatial (s);
   enumerated = s->n_leaves;
+  if (n_spatial != NULL)
+    *n_spatial = s->n_spatial;
+  if (n_artifact_front != NULL)
+    {
+      *n_artifact_front = artifact_front (p1.records);
+      g_hash_table_unref (p1.best_by_size);
+      g_array_unref (p1.records);
+    }
 
   if (p1.n_front == 0)
     {
@@ -255,9 +355,10 @@ elk__plan_build_table (const ElkGraph *graph,
       return FALSE;
     }
 
-  /* Pass 2: the cold plans of every hot plan. */
+  /* Pass 2: the cold plans of every hot plan (not in the artifact's
+   * order, whose columns no longer belong to their dimensions). */
   entries = g_array_new (FALSE, TRUE, sizeof (ColdEntry));
-  for (guint h = 0; h < p1.n_front; h++)
+  for (guint h = 0; h < p1.n_front && !artifact_order; h++)
     {
       Pass2 p2 = { &p1.front[h].plan, p1.front[h].cycles, h, entries,
                    entries->len };
