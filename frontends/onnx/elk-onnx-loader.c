@@ -507,7 +507,8 @@ value_set_shape (Loader *l, Value *v, int dtype, guint rank,
     }
   v->dtype = dtype;
   v->rank = rank;
-  memcpy (v->dims, dims, rank * sizeof (gint64));
+  if (rank > 0)
+    memcpy (v->dims, dims, rank * sizeof (gint64));
   v->n_elements = n;
   return TRUE;
 }
@@ -921,9 +922,14 @@ const_ints (Loader *l, const Node *n, guint i, const char *what,
     return node_error (l, n, error, "input %u (%s) is required", i, what);
   d = value_data (l, v);
   if (d == NULL)
-    return node_error (l, n, error,
-                       "input '%s' (%s) must be a constant known at import "
-                       "time, but it is computed at run time", v->name, what);
+    {
+      g_set_error (error, ELK_GRAPH_ERROR, ELK_GRAPH_ERROR_UNSUPPORTED,
+                   "%s: node '%s' (op %s): input '%s' (%s) must be a "
+                   "constant known at import time, but it is computed at "
+                   "run time (elk compiles static shapes only)", l->path,
+                   node_label (n), n->p->op_type, v->name, what);
+      return FALSE;
+    }
   if (v->rank > 1 || v->n_elements > max)
     return node_error (l, n, error, "input '%s' (%s) must be a list of at "
                        "most %zu integers", v->name, what, max);
@@ -1245,10 +1251,12 @@ infer_cast (Loader *l, Node *n, GError **error)
     }
   else if (!attr_int (l, n, "to", DT_UNDEFINED, &to, error))
     return FALSE;
-  if (to < 0 || to > DT_LAST || !dtype_is_known ((int) to)
-      || dtype_size ((int) to) == 0)
-    return node_error (l, n, error, "cannot cast to data type %"
+  if (to < 0 || to > DT_LAST || !dtype_is_known ((int) to))
+    return node_error (l, n, error, "cannot cast to unknown data type %"
                        G_GINT64_FORMAT, to);
+  if (dtype_size ((int) to) == 0)
+    return node_unsupported (l, n, error, "elk cannot size the target "
+                             "type");
   if (!set_view (l, n, 0, x, (int) to, x->rank, x->dims, error))
     return FALSE;
   if (value_data (l, x) != NULL)
@@ -1559,7 +1567,9 @@ infer_concat (Loader *l, Node *n, GError **error)
     }
   else if (!any_act && !any_input)
     out->kind = VK_PARAM;
-  else
+  else if (!any_act)
+    /* Concatenating graph inputs alone: they are data.  Next to an
+     * activation they may be weights (ViT's class token). */
     for (guint i = 0; i < n->n_in; i++)
       mark_data (l, n->in[i]);
   return TRUE;
@@ -1873,8 +1883,9 @@ infer_range (Loader *l, Node *n, GError **error)
   e = value_data (l, n->in[1]);
   dl = value_data (l, n->in[2]);
   if (s == NULL || e == NULL || dl == NULL)
-    return node_error (l, n, error, "start, limit and delta must be "
-                       "constants known at import time");
+    return node_unsupported (l, n, error, "start, limit and delta must be "
+                             "constants known at import time (elk compiles "
+                             "static shapes only)");
   if (dl[0] == 0.0)
     return node_error (l, n, error, "delta is 0");
   len = to_i64 (ceil ((e[0] - s[0]) / dl[0]));
@@ -2122,6 +2133,17 @@ elementwise_dtype (const Node *n)
   return n->in[0]->dtype;
 }
 
+/* PRelu before opset 7 took a per-channel slope of shape [C], which
+ * numpy broadcasting would align with the last axis instead. */
+static gboolean
+prelu_per_channel (const Node *n)
+{
+  Value *x = n->in[0], *s = n->n_in > 1 ? n->in[1] : NULL;
+  return strcmp (n->p->op_type, "PRelu") == 0 && s != NULL && s->rank == 1
+         && x->rank > 2 && s->dims[0] != 1 && s->dims[0] == x->dims[1]
+         && s->dims[0] != x->dims[x->rank - 1];
+}
+
 static gboolean
 infer_elementwise (Loader *l, Node *n, GError **error)
 {
@@ -2137,7 +2159,12 @@ infer_elementwise (Loader *l, Node *n, GError **error)
   for (guint i = 0; i < n->n_in; i++)
     if (n->in[i] == NULL)
       return node_error (l, n, error, "input %u is empty", i);
-  if (!broadcast_shapes (l, n, &rank, dims, error))
+  if (prelu_per_channel (n))
+    {
+      rank = n->in[0]->rank;
+      memcpy (dims, n->in[0]->dims, rank * sizeof (gint64));
+    }
+  else if (!broadcast_shapes (l, n, &rank, dims, error))
     return FALSE;
   dt = elementwise_dtype (n);
   if (!set_computed (l, n, 0, dt, rank, dims, error))
@@ -2347,8 +2374,8 @@ window_geometry (Loader *l, const Node *n, guint n_sp, const gint64 *in,
             {
               gint64 want = oshape[nos - n_sp + i];
               gint64 pad = total - want;
-              if (pad < 0)
-                return node_error (l, n, error, "output_shape is too large");
+              /* A negative total padding extends the output, as in the
+               * ONNX reference implementation. */
               if (strcmp (auto_pad, "SAME_UPPER") == 0)
                 {
                   x->pad_begin = pad / 2;
@@ -2779,8 +2806,9 @@ infer_resize (Loader *l, Node *n, GError **error)
         {
           s = value_data (l, scales);
           if (s == NULL)
-            return node_error (l, n, error, "scales '%s' must be a constant "
-                               "known at import time", scales->name);
+            return node_unsupported (l, n, error, "its scales must be a "
+                                     "constant known at import time (elk "
+                                     "compiles static shapes only)");
           na = scales->n_elements;
         }
       else if (attr != NULL && attr->n_floats > 0)
@@ -3064,7 +3092,10 @@ lower_elementwise (Loader *l, Node *n, GError **error)
   ob_init (&b);
   for (guint i = 0; i < n_ops && ok; i++)
     {
-      broadcast_letters (ops[i], out->rank, out->dims, &next, letters);
+      if (prelu_per_channel (n) && ops[i] == n->in[1])
+        strcpy (letters, "b");
+      else
+        broadcast_letters (ops[i], out->rank, out->dims, &next, letters);
       ok = ob_input (l, n, &b, letters,
                      tensor_for (l, n, ops[i], 0, NULL, NULL, error), error);
     }
@@ -4524,9 +4555,17 @@ check_model (Loader *l, GError **error)
     }
   if (!have_opset)
     {
-      g_set_error (error, ELK_GRAPH_ERROR, ELK_GRAPH_ERROR_INVALID,
+      GString *domains = g_string_new (NULL);
+      for (size_t i = 0; i < m->n_opset_import; i++)
+        g_string_append_printf (domains, "%s%s", i ? ", " : "",
+                                m->opset_import[i]->domain != NULL
+                                  ? m->opset_import[i]->domain
+                                  : "");
+      g_set_error (error, ELK_GRAPH_ERROR, ELK_GRAPH_ERROR_UNSUPPORTED,
                    "%s: the model imports no opset of the default domain "
-                   "(ai.onnx)", l->path);
+                   "ai.onnx (only: %s), and elk reads that domain only",
+                   l->path, domains->len ? domains->str : "none");
+      g_string_free (domains, TRUE);
       return FALSE;
     }
   if (l->opset < 1 || l->opset > ELK_ONNX_MAX_OPSET)
