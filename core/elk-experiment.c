@@ -676,6 +676,12 @@ elk_experiment_load (const char *path, ElkRegistry *registry, GError **error)
 }
 
 const char *
+elk_experiment_get_path (ElkExperiment *self)
+{
+  return self->path;
+}
+
+const char *
 elk_experiment_get_name (ElkExperiment *self)
 {
   return self->name;

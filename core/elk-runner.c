@@ -16,7 +16,14 @@
 #include <string.h>
 #include <sys/resource.h>
 
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include "elk-experiment-private.h"
+#include "elk-journal.h"
 
 const char *elk__experiment_axis_value_text (ElkExperiment *self,
                                              guint point,
@@ -58,6 +65,7 @@ typedef struct
 typedef struct
 {
   ElkExperiment *experiment;
+  const ElkRunOptions *options;
   GAsyncQueue *done;
   guint plan_threads;
   const char *trace_dir;
@@ -223,6 +231,67 @@ attr (ElkGraph *graph, const char *key)
   return value != NULL ? value : "";
 }
 
+/* A row with everything known before the design runs: the point's
+ * identity, the model and chip facts, and the sweep values.  graph and
+ * spec may be NULL when loading them failed (or, with --isolate, when the
+ * point never reported back). */
+static Row *
+new_row (ElkExperiment *self,
+         guint point,
+         guint s,
+         ElkGraph *graph,
+         const ElkChipSpec *spec)
+{
+  ElkComponent *sc = self->schedulers->pdata[s];
+  ElkComponent *ac = elk__experiment_allocator_for (self, s);
+  guint n_axes = self->axes->len;
+  Row *row = g_new0 (Row, 1);
+
+  row->n_values = N_COLUMNS + n_axes;
+  row->values = g_new0 (char *, row->n_values + 1);
+  row->latency_s = NAN;
+  row->is_ideal = strcmp (sc->feature->name, "ideal") == 0;
+  set (row, COL_EXPERIMENT, g_strdup (self->name));
+  set (row, COL_POINT, fmt_u64 (point));
+  set (row, COL_MODEL, g_strdup (graph != NULL && *attr (graph, "model")
+                                   ? attr (graph, "model")
+                                   : (graph ? elk_graph_get_name (graph)
+                                            : "")));
+  set (row, COL_PHASE, g_strdup (attr (graph, "phase")));
+  set (row, COL_BATCH, g_strdup (attr (graph, "batch")));
+  set (row, COL_SEQ, g_strdup (attr (graph, "seq")));
+  set (row, COL_FRONTEND, g_strdup (self->frontend->feature->name));
+  set (row, COL_SCHEDULER, g_strdup (sc->feature->name));
+  set (row, COL_ALLOCATOR, g_strdup (ac->feature->name));
+  set (row, COL_BACKEND, g_strdup (self->chip->feature->name));
+  set (row, COL_LABEL, g_strdup (sc->label));
+  if (graph != NULL)
+    set (row, COL_N_OPS, fmt_u64 (elk_graph_get_n_ops (graph)));
+  if (spec != NULL)
+    {
+      set (row, COL_CHIP, g_strdup (spec->name));
+      set (row, COL_TOPOLOGY,
+           g_strdup (elk_topology_to_string (spec->topology)));
+      set (row, COL_CORES, fmt_u64 (spec->cores));
+      set (row, COL_SRAM, fmt_u64 (spec->sram_per_core));
+      set (row, COL_HBM_BW, fmt_double (spec->hbm_bw));
+      set (row, COL_NOC_BW, fmt_double (elk_chip_spec_get_noc_bw (spec)));
+      if (graph != NULL)
+        set (row, COL_BOUND,
+             fmt_double (MAX (elk_graph_get_total_flops (graph)
+                                / spec->matmul_flops,
+                              (double) elk_graph_get_hbm_bytes (graph)
+                                / spec->hbm_bw)));
+    }
+  for (guint a = 0; a < n_axes; a++)
+    row->values[N_COLUMNS + a]
+      = g_strdup (elk__experiment_axis_value_text (self, point, a));
+  row->timing[0] = g_strdup (self->name);
+  row->timing[1] = fmt_u64 (point);
+  row->timing[2] = g_strdup (sc->label);
+  return row;
+}
+
 static PointResult *
 run_point (ElkExperiment *self,
            guint point,
@@ -238,7 +307,6 @@ run_point (ElkExperiment *self,
   g_autoptr (ElkPlanSet) plans = NULL;
   gint64 start = g_get_monotonic_time ();
   ElkPlanOptions options = { 0 };
-  guint n_axes = self->axes->len;
   double ideal = NAN;
   double plan_s = 0;
 
@@ -264,51 +332,7 @@ run_point (ElkExperiment *self,
 
   for (guint s = 0; s < self->schedulers->len; s++)
     {
-      ElkComponent *sc = self->schedulers->pdata[s];
-      ElkComponent *ac = elk__experiment_allocator_for (self, s);
-      Row *row = g_new0 (Row, 1);
-
-      row->n_values = N_COLUMNS + n_axes;
-      row->values = g_new0 (char *, row->n_values + 1);
-      row->latency_s = NAN;
-      row->is_ideal = strcmp (sc->feature->name, "ideal") == 0;
-      set (row, COL_EXPERIMENT, g_strdup (self->name));
-      set (row, COL_POINT, fmt_u64 (point));
-      set (row, COL_MODEL, g_strdup (graph != NULL && *attr (graph, "model")
-                                       ? attr (graph, "model")
-                                       : (graph ? elk_graph_get_name (graph)
-                                                : "")));
-      set (row, COL_PHASE, g_strdup (attr (graph, "phase")));
-      set (row, COL_BATCH, g_strdup (attr (graph, "batch")));
-      set (row, COL_SEQ, g_strdup (attr (graph, "seq")));
-      set (row, COL_FRONTEND, g_strdup (self->frontend->feature->name));
-      set (row, COL_SCHEDULER, g_strdup (sc->feature->name));
-      set (row, COL_ALLOCATOR, g_strdup (ac->feature->name));
-      set (row, COL_BACKEND, g_strdup (self->chip->feature->name));
-      set (row, COL_LABEL, g_strdup (sc->label));
-      if (graph != NULL)
-        set (row, COL_N_OPS, fmt_u64 (elk_graph_get_n_ops (graph)));
-      if (spec != NULL)
-        {
-          set (row, COL_CHIP, g_strdup (spec->name));
-          set (row, COL_TOPOLOGY,
-               g_strdup (elk_topology_to_string (spec->topology)));
-          set (row, COL_CORES, fmt_u64 (spec->cores));
-          set (row, COL_SRAM, fmt_u64 (spec->sram_per_core));
-          set (row, COL_HBM_BW, fmt_double (spec->hbm_bw));
-          set (row, COL_NOC_BW, fmt_double (elk_chip_spec_get_noc_bw (spec)));
-          set (row, COL_BOUND,
-               fmt_double (MAX (elk_graph_get_total_flops (graph)
-                                  / spec->matmul_flops,
-                                (double) elk_graph_get_hbm_bytes (graph)
-                                  / spec->hbm_bw)));
-        }
-      for (guint a = 0; a < n_axes; a++)
-        row->values[N_COLUMNS + a]
-          = g_strdup (elk__experiment_axis_value_text (self, point, a));
-      row->timing[0] = g_strdup (self->name);
-      row->timing[1] = fmt_u64 (point);
-      row->timing[2] = g_strdup (sc->label);
+      Row *row = new_row (self, point, s, graph, spec);
 
       if (plans != NULL)
         run_design (self, point, s, graph, spec, plans, ELK_CHIP (chip),
@@ -340,14 +364,248 @@ run_point (ElkExperiment *self,
   return result;
 }
 
+/* The point's identity for --resume: every component with its feature,
+ * label and parameters, as this point sets them. */
+static char *
+point_key (ElkExperiment *self, guint point)
+{
+  GChecksum *sum = g_checksum_new (G_CHECKSUM_SHA256);
+  g_autofree char *label = elk_experiment_dup_point_label (self, point);
+  char *key;
+
+  g_checksum_update (sum, (const guchar *) self->hash, -1);
+  g_checksum_update (sum, (const guchar *) label, -1);
+  g_checksum_update (sum, (const guchar *) ELK_VERSION, -1);
+  key = g_strndup (g_checksum_get_string (sum), 32);
+  g_checksum_free (sum);
+  return key;
+}
+
+static ElkPointRecord *
+record_from_result (ElkExperiment *self, PointResult *result)
+{
+  ElkPointRecord *record = g_new0 (ElkPointRecord, 1);
+  guint n_fields = N_COLUMNS + self->axes->len;
+
+  record->point = result->point;
+  record->key = point_key (self, result->point);
+  record->status = result->plugin_failed ? ELK_RUN_PLUGIN_FAILED
+                   : result->failed     ? ELK_RUN_POINTS_FAILED
+                                        : ELK_RUN_OK;
+  record->n_rows = result->rows->len;
+  record->n_fields = n_fields;
+  record->fields = g_new0 (char *, record->n_rows * n_fields + 1);
+  record->timings = g_new0 (char *, record->n_rows * ELK_TIMING_FIELDS + 1);
+  for (guint r = 0; r < result->rows->len; r++)
+    {
+      Row *row = result->rows->pdata[r];
+      for (guint f = 0; f < n_fields; f++)
+        record->fields[r * n_fields + f] = g_steal_pointer (&row->values[f]);
+      for (guint t = 0; t < ELK_TIMING_FIELDS; t++)
+        record->timings[r * ELK_TIMING_FIELDS + t]
+          = g_steal_pointer (&row->timing[t]);
+    }
+  return record;
+}
+
+/* Rows for a point that never reported back (it crashed or hung in its
+ * own process under --isolate). */
+static ElkPointRecord *
+failed_record (ElkExperiment *self,
+               guint point,
+               const char *message,
+               double wall_s)
+{
+  PointResult *result = g_new0 (PointResult, 1);
+  ElkPointRecord *record;
+
+  result->point = point;
+  result->rows = g_ptr_array_new_with_free_func ((GDestroyNotify) row_free);
+  result->failed = TRUE;
+  result->plugin_failed = TRUE;
+  result->wall_s = wall_s;
+  for (guint s = 0; s < self->schedulers->len; s++)
+    {
+      Row *row = new_row (self, point, s, NULL, NULL);
+      set (row, COL_STATUS, g_strdup ("failed"));
+      set (row, COL_ERROR, g_strdup (message));
+      g_ptr_array_add (result->rows, row);
+    }
+  record = record_from_result (self, result);
+  point_result_free (result);
+  return record;
+}
+
+/**
+ * elk_experiment_run_point_line:
+ * @self: a loaded experiment
+ * @point: the point to run
+ * @trace_dir: (nullable): where traces go, if the experiment asks for them
+ *
+ * Runs one point in this process and returns its journal line.  elk-run
+ * --isolate runs each point this way in a child process.
+ *
+ * Returns: (transfer full): the line, newline included.
+ */
+char *
+elk_experiment_run_point_line (ElkExperiment *self,
+                               guint point,
+                               const char *trace_dir)
+{
+  PointResult *result;
+  ElkPointRecord *record;
+  char *line;
+
+  g_return_val_if_fail (point < self->n_points, NULL);
+  result = run_point (self, point, 0,
+                      trace_dir != NULL ? trace_dir : self->output_dir);
+  record = record_from_result (self, result);
+  line = elk__point_record_serialize (record);
+  point_result_free (result);
+  elk__point_record_free (record);
+  return line;
+}
+
+/* Runs a point in a child process ("elk-run --internal-point N FILE"),
+ * so that a plugin that crashes or hangs costs one failed point and not
+ * the sweep. */
+static ElkPointRecord *
+run_point_isolated (RunContext *ctx, guint point)
+{
+  ElkExperiment *self = ctx->experiment;
+  const ElkRunOptions *options = ctx->options;
+  g_autofree char *point_arg = g_strdup_printf ("%u", point);
+  g_autofree char *trace_arg = g_strdup (ctx->trace_dir);
+  const char *argv[] = { options->self_exe, "--internal-point", point_arg,
+                         "-o", trace_arg, self->path, NULL };
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GString) out = g_string_new (NULL);
+  g_autoptr (GString) err = g_string_new (NULL);
+  gint64 start = g_get_monotonic_time ();
+  gint64 deadline = options->timeout_s > 0
+                      ? start + (gint64) (options->timeout_s * G_USEC_PER_SEC)
+                      : G_MAXINT64;
+  gboolean timed_out = FALSE;
+  int fd_out = -1, fd_err = -1, status = 0;
+  GPid pid;
+  ElkPointRecord *record;
+  double wall_s;
+
+  if (!g_spawn_async_with_pipes (NULL, (char **) argv, NULL,
+                                 G_SPAWN_DO_NOT_REAP_CHILD, NULL, NULL, &pid,
+                                 NULL, &fd_out, &fd_err, &error))
+    return failed_record (self, point, error->message, 0);
+
+  /* Read both pipes until the child closes them or the deadline passes. */
+  while (fd_out >= 0 || fd_err >= 0)
+    {
+      struct pollfd fds[2] = { { fd_out, POLLIN, 0 }, { fd_err, POLLIN, 0 } };
+      gint64 now = g_get_monotonic_time ();
+      int timeout_ms = deadline == G_MAXINT64
+                         ? 1000
+                         : (int) MAX (0, MIN ((deadline - now) / 1000, 1000));
+      int rc;
+
+      if (now >= deadline)
+        {
+          timed_out = TRUE;
+          kill (pid, SIGKILL);
+          break;
+        }
+      rc = poll (fds, 2, timeout_ms);
+      if (rc < 0 && errno != EINTR)
+        break;
+      for (guint i = 0; i < 2; i++)
+        {
+          char buf[4096];
+          int *fd = i == 0 ? &fd_out : &fd_err;
+          ssize_t n;
+          if (*fd < 0 || (fds[i].revents & (POLLIN | POLLHUP | POLLERR)) == 0)
+            continue;
+          n = read (*fd, buf, sizeof buf);
+          if (n > 0)
+            g_string_append_len (i == 0 ? out : err, buf, n);
+          else if (n == 0 || errno != EINTR)
+            {
+              close (*fd);
+              *fd = -1;
+            }
+        }
+    }
+  if (fd_out >= 0)
+    close (fd_out);
+  if (fd_err >= 0)
+    close (fd_err);
+  while (waitpid (pid, &status, 0) < 0 && errno == EINTR)
+    ;
+  g_spawn_close_pid (pid);
+  wall_s = (double) (g_get_monotonic_time () - start) / G_USEC_PER_SEC;
+
+  if (!timed_out && WIFEXITED (status) && WEXITSTATUS (status) == 0)
+    {
+      g_autofree char *line = g_strndup (out->str, out->len);
+      g_strchomp (line);
+      record = elk__point_record_parse (line, NULL);
+      if (record != NULL && record->point == point)
+        return record;
+      elk__point_record_free (record);
+    }
+
+  {
+    /* Keep the end of the child's stderr: that is where the reason is. */
+    const char *tail = err->len > 300 ? err->str + err->len - 300 : err->str;
+    g_autofree char *clean = g_strdelimit (g_strdup (tail), "\n\r\t", ' ');
+    g_autofree char *why = NULL;
+    g_strstrip (clean);
+    if (timed_out)
+      why = g_strdup_printf ("point %u timed out after %g s and was killed",
+                             point, options->timeout_s);
+    else if (WIFSIGNALED (status))
+      why = g_strdup_printf ("point %u crashed: killed by signal %d (%s)",
+                             point, WTERMSIG (status),
+                             g_strsignal (WTERMSIG (status)));
+    else
+      why = g_strdup_printf ("point %u: its process exited with status %d "
+                             "without a result", point,
+                             WIFEXITED (status) ? WEXITSTATUS (status) : -1);
+    if (*clean != '\0')
+      {
+        g_autofree char *full = g_strdup_printf ("%s; stderr: %s", why, clean);
+        return failed_record (self, point, full, wall_s);
+      }
+    return failed_record (self, point, why, wall_s);
+  }
+}
+
+typedef struct
+{
+  ElkPointRecord *record;
+  double wall_s;
+} Done;
+
 static void
 pool_func (gpointer data, gpointer user_data)
 {
   RunContext *ctx = user_data;
   guint point = GPOINTER_TO_UINT (data) - 1;
-  g_async_queue_push (ctx->done,
-                      run_point (ctx->experiment, point, ctx->plan_threads,
-                                 ctx->trace_dir));
+  Done *done = g_new0 (Done, 1);
+
+  if (ctx->options->isolate)
+    {
+      gint64 start = g_get_monotonic_time ();
+      done->record = run_point_isolated (ctx, point);
+      done->wall_s = (double) (g_get_monotonic_time () - start)
+                     / G_USEC_PER_SEC;
+    }
+  else
+    {
+      PointResult *result = run_point (ctx->experiment, point,
+                                       ctx->plan_threads, ctx->trace_dir);
+      done->wall_s = result->wall_s;
+      done->record = record_from_result (ctx->experiment, result);
+      point_result_free (result);
+    }
+  g_async_queue_push (ctx->done, done);
 }
 
 static GPtrArray *
@@ -355,24 +613,22 @@ collect_plugin_versions (ElkExperiment *self)
 {
   GPtrArray *list = g_ptr_array_new_with_free_func (g_free);
   GHashTable *seen = g_hash_table_new (g_str_hash, g_str_equal);
-  ElkComponent *all[64];
-  guint n = 0;
+  g_autoptr (GPtrArray) all = g_ptr_array_new ();
 
-  all[n++] = self->frontend;
-  all[n++] = self->chip;
+  g_ptr_array_add (all, self->frontend);
+  g_ptr_array_add (all, self->chip);
   if (self->allocator != NULL)
-    all[n++] = self->allocator;
-  for (guint i = 0; i < self->schedulers->len && n + 2 < G_N_ELEMENTS (all);
-       i++)
+    g_ptr_array_add (all, self->allocator);
+  for (guint i = 0; i < self->schedulers->len; i++)
     {
       ElkComponent *c = self->schedulers->pdata[i];
-      all[n++] = c;
+      g_ptr_array_add (all, c);
       if (c->allocator != NULL)
-        all[n++] = c->allocator;
+        g_ptr_array_add (all, c->allocator);
     }
-  for (guint i = 0; i < n; i++)
+  for (guint i = 0; i < all->len; i++)
     {
-      ElkPlugin *plugin = all[i]->feature->plugin;
+      ElkPlugin *plugin = ((ElkComponent *) all->pdata[i])->feature->plugin;
       char *line;
       if (plugin == NULL)
         continue;
@@ -395,29 +651,67 @@ collect_plugin_versions (ElkExperiment *self)
 static void
 print_progress (ElkExperiment *self,
                 guint done,
-                PointResult *result,
+                guint total,
+                const ElkPointRecord *record,
+                double wall_s,
                 gint64 start)
 {
   double elapsed = (double) (g_get_monotonic_time () - start)
                    / G_USEC_PER_SEC;
-  double eta = done > 0 ? elapsed / done * (self->n_points - done) : 0;
+  double eta = done > 0 ? elapsed / done * (total - done) : 0;
   g_autofree char *label = elk_experiment_dup_point_label (self,
-                                                           result->point);
+                                                           record->point);
 
   g_printerr ("[%u/%u] point %u%s%s %s in %.2f s; elapsed %.1f s, ETA "
-              "%.1f s\n", done, self->n_points, result->point,
-              *label ? " " : "", label, result->failed ? "FAILED" : "done",
-              result->wall_s, elapsed, eta);
+              "%.1f s\n", done, total, record->point, *label ? " " : "",
+              label, record->status == ELK_RUN_OK ? "done" : "FAILED", wall_s,
+              elapsed, eta);
+}
+
+static void
+fill_header (ElkExperiment *self,
+             const ElkRunOptions *options,
+             ElkJournalHeader *header)
+{
+  header->elk_version = g_strdup (ELK_VERSION);
+  header->experiment = g_strdup (self->name);
+  header->hash = g_strdup (self->hash);
+  header->n_points = self->n_points;
+  header->shard_k = options->shard_n > 0 ? options->shard_k : 1;
+  header->shard_n = options->shard_n > 0 ? options->shard_n : 1;
+  header->axes = g_ptr_array_new_with_free_func (g_free);
+  for (guint a = 0; a < self->axes->len; a++)
+    g_ptr_array_add (header->axes,
+                     g_strdup (((ElkAxis *) self->axes->pdata[a])->text));
+  header->plugins = collect_plugin_versions (self);
+}
+
+static ElkRunStatus
+worst_status (GPtrArray *records)
+{
+  ElkRunStatus status = ELK_RUN_OK;
+  for (guint i = 0; i < records->len; i++)
+    {
+      const ElkPointRecord *r = records->pdata[i];
+      if (r->status == ELK_RUN_PLUGIN_FAILED)
+        status = ELK_RUN_PLUGIN_FAILED;
+      else if (r->status == ELK_RUN_POINTS_FAILED && status == ELK_RUN_OK)
+        status = ELK_RUN_POINTS_FAILED;
+    }
+  return status;
 }
 
 /**
  * elk_experiment_run:
  * @self: a loaded experiment
- * @options: jobs, output folder and progress
+ * @options: jobs, output folder, progress, resume, shard and isolation
  * @status: (out): whether every point succeeded
  * @error: return location for a #GError
  *
- * Runs every point and writes results.csv, results.json and timings.csv.
+ * Runs the experiment's points (or the shard's share of them, in slices
+ * point % N == K - 1), appending each finished point to the output's
+ * journal, then writes results.csv, results.json and timings.csv from the
+ * journal in point order.
  *
  * Returns: %FALSE with @error set if the results could not be written;
  *   failed points do not make it return %FALSE, they set @status.
@@ -428,79 +722,188 @@ elk_experiment_run (ElkExperiment *self,
                     ElkRunStatus *status,
                     GError **error)
 {
-  g_autoptr (GPtrArray) versions = collect_plugin_versions (self);
-  g_autoptr (GPtrArray) axis_names = g_ptr_array_new ();
-  g_autofree PointResult **pending = NULL;
   const char *dir = options->output_dir != NULL ? options->output_dir
                                                 : self->output_dir;
   guint n_jobs = MAX (options->n_jobs, 1);
-  RunContext ctx = { self, g_async_queue_new (), 0, dir };
+  ElkJournalHeader header = { 0 };
+  g_autoptr (GPtrArray) records = NULL;
+  g_autofree gboolean *have = g_new0 (gboolean, self->n_points);
+  RunContext ctx = { self, options, NULL, 0, dir };
+  ElkJournal *journal;
   GThreadPool *pool;
-  ElkReport *report;
-  guint next = 0, done = 0;
-  gboolean ok = TRUE, any_failed = FALSE, any_plugin = FALSE;
+  guint to_run = 0, done = 0;
+  gboolean ok = TRUE;
   gint64 start = g_get_monotonic_time ();
 
-  for (guint a = 0; a < self->axes->len; a++)
-    g_ptr_array_add (axis_names, ((ElkAxis *) self->axes->pdata[a])->text);
-  g_ptr_array_add (axis_names, NULL);
-
-  report = elk__report_open (dir, self->name, self->hash,
-                             (const char *const *) axis_names->pdata,
-                             versions, error);
-  if (report == NULL)
+  if (options->shard_n > 0
+      && (options->shard_k < 1 || options->shard_k > options->shard_n))
     {
-      g_async_queue_unref (ctx.done);
+      g_set_error (error, ELK_EXPERIMENT_ERROR, ELK_EXPERIMENT_ERROR_INVALID,
+                   "shard %u/%u: K must be between 1 and N", options->shard_k,
+                   options->shard_n);
+      return FALSE;
+    }
+  if (options->isolate && options->self_exe == NULL)
+    {
+      g_set_error (error, ELK_EXPERIMENT_ERROR, ELK_EXPERIMENT_ERROR_INVALID,
+                   "isolated points need the path of elk-run");
       return FALSE;
     }
 
-  /* With one job, the plan tables of a point use every processor; with
-   * several, each point's tables are built on its own thread. */
+  fill_header (self, options, &header);
+  journal = elk__journal_open (dir, &header, options->resume, &records,
+                               error);
+  if (journal == NULL)
+    {
+      elk__journal_header_clear (&header);
+      return FALSE;
+    }
+
+  /* A journal record counts only if it is for this point as configured
+   * now; anything else in it is dropped. */
+  for (guint i = records->len; i > 0; i--)
+    {
+      ElkPointRecord *r = records->pdata[i - 1];
+      g_autofree char *key = point_key (self, r->point);
+      if (have[r->point] || strcmp (key, r->key) != 0)
+        g_ptr_array_remove_index (records, i - 1);
+      else
+        have[r->point] = TRUE;
+    }
+
+  ctx.done = g_async_queue_new ();
   ctx.plan_threads = n_jobs == 1 ? 0 : 1;
   pool = g_thread_pool_new (pool_func, &ctx, (gint) n_jobs, TRUE, NULL);
   for (guint p = 0; p < self->n_points; p++)
-    g_thread_pool_push (pool, GUINT_TO_POINTER (p + 1), NULL);
-
-  pending = g_new0 (PointResult *, self->n_points);
-  while (done < self->n_points)
     {
-      PointResult *result = g_async_queue_pop (ctx.done);
-      pending[result->point] = result;
-      done++;
-      any_failed |= result->failed;
-      any_plugin |= result->plugin_failed;
-      if (options->progress)
-        print_progress (self, done, result, start);
+      if (p % header.shard_n != header.shard_k - 1 || have[p])
+        continue;
+      g_thread_pool_push (pool, GUINT_TO_POINTER (p + 1), NULL);
+      to_run++;
+    }
+  if (options->progress && records->len > 0)
+    g_printerr ("resuming: %u point(s) already in %s, %u to run\n",
+                records->len, dir, to_run);
 
-      /* Write every finished point whose predecessors are all written. */
-      while (next < self->n_points && pending[next] != NULL)
-        {
-          PointResult *r = pending[next];
-          for (guint i = 0; ok && i < r->rows->len; i++)
-            {
-              Row *row = r->rows->pdata[i];
-              ok = elk__report_add_row (report,
-                                        (const char *const *) row->values,
-                                        error)
-                   && elk__report_add_timing (
-                     report, (const char *const *) row->timing, error);
-            }
-          point_result_free (r);
-          pending[next++] = NULL;
-        }
+  while (done < to_run)
+    {
+      Done *d = g_async_queue_pop (ctx.done);
+      done++;
+      if (options->progress)
+        print_progress (self, done, to_run, d->record, d->wall_s, start);
+      if (ok)
+        ok = elk__journal_append (journal, d->record, error);
+      g_ptr_array_add (records, d->record);
+      g_free (d);
     }
   g_thread_pool_free (pool, FALSE, TRUE);
   g_async_queue_unref (ctx.done);
+  elk__journal_close (journal);
 
-  if (!ok)
+  if (ok)
+    ok = elk__results_write (dir, &header, records, error);
+  if (ok)
+    *status = worst_status (records);
+  elk__journal_header_clear (&header);
+  return ok;
+}
+
+/**
+ * elk_results_merge:
+ * @dirs: (array zero-terminated=1): output folders of shards of one run
+ * @output_dir: where the merged results go
+ * @status: (out): whether every point succeeded
+ * @error: return location for a #GError
+ *
+ * Combines the journals of `elk-run --shard K/N` runs into the results a
+ * single run would have written.  Shards must come from the same
+ * experiment file and elk version, and together hold every point.
+ *
+ * Returns: %TRUE if the merged results were written.
+ */
+gboolean
+elk_results_merge (const char *const *dirs,
+                   const char *output_dir,
+                   ElkRunStatus *status,
+                   GError **error)
+{
+  ElkJournalHeader first = { 0 };
+  g_autoptr (GPtrArray) all = g_ptr_array_new_with_free_func (
+    (GDestroyNotify) elk__point_record_free);
+  g_autofree gboolean *have = NULL;
+  gboolean ok = TRUE;
+
+  for (guint d = 0; ok && dirs[d] != NULL; d++)
     {
-      elk__report_abort (report);
-      return FALSE;
+      ElkJournalHeader h = { 0 };
+      g_autoptr (GPtrArray) records = NULL;
+
+      if (!elk__journal_read (dirs[d], &h, &records, error))
+        {
+          ok = FALSE;
+          break;
+        }
+      if (d == 0)
+        {
+          first = h;
+          have = g_new0 (gboolean, first.n_points);
+        }
+      else
+        {
+          if (strcmp (h.hash, first.hash) != 0
+              || strcmp (h.elk_version, first.elk_version) != 0)
+            {
+              g_set_error (error, ELK_EXPERIMENT_ERROR,
+                           ELK_EXPERIMENT_ERROR_INVALID,
+                           "%s: shard of experiment %s (sha256 %.12s, elk "
+                           "%s), but %s is of %s (sha256 %.12s, elk %s); "
+                           "refusing to merge", dirs[d], h.experiment,
+                           h.hash, h.elk_version, dirs[0], first.experiment,
+                           first.hash, first.elk_version);
+              ok = FALSE;
+            }
+          elk__journal_header_clear (&h);
+        }
+      while (ok && records->len > 0)
+        {
+          ElkPointRecord *r = g_ptr_array_steal_index (records, 0);
+          if (have[r->point])
+            {
+              elk__point_record_free (r);
+              continue;
+            }
+          have[r->point] = TRUE;
+          g_ptr_array_add (all, r);
+        }
     }
-  if (!elk__report_commit (report, error))
-    return FALSE;
-  *status = any_plugin ? ELK_RUN_PLUGIN_FAILED
-            : any_failed ? ELK_RUN_POINTS_FAILED
-                         : ELK_RUN_OK;
-  return TRUE;
+  if (ok && dirs[0] == NULL)
+    {
+      g_set_error (error, ELK_EXPERIMENT_ERROR, ELK_EXPERIMENT_ERROR_INVALID,
+                   "nothing to merge");
+      ok = FALSE;
+    }
+  if (ok && all->len != first.n_points)
+    {
+      for (guint p = 0; p < first.n_points; p++)
+        if (!have[p])
+          {
+            g_set_error (error, ELK_EXPERIMENT_ERROR,
+                         ELK_EXPERIMENT_ERROR_INVALID,
+                         "the shards hold %u of the %u points of %s; point "
+                         "%u (and maybe others) is missing: did every shard "
+                         "finish?", all->len, first.n_points,
+                         first.experiment, p);
+            break;
+          }
+      ok = FALSE;
+    }
+  if (ok)
+    {
+      first.shard_k = first.shard_n = 1;
+      ok = elk__results_write (output_dir, &first, all, error);
+      if (ok)
+        *status = worst_status (all);
+    }
+  elk__journal_header_clear (&first);
+  return ok;
 }

@@ -24,12 +24,28 @@ G_DECLARE_FINAL_TYPE (ElkExperiment, elk_experiment, ELK, EXPERIMENT, GObject)
  * @n_jobs: points run at once (at least 1).
  * @output_dir: (nullable): overrides the file's <output dir>.
  * @progress: print one progress line per point on stderr.
+ * @resume: keep the points an earlier run of the same experiment already
+ *   finished in the output folder, and run only the rest.
+ * @shard_k: with @shard_n > 0, run only the points with
+ *   point % shard_n == shard_k - 1.
+ * @shard_n: number of shards, 0 for all points.
+ * @isolate: run each point in a child process (@self_exe
+ *   --internal-point), so that a crash or hang fails only that point.
+ * @timeout_s: with @isolate, kill a point after this many seconds (0 for
+ *   no limit).
+ * @self_exe: (nullable): the elk-run executable, for @isolate.
  */
 typedef struct
 {
   guint n_jobs;
   const char *output_dir;
   gboolean progress;
+  gboolean resume;
+  guint shard_k;
+  guint shard_n;
+  gboolean isolate;
+  double timeout_s;
+  const char *self_exe;
 } ElkRunOptions;
 
 /**
@@ -73,5 +89,13 @@ ELK_API gboolean elk_experiment_run (ElkExperiment *self,
                                      ElkRunStatus *status,
                                      GError **error);
 ELK_API const char *elk_experiment_get_schema (void);
+ELK_API const char *elk_experiment_get_path (ElkExperiment *self);
+ELK_API char *elk_experiment_run_point_line (ElkExperiment *self,
+                                             guint point,
+                                             const char *trace_dir);
+ELK_API gboolean elk_results_merge (const char *const *dirs,
+                                    const char *output_dir,
+                                    ElkRunStatus *status,
+                                    GError **error);
 
 G_END_DECLS

@@ -1,6 +1,8 @@
 /* elk-run: run an experiment file.
  *
- *   elk-run experiment.xml [-o DIR] [--jobs N] [--validate]
+ *   elk-run experiment.xml [-o DIR] [--jobs N] [--validate] [--resume]
+ *           [--shard K/N] [--isolate [--timeout S]] [--max-points N | --yes]
+ *   elk-run --merge -o DIR SHARD_DIR...
  *
  * Exit codes tell batch scripts what went wrong: 0 success, 1 usage,
  * 2 bad experiment (the file, its plugins or its parameters), 3 a plugin
@@ -11,6 +13,7 @@
 
 #include <stdlib.h>
 #include <locale.h>
+#include <stdio.h>
 
 #include <elk/elk.h>
 
@@ -31,15 +34,40 @@ main (int argc, char *argv[])
   g_autoptr (ElkRegistry) registry = NULL;
   g_autoptr (ElkExperiment) experiment = NULL;
   g_autofree char *output_dir = NULL;
-  gint jobs = 1;
+  g_autofree char *self_exe = NULL;
+  gint jobs = (gint) g_get_num_processors ();
   gboolean validate = FALSE, quiet = FALSE, verbose = FALSE, version = FALSE;
+  gboolean resume = FALSE, isolate = FALSE, merge = FALSE, yes = FALSE;
+  g_autofree char *shard = NULL;
+  double timeout_s = 0;
+  gint internal_point = -1;
+  gint max_points = 10000;
   ElkRunOptions options = { 0 };
   ElkRunStatus status = ELK_RUN_OK;
   GOptionEntry entries[] = {
     { "output", 'o', 0, G_OPTION_ARG_FILENAME, &output_dir,
       "Write results into DIR instead of the experiment's <output>", "DIR" },
     { "jobs", 'j', 0, G_OPTION_ARG_INT, &jobs,
-      "Run N points at once (results do not depend on N)", "N" },
+      "Run N points at once (default: processors; results do not depend "
+      "on N)", "N" },
+    { "resume", 0, 0, G_OPTION_ARG_NONE, &resume,
+      "Keep the points an interrupted run already finished in the output "
+      "folder and run the rest", NULL },
+    { "shard", 0, 0, G_OPTION_ARG_STRING, &shard,
+      "Run only the K-th of N deterministic slices of the points", "K/N" },
+    { "merge", 0, 0, G_OPTION_ARG_NONE, &merge,
+      "Combine the output folders of shards (arguments) into -o DIR", NULL },
+    { "isolate", 0, 0, G_OPTION_ARG_NONE, &isolate,
+      "Run each point in its own process, so a crash or hang fails only "
+      "that point", NULL },
+    { "timeout", 0, 0, G_OPTION_ARG_DOUBLE, &timeout_s,
+      "With --isolate, kill a point after S seconds", "S" },
+    { "max-points", 0, 0, G_OPTION_ARG_INT, &max_points,
+      "Refuse sweeps with more than N points (default 10000)", "N" },
+    { "yes", 'y', 0, G_OPTION_ARG_NONE, &yes,
+      "Run however many points the sweep has", NULL },
+    { "internal-point", 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_INT,
+      &internal_point, "Run one point and print its journal line", "P" },
     { "validate", 0, 0, G_OPTION_ARG_NONE, &validate,
       "Only check the experiment file, its plugins and parameters", NULL },
     { "quiet", 'q', 0, G_OPTION_ARG_NONE, &quiet,
@@ -68,10 +96,54 @@ main (int argc, char *argv[])
                ELK_PLUGIN_ABI_VERSION);
       return EXIT_SUCCESS;
     }
+  if (merge)
+    {
+      ElkRunStatus merged = ELK_RUN_OK;
+      if (output_dir == NULL || argc < 2)
+        {
+          g_printerr ("elk-run: --merge needs -o DIR and at least one shard "
+                      "folder\n");
+          return EXIT_USAGE;
+        }
+      if (!elk_results_merge ((const char *const *) argv + 1, output_dir,
+                              &merged, &error))
+        {
+          g_printerr ("elk-run: %s\n", error->message);
+          return EXIT_BAD_EXPERIMENT;
+        }
+      if (!quiet)
+        g_printerr ("elk-run: merged %d shard(s) into %s\n", argc - 1,
+                    output_dir);
+      return merged == ELK_RUN_OK ? EXIT_SUCCESS
+             : merged == ELK_RUN_PLUGIN_FAILED ? EXIT_PLUGIN_FAILED
+                                               : EXIT_RUN_FAILED;
+    }
   if (argc != 2)
     {
       g_printerr ("elk-run: expected exactly one experiment file; see "
                   "elk-run --help\n");
+      return EXIT_USAGE;
+    }
+  if (shard != NULL)
+    {
+      char *end = NULL;
+      guint64 k = g_ascii_strtoull (shard, &end, 10), n = 0;
+      if (end != NULL && *end == '/')
+        n = g_ascii_strtoull (end + 1, &end, 10);
+      if (end == NULL || *end != '\0' || n < 1 || n > 1000000 || k < 1
+          || k > n)
+        {
+          g_printerr ("elk-run: --shard '%s': expected K/N with 1 <= K <= N, "
+                      "for example 2/8\n", shard);
+          return EXIT_USAGE;
+        }
+      options.shard_k = (guint) k;
+      options.shard_n = (guint) n;
+    }
+  if (timeout_s < 0 || (timeout_s > 0 && !isolate))
+    {
+      g_printerr ("elk-run: --timeout needs --isolate and a positive number "
+                  "of seconds\n");
       return EXIT_USAGE;
     }
   if (jobs < 1 || jobs > 4096)
@@ -100,6 +172,31 @@ main (int argc, char *argv[])
       g_printerr ("elk-run: %s\n", error->message);
       return EXIT_BAD_EXPERIMENT;
     }
+  if (internal_point >= 0)
+    {
+      /* The child side of --isolate: one point, its journal line on
+       * stdout, nothing else. */
+      g_autofree char *line = NULL;
+      if ((guint) internal_point >= elk_experiment_get_n_points (experiment))
+        {
+          g_printerr ("elk-run: no point %d\n", internal_point);
+          return EXIT_USAGE;
+        }
+      line = elk_experiment_run_point_line (experiment,
+                                            (guint) internal_point,
+                                            output_dir);
+      fputs (line, stdout);
+      return fflush (stdout) == 0 ? EXIT_SUCCESS : EXIT_OUTPUT_FAILED;
+    }
+  if (!yes && max_points >= 0
+      && elk_experiment_get_n_points (experiment) > (guint) max_points)
+    {
+      g_printerr ("elk-run: %s has %u points, more than --max-points %d; "
+                  "pass --yes or a larger --max-points to run them\n",
+                  argv[1], elk_experiment_get_n_points (experiment),
+                  max_points);
+      return EXIT_BAD_EXPERIMENT;
+    }
   if (validate)
     {
       g_print ("%s: valid, %u point(s) x %u scheduler(s)\n", argv[1],
@@ -111,6 +208,11 @@ main (int argc, char *argv[])
   options.n_jobs = (guint) jobs;
   options.output_dir = output_dir;
   options.progress = !quiet;
+  options.resume = resume;
+  options.isolate = isolate;
+  options.timeout_s = timeout_s;
+  self_exe = g_file_read_link ("/proc/self/exe", NULL);
+  options.self_exe = self_exe;
   if (!elk_experiment_run (experiment, &options, &status, &error))
     {
       g_printerr ("elk-run: %s\n", error->message);

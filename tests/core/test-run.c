@@ -6,40 +6,56 @@
 
 #include <string.h>
 #include <glib/gstdio.h>
+#include <signal.h>
+#include <sys/wait.h>
 
 static char *tmpdir;
 
 /* Runs elk-run with the fixture plugins only; returns the exit status. */
+static int run_elk_argv (const char *const *args, char **out_stderr);
+
 static int
 run_elk (const char *experiment,
          const char *outdir,
          const char *extra,
          char **out_stderr)
 {
+  g_autofree char *path = elk_test_fixture_experiment (experiment);
+  const char *args[] = { path, "-o", outdir, extra, NULL };
+  return run_elk_argv (args, out_stderr);
+}
+
+static char **
+fixture_env (void)
+{
   g_autofree char *good = elk_test_fixture_plugin ("good");
   g_autofree char *plugin_dir = g_path_get_dirname (good);
-  g_autofree char *path = elk_test_fixture_experiment (experiment);
+  char **env = g_get_environ ();
+  env = g_environ_setenv (env, "ELK_PLUGIN_PATH", plugin_dir, TRUE);
+  return g_environ_setenv (env, "ELK_PLUGIN_SYSTEM_PATH", "", TRUE);
+}
+
+/* Runs elk-run with the fixture plugins only and the given arguments;
+ * returns the exit status. */
+static int
+run_elk_argv (const char *const *args, char **out_stderr)
+{
   g_autoptr (GError) error = NULL;
-  g_auto (GStrv) env = g_get_environ ();
+  g_auto (GStrv) env = fixture_env ();
   g_autoptr (GPtrArray) argv = g_ptr_array_new ();
   g_autofree char *err = NULL;
   int status = 0;
 
-  env = g_environ_setenv (env, "ELK_PLUGIN_PATH", plugin_dir, TRUE);
-  env = g_environ_setenv (env, "ELK_PLUGIN_SYSTEM_PATH", "", TRUE);
   g_ptr_array_add (argv, (gpointer) g_getenv ("ELK_RUN"));
-  g_ptr_array_add (argv, path);
-  g_ptr_array_add (argv, "-o");
-  g_ptr_array_add (argv, (gpointer) outdir);
-  if (extra != NULL)
-    g_ptr_array_add (argv, (gpointer) extra);
+  for (guint i = 0; args[i] != NULL; i++)
+    g_ptr_array_add (argv, (gpointer) args[i]);
   g_ptr_array_add (argv, NULL);
 
   g_assert_true (g_spawn_sync (NULL, (char **) argv->pdata, env,
                                G_SPAWN_STDOUT_TO_DEV_NULL, NULL, NULL, NULL,
                                &err, &status, &error));
   g_assert_no_error (error);
-  g_test_message ("elk-run %s: %s", experiment, err);
+  g_test_message ("elk-run %s: %s", args[0], err);
   if (out_stderr != NULL)
     *out_stderr = g_steal_pointer (&err);
   return WIFEXITED (status) ? WEXITSTATUS (status) : -1;
@@ -198,6 +214,182 @@ test_output_failure_exit (void)
   g_assert_cmpint (run_elk ("good", out, NULL, NULL), ==, 5);
 }
 
+static void
+assert_same_results (const char *a, const char *b)
+{
+  const char *names[] = { "results.csv", "results.json" };
+  for (guint i = 0; i < G_N_ELEMENTS (names); i++)
+    {
+      g_autofree char *x = read_file (a, names[i]);
+      g_autofree char *y = read_file (b, names[i]);
+      g_assert_cmpstr (x, ==, y);
+    }
+}
+
+static guint
+count_journal_records (const char *dir)
+{
+  g_autofree char *path = g_build_filename (dir, "points.journal", NULL);
+  g_autofree char *data = NULL;
+  guint n = 0;
+
+  if (!g_file_get_contents (path, &data, NULL, NULL))
+    return 0;
+  for (const char *p = data; (p = strstr (p, "\nR\t")) != NULL; p++)
+    n++;
+  return n;
+}
+
+static void
+test_kill_and_resume (void)
+{
+  g_autofree char *whole = g_build_filename (tmpdir, "slow-whole", NULL);
+  g_autofree char *killed = g_build_filename (tmpdir, "slow-killed", NULL);
+  g_autofree char *path = elk_test_fixture_experiment ("slow");
+  g_auto (GStrv) env = fixture_env ();
+  const char *argv[] = { g_getenv ("ELK_RUN"), path, "-o", killed, "-j", "1",
+                         "-q", NULL };
+  g_autoptr (GError) error = NULL;
+  g_autofree char *csv_path = g_build_filename (killed, "results.csv", NULL);
+  g_autofree char *err = NULL;
+  GPid pid;
+  int status;
+
+  g_assert_cmpint (run_elk ("slow", whole, "--jobs=1", NULL), ==, 4);
+
+  g_assert_true (g_spawn_async (NULL, (char **) argv, env,
+                                G_SPAWN_DO_NOT_REAP_CHILD
+                                  | G_SPAWN_STDERR_TO_DEV_NULL,
+                                NULL, NULL, &pid, &error));
+  g_assert_no_error (error);
+  /* Wait for a few finished points, then kill without warning. */
+  for (guint i = 0; i < 400 && count_journal_records (killed) < 3; i++)
+    g_usleep (G_USEC_PER_SEC / 100);
+  kill (pid, SIGKILL);
+  waitpid (pid, &status, 0);
+  g_spawn_close_pid (pid);
+  g_assert_true (WIFSIGNALED (status));
+  g_assert_cmpuint (count_journal_records (killed), >=, 3);
+  g_assert_cmpuint (count_journal_records (killed), <, 8);
+  /* No results file pretends to be complete. */
+  g_assert_false (g_file_test (csv_path, G_FILE_TEST_EXISTS));
+
+  {
+    const char *args[] = { path, "-o", killed, "--resume", "-j", "2", NULL };
+    g_assert_cmpint (run_elk_argv (args, &err), ==, 4);
+    g_assert_nonnull (strstr (err, "resuming:"));
+  }
+  assert_same_results (whole, killed);
+  g_assert_cmpuint (count_journal_records (killed), ==, 8);
+}
+
+static void
+test_resume_refuses_other_experiment (void)
+{
+  g_autofree char *out = g_build_filename (tmpdir, "resume-other", NULL);
+  g_autofree char *good = elk_test_fixture_experiment ("good");
+  g_autofree char *err = NULL;
+  const char *args[] = { good, "-o", out, "--resume", NULL };
+
+  g_assert_cmpint (run_elk ("traced", out, NULL, NULL), ==, 0);
+  g_assert_cmpint (run_elk_argv (args, &err), ==, 5);
+  g_assert_nonnull (strstr (err, "cannot resume"));
+}
+
+static void
+test_shard_and_merge (void)
+{
+  g_autofree char *whole = g_build_filename (tmpdir, "shard-whole", NULL);
+  g_autofree char *merged = g_build_filename (tmpdir, "shard-merged", NULL);
+  g_autofree char *s1 = g_build_filename (tmpdir, "shard-1", NULL);
+  g_autofree char *s2 = g_build_filename (tmpdir, "shard-2", NULL);
+  g_autofree char *s3 = g_build_filename (tmpdir, "shard-3", NULL);
+  g_autofree char *other = g_build_filename (tmpdir, "shard-other", NULL);
+  g_autofree char *err = NULL;
+
+  g_assert_cmpint (run_elk ("good", whole, NULL, NULL), ==, 0);
+  g_assert_cmpint (run_elk ("good", s1, "--shard=1/3", NULL), ==, 0);
+  g_assert_cmpint (run_elk ("good", s2, "--shard=2/3", NULL), ==, 0);
+  g_assert_cmpint (run_elk ("good", s3, "--shard=3/3", NULL), ==, 0);
+  {
+    /* A shard holds only its slice: points 1 and 4 of 6. */
+    g_autofree char *csv = read_file (s2, "results.csv");
+    g_auto (GStrv) lines = g_strsplit (csv, "\n", -1);
+    g_assert_cmpuint (g_strv_length (lines), ==, 1 + 4 + 1);
+    g_assert_true (g_str_has_prefix (lines[1], "fixture-good,1,"));
+    g_assert_true (g_str_has_prefix (lines[3], "fixture-good,4,"));
+  }
+  {
+    const char *args[] = { "--merge", "-o", merged, s3, s1, s2, NULL };
+    g_assert_cmpint (run_elk_argv (args, NULL), ==, 0);
+  }
+  assert_same_results (whole, merged);
+
+  /* A missing shard, and a shard of another experiment, are refused. */
+  {
+    const char *args[] = { "--merge", "-o", merged, s1, s2, NULL };
+    g_assert_cmpint (run_elk_argv (args, &err), ==, 2);
+    g_assert_nonnull (strstr (err, "missing"));
+    g_clear_pointer (&err, g_free);
+  }
+  g_assert_cmpint (run_elk ("traced", other, NULL, NULL), ==, 0);
+  {
+    const char *args[] = { "--merge", "-o", merged, s1, s2, s3, other, NULL };
+    g_assert_cmpint (run_elk_argv (args, &err), ==, 2);
+    g_assert_nonnull (strstr (err, "refusing to merge"));
+  }
+  /* A malformed shard argument is a usage error. */
+  g_assert_cmpint (run_elk ("good", s1, "--shard=4/3", NULL), ==, 1);
+}
+
+static void
+test_isolate_crash (void)
+{
+  g_autofree char *out = g_build_filename (tmpdir, "isolate", NULL);
+  g_autofree char *csv = NULL;
+  g_auto (GStrv) lines = NULL;
+
+  g_assert_cmpint (run_elk ("isolate", out, "--isolate", NULL), ==, 3);
+  csv = read_file (out, "results.csv");
+  lines = g_strsplit (csv, "\n", -1);
+  /* 3 points x 2 designs; point 1's process died, points 0 and 2 ran. */
+  g_assert_cmpuint (g_strv_length (lines), ==, 1 + 6 + 1);
+  g_assert_nonnull (strstr (lines[1], ",good,ok,"));
+  g_assert_nonnull (strstr (lines[3], "point 1 crashed: killed by signal 11"));
+  g_assert_nonnull (strstr (lines[4], "point 1 crashed"));
+  g_assert_nonnull (strstr (lines[5], ",good,ok,"));
+}
+
+static void
+test_isolate_hang (void)
+{
+  g_autofree char *out = g_build_filename (tmpdir, "isolate-hang", NULL);
+  g_autofree char *path = elk_test_fixture_experiment ("isolate-hang");
+  g_autofree char *csv = NULL;
+  const char *args[] = { path, "-o", out, "--isolate", "--timeout", "2",
+                         NULL };
+
+  g_assert_cmpint (run_elk_argv (args, NULL), ==, 3);
+  csv = read_file (out, "results.csv");
+  g_assert_nonnull (strstr (csv, "point 1 timed out after 2 s"));
+  g_assert_nonnull (strstr (csv, "fixture-mlp,decode,16,"));
+}
+
+static void
+test_max_points (void)
+{
+  g_autofree char *out = g_build_filename (tmpdir, "max-points", NULL);
+  g_autofree char *err = NULL;
+  g_autofree char *path = elk_test_fixture_experiment ("good");
+  const char *args[] = { path, "-o", out, "--max-points", "5", NULL };
+  const char *yes[] = { path, "-o", out, "--max-points", "5", "--yes",
+                        NULL };
+
+  g_assert_cmpint (run_elk_argv (args, &err), ==, 2);
+  g_assert_nonnull (strstr (err, "has 6 points, more than --max-points 5"));
+  g_assert_cmpint (run_elk_argv (yes, NULL), ==, 0);
+}
+
 int
 main (int argc, char *argv[])
 {
@@ -214,6 +406,13 @@ main (int argc, char *argv[])
   g_test_add_func ("/run/exit/run-failure", test_run_failure_exit);
   g_test_add_func ("/run/exit/chip-contract", test_chip_contract_exit);
   g_test_add_func ("/run/trace", test_trace);
+  g_test_add_func ("/run/kill-and-resume", test_kill_and_resume);
+  g_test_add_func ("/run/resume-refuses-other",
+                   test_resume_refuses_other_experiment);
+  g_test_add_func ("/run/shard-and-merge", test_shard_and_merge);
+  g_test_add_func ("/run/isolate/crash", test_isolate_crash);
+  g_test_add_func ("/run/isolate/hang", test_isolate_hang);
+  g_test_add_func ("/run/max-points", test_max_points);
   g_test_add_func ("/run/exit/output-failure", test_output_failure_exit);
   rc = g_test_run ();
 
