@@ -626,13 +626,18 @@ attention (Builder *B, guint layer, const char *x, char **out,
       g_autofree char *fused = g_strdup_printf ("%s.attn_qkv.weight", f);
       g_autofree char *fused_b = g_strdup_printf ("%s.attn_qkv.bias", f);
       g_autofree char *pname = g_strdup_printf ("%s.attn_qkv", p);
-      const char *const *wparts = NULL;
-      const char *const *bparts = NULL;
-      /* A file with a fused tensor is read as one part. */
+      const char *fused_w[] = { fused, NULL }, *fused_bias[] = { fused_b,
+                                                                  NULL };
+      const char *split_w[] = { fq, fk, fv, NULL };
+      const char *split_b[] = { bq, bk, bv, NULL };
+      const char *const *wparts = split_w;
+      const char *const *bparts = split_b;
+      /* A file with a fused tensor (Phi-3, Falcon) is read as one part. */
       if (m->gguf != NULL && elk_gguf_find_tensor (m->gguf, fused) != NULL)
-        wparts = PARTS (fused), bparts = PARTS (fused_b);
-      else
-        wparts = PARTS (fq, fk, fv), bparts = PARTS (bq, bk, bv);
+        {
+          wparts = fused_w;
+          bparts = fused_bias;
+        }
       if (!linear (B, L, pname, x, B->M, d, wqkv, NULL, wparts,
                    m->bias_qkv ? bparts : NULL, &tmp, error))
         return FALSE;
@@ -776,10 +781,11 @@ ffn (Builder *B, guint layer, const char *x, char **out, GError **error)
       if (B->o->fuse_ffn)
         {
           g_autofree char *pname = g_strdup_printf ("%s.ffn_gate_up", p);
-          const char *const *parts = PARTS (fg, fu);
+          const char *both[] = { fg, fu, NULL }, *up_only[] = { fu, NULL };
+          const char *const *parts = both;
           /* Phi-3 stores gate and up as one ffn_up of twice the width. */
           if (m->gguf != NULL && elk_gguf_find_tensor (m->gguf, fg) == NULL)
-            parts = PARTS (fu);
+            parts = up_only;
           if (!linear (B, L, pname, x, B->M, d, up, NULL, parts, NULL, &h,
                        error))
             return FALSE;

@@ -539,13 +539,12 @@ elk_llama_model_new_from_hf_data (const char *data, gssize length,
       return NULL;
     }
   model->arch = g_strdup (model_type);
-  /* Numbers the family readers need (hidden size, head count) first. */
-  if (!read_common (&r, error))
-    return NULL;
   for (guint i = 0; i < G_N_ELEMENTS (families); i++)
     if (g_str_equal (families[i].model_type, model_type))
       {
-        if (!families[i].read (&r, error))
+        /* Numbers the family readers need (hidden size, head count)
+         * first. */
+        if (!read_common (&r, error) || !families[i].read (&r, error))
           return NULL;
         if (g_str_equal (model_type, "RefinedWebModel"))
           {
