@@ -843,18 +843,14 @@ test_gguf_quantized (void)
   T ("token_embd.weight", d, vocab, 12, vocab * 144);
   for (guint l = 0; l < 2; l++)
     {
-      const char *fmt[] = { "blk.%u.attn_q.weight", "blk.%u.attn_k.weight",
-                            "blk.%u.attn_v.weight",
-                            "blk.%u.attn_output.weight",
-                            "blk.%u.ffn_gate.weight", "blk.%u.ffn_up.weight",
-                            "blk.%u.ffn_down.weight",
-                            "blk.%u.attn_norm.weight",
-                            "blk.%u.ffn_norm.weight" };
+      const char *roles[] = { "attn_q", "attn_k", "attn_v", "attn_output",
+                              "ffn_gate", "ffn_up", "ffn_down", "attn_norm",
+                              "ffn_norm" };
       guint64 ne1[] = { d, kvd, kvd, d, ffn, ffn, d, 1, 1 };
       guint64 ne0[] = { d, d, d, d, d, d, ffn, d, d };
-      for (guint k = 0; k < G_N_ELEMENTS (fmt); k++)
+      for (guint k = 0; k < G_N_ELEMENTS (roles); k++)
         {
-          char *name = g_strdup_printf (fmt[k], l);
+          char *name = g_strdup_printf ("blk.%u.%s.weight", l, roles[k]);
           if (k >= 7)
             T (name, d, 1, 0, d * 4);
           else
