@@ -1,0 +1,1292 @@
+/* test-onnx.c: tests of the onnx frontend.
+ *
+ * The corpus tests read ../shared/corpus/onnx (ELK_CORPUS) and skip when it
+ * is absent; the libonnx-testdata test reads Debian's libonnx-testdata and
+ * skips when it is not installed.  Everything else writes its own small
+ * models with protobuf-c into a temporary folder, so that external data,
+ * symbolic dimensions and corrupted files are exercised without fixtures.
+ *
+ * FLOP counts are checked against independent counts computed here from
+ * the published layer shapes, using the conventions of
+ * docs/frontend-onnx.md: 2 FLOPs per multiply-accumulate, plus one per
+ * output element for a bias (a folded BatchNormalization is a bias).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <string.h>
+#include <unistd.h>
+#include <glib/gstdio.h>
+
+#include <elk/elk.h>
+
+#include "elk-onnx-loader.h"
+#include "onnx.pb-c.h"
+
+/* ------------------------------------------------------------------ */
+/* Helpers                                                             */
+
+static char *
+corpus_path (const char *rel)
+{
+  const char *corpus = g_getenv ("ELK_CORPUS");
+  char *path;
+
+  if (corpus == NULL)
+    return NULL;
+  path = g_build_filename (corpus, "onnx", rel, NULL);
+  if (!g_file_test (path, G_FILE_TEST_EXISTS))
+    {
+      g_free (path);
+      return NULL;
+    }
+  return path;
+}
+
+#define REQUIRE_CORPUS(var, rel)                                              \
+  g_autofree char *var = corpus_path (rel);                                   \
+  if (var == NULL)                                                            \
+    {                                                                         \
+      g_test_skip ("ELK_CORPUS/onnx/" rel " is absent (set ELK_CORPUS to "    \
+                   "the shared corpus folder)");                              \
+      return;                                                                 \
+    }
+
+static ElkGraph *
+load (const char *path, const char *dims, GError **error)
+{
+  ElkOnnxOptions options;
+  elk__onnx_options_init (&options);
+  options.dims = dims;
+  return elk__onnx_load (path, &options, error);
+}
+
+static ElkGraph *
+load_ok (const char *path, const char *dims)
+{
+  g_autoptr (GError) error = NULL;
+  ElkGraph *g = load (path, dims, &error);
+  g_assert_no_error (error);
+  g_assert_nonnull (g);
+  g_assert_true (elk_graph_validate (g, NULL));
+  return g;
+}
+
+static double
+flops_of_kinds (const ElkGraph *g, ElkOpKind a, ElkOpKind b)
+{
+  double total = 0;
+  for (guint i = 0; i < elk_graph_get_n_ops (g); i++)
+    {
+      const ElkOp *op = elk_graph_get_op (g, i);
+      if (op->kind == a || op->kind == b)
+        total += op->flops;
+    }
+  return total;
+}
+
+static guint
+count_ops_of_type (const ElkGraph *g, const char *type)
+{
+  guint n = 0;
+  for (guint i = 0; i < elk_graph_get_n_ops (g); i++)
+    n += strcmp (elk_graph_get_op (g, i)->type, type) == 0;
+  return n;
+}
+
+static guint64
+attribute_u64 (const ElkGraph *g, const char *key)
+{
+  const char *v = elk_graph_get_attribute (g, key);
+  g_assert_nonnull (v);
+  return g_ascii_strtoull (v, NULL, 10);
+}
+
+static void
+assert_relative (double got, double want, double tolerance)
+{
+  g_assert_cmpfloat (want, >, 0);
+  g_assert_cmpfloat (ABS (got - want) / want, <=, tolerance);
+}
+
+/* A tiny arena for protobuf-c messages built by the tests. */
+typedef struct
+{
+  GPtrArray *blocks;
+} Arena;
+
+static gpointer
+arena_alloc (Arena *a, gsize size)
+{
+  gpointer p = g_malloc0 (size);
+  g_ptr_array_add (a->blocks, p);
+  return p;
+}
+
+static char *
+arena_strdup (Arena *a, const char *s)
+{
+  char *p = g_strdup (s);
+  g_ptr_array_add (a->blocks, p);
+  return p;
+}
+
+static Arena *
+arena_new (void)
+{
+  Arena *a = g_new0 (Arena, 1);
+  a->blocks = g_ptr_array_new_with_free_func (g_free);
+  return a;
+}
+
+static void
+arena_free (Arena *a)
+{
+  g_ptr_array_unref (a->blocks);
+  g_free (a);
+}
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (Arena, arena_free)
+
+/* Dimensions: a value > 0 is fixed, 0 is anonymous, and names[i] (if not
+ * NULL) makes it symbolic. */
+static Onnx__ValueInfoProto *
+make_value_info (Arena *a, const char *name, int dtype, guint rank,
+                 const gint64 *dims, const char *const *names)
+{
+  Onnx__ValueInfoProto *vi = arena_alloc (a, sizeof *vi);
+  Onnx__TypeProto *tp = arena_alloc (a, sizeof *tp);
+  Onnx__TypeProto__Tensor *tt = arena_alloc (a, sizeof *tt);
+  Onnx__TensorShapeProto *sh = arena_alloc (a, sizeof *sh);
+
+  onnx__value_info_proto__init (vi);
+  onnx__type_proto__init (tp);
+  onnx__type_proto__tensor__init (tt);
+  onnx__tensor_shape_proto__init (sh);
+  vi->name = arena_strdup (a, name);
+  vi->type = tp;
+  tp->value_case = ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE;
+  tp->tensor_type = tt;
+  tt->has_elem_type = TRUE;
+  tt->elem_type = dtype;
+  /* No dims at all: the shape is left out, as exporters do for outputs. */
+  tt->shape = dims == NULL && names == NULL ? NULL : sh;
+  sh->n_dim = rank;
+  sh->dim = arena_alloc (a, sizeof (gpointer) * MAX (rank, 1));
+  for (guint i = 0; i < rank; i++)
+    {
+      Onnx__TensorShapeProto__Dimension *d = arena_alloc (a, sizeof *d);
+      onnx__tensor_shape_proto__dimension__init (d);
+      if (names != NULL && names[i] != NULL)
+        {
+          d->value_case = ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM;
+          d->dim_param = arena_strdup (a, names[i]);
+        }
+      else if (dims[i] > 0)
+        {
+          d->value_case = ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE;
+          d->dim_value = dims[i];
+        }
+      sh->dim[i] = d;
+    }
+  return vi;
+}
+
+static Onnx__TensorProto *
+make_tensor (Arena *a, const char *name, guint rank, const gint64 *dims,
+             guint n_floats)
+{
+  Onnx__TensorProto *t = arena_alloc (a, sizeof *t);
+  onnx__tensor_proto__init (t);
+  t->name = arena_strdup (a, name);
+  t->has_data_type = TRUE;
+  t->data_type = ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT;
+  t->n_dims = rank;
+  t->dims = arena_alloc (a, sizeof (int64_t) * MAX (rank, 1));
+  for (guint i = 0; i < rank; i++)
+    t->dims[i] = dims[i];
+  t->n_float_data = n_floats;
+  t->float_data = arena_alloc (a, sizeof (float) * MAX (n_floats, 1));
+  for (guint i = 0; i < n_floats; i++)
+    t->float_data[i] = 0.25f * (float) i;
+  return t;
+}
+
+static Onnx__NodeProto *
+make_node (Arena *a, const char *op, const char *name, const char *in0,
+           const char *in1, const char *out)
+{
+  Onnx__NodeProto *n = arena_alloc (a, sizeof *n);
+  onnx__node_proto__init (n);
+  n->op_type = arena_strdup (a, op);
+  n->name = arena_strdup (a, name);
+  n->n_input = in1 != NULL ? 2 : 1;
+  n->input = arena_alloc (a, sizeof (char *) * 2);
+  n->input[0] = arena_strdup (a, in0);
+  if (in1 != NULL)
+    n->input[1] = arena_strdup (a, in1);
+  n->n_output = 1;
+  n->output = arena_alloc (a, sizeof (char *));
+  n->output[0] = arena_strdup (a, out);
+  return n;
+}
+
+typedef struct
+{
+  Arena *arena;
+  Onnx__ModelProto model;
+  Onnx__GraphProto graph;
+  Onnx__OperatorSetIdProto opset;
+  Onnx__OperatorSetIdProto *opsets[1];
+  GPtrArray *nodes, *inputs, *outputs, *inits;
+} Builder;
+
+static Builder *
+builder_new (void)
+{
+  Builder *b = g_new0 (Builder, 1);
+  b->arena = arena_new ();
+  onnx__model_proto__init (&b->model);
+  onnx__graph_proto__init (&b->graph);
+  onnx__operator_set_id_proto__init (&b->opset);
+  b->opset.domain = arena_strdup (b->arena, "");
+  b->opset.has_version = TRUE;
+  b->opset.version = 13;
+  b->opsets[0] = &b->opset;
+  b->model.has_ir_version = TRUE;
+  b->model.ir_version = 7;
+  b->model.n_opset_import = 1;
+  b->model.opset_import = b->opsets;
+  b->model.graph = &b->graph;
+  b->graph.name = arena_strdup (b->arena, "test");
+  b->nodes = g_ptr_array_new ();
+  b->inputs = g_ptr_array_new ();
+  b->outputs = g_ptr_array_new ();
+  b->inits = g_ptr_array_new ();
+  return b;
+}
+
+static void
+builder_free (Builder *b)
+{
+  arena_free (b->arena);
+  g_ptr_array_unref (b->nodes);
+  g_ptr_array_unref (b->inputs);
+  g_ptr_array_unref (b->outputs);
+  g_ptr_array_unref (b->inits);
+  g_free (b);
+}
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (Builder, builder_free)
+
+static void
+builder_write (Builder *b, const char *path)
+{
+  gsize len;
+  g_autofree guint8 *buf = NULL;
+  g_autoptr (GError) error = NULL;
+
+  b->graph.n_node = b->nodes->len;
+  b->graph.node = (Onnx__NodeProto **) b->nodes->pdata;
+  b->graph.n_input = b->inputs->len;
+  b->graph.input = (Onnx__ValueInfoProto **) b->inputs->pdata;
+  b->graph.n_output = b->outputs->len;
+  b->graph.output = (Onnx__ValueInfoProto **) b->outputs->pdata;
+  b->graph.n_initializer = b->inits->len;
+  b->graph.initializer = (Onnx__TensorProto **) b->inits->pdata;
+  len = onnx__model_proto__get_packed_size (&b->model);
+  buf = g_malloc (MAX (len, 1));
+  g_assert_cmpuint (onnx__model_proto__pack (&b->model, buf), ==, len);
+  g_file_set_contents (path, (const char *) buf, (gssize) len, &error);
+  g_assert_no_error (error);
+}
+
+/* x[batch, seq, 64] @ W[64, 32] -> Relu: the smallest model with a weight
+ * and a symbolic input. */
+static Builder *
+builder_small (const char *dim0, const char *dim1)
+{
+  Builder *b = builder_new ();
+  const char *names[3] = { dim0, dim1, NULL };
+  gint64 xd[3] = { 0, 0, 64 }, wd[2] = { 64, 32 };
+
+  g_ptr_array_add (b->inputs, make_value_info (b->arena, "x", 1, 3, xd,
+                                               names));
+  g_ptr_array_add (b->inits, make_tensor (b->arena, "W", 2, wd, 64 * 32));
+  g_ptr_array_add (b->nodes, make_node (b->arena, "MatMul", "mm", "x", "W",
+                                        "h"));
+  g_ptr_array_add (b->nodes, make_node (b->arena, "Relu", "relu", "h", NULL,
+                                        "y"));
+  g_ptr_array_add (b->outputs, make_value_info (b->arena, "y", 1, 0, NULL,
+                                                NULL));
+  return b;
+}
+
+static char *
+make_tmpdir (void)
+{
+  g_autoptr (GError) error = NULL;
+  char *dir = g_dir_make_tmp ("elk-onnx-XXXXXX", &error);
+  g_assert_no_error (error);
+  return dir;
+}
+
+static void
+rm_rf (const char *dir)
+{
+  GDir *d = g_dir_open (dir, 0, NULL);
+  const char *name;
+  if (d == NULL)
+    return;
+  while ((name = g_dir_read_name (d)) != NULL)
+    {
+      g_autofree char *p = g_build_filename (dir, name, NULL);
+      if (g_file_test (p, G_FILE_TEST_IS_DIR)
+          && !g_file_test (p, G_FILE_TEST_IS_SYMLINK))
+        rm_rf (p);
+      else
+        g_unlink (p);
+    }
+  g_dir_close (d);
+  g_rmdir (dir);
+}
+
+static void
+assert_error_mentions (GError *error, GQuark domain, int code,
+                       const char *s1, const char *s2)
+{
+  g_assert_nonnull (error);
+  g_test_message ("expected error: %s", error->message);
+  g_assert_error (error, domain, code);
+  if (s1 != NULL)
+    g_assert_nonnull (strstr (error->message, s1));
+  if (s2 != NULL)
+    g_assert_nonnull (strstr (error->message, s2));
+}
+
+/* ------------------------------------------------------------------ */
+/* The corpus                                                          */
+
+/* Every torch-generated model in the MANIFEST loads, and its parameter
+ * count equals the MANIFEST's, read from the MANIFEST's table itself. */
+static void
+test_corpus_manifest (void)
+{
+  REQUIRE_CORPUS (manifest, "MANIFEST.md");
+  g_autofree char *text = NULL;
+  g_auto (GStrv) lines = NULL;
+  g_autoptr (GError) error = NULL;
+  guint checked = 0;
+
+  g_file_get_contents (manifest, &text, NULL, &error);
+  g_assert_no_error (error);
+  lines = g_strsplit (text, "\n", -1);
+  for (guint i = 0; lines[i] != NULL; i++)
+    {
+      g_auto (GStrv) cells = NULL;
+      g_autofree char *file = NULL;
+      g_autofree char *path = NULL;
+      g_autoptr (ElkGraph) g = NULL;
+      GString *digits;
+      guint64 want;
+
+      if (!g_str_has_prefix (lines[i], "| `torch-generated/"))
+        continue;
+      cells = g_strsplit (lines[i], "|", -1);
+      /* The table of files, not the description row above it. */
+      if (g_strv_length (cells) < 9 || strstr (cells[1], ".onnx`") == NULL)
+        continue;
+      file = g_strstrip (g_strdup (cells[1]));
+      file[strlen (file) - 1] = '\0';
+      path = corpus_path (file + 1);
+      g_assert_nonnull (path);
+      /* Column 8: "1,235,496; initializer dtypes FLOAT" and the like. */
+      digits = g_string_new (NULL);
+      for (const char *p = cells[8]; *p != '\0' && *p != ';' && *p != '('; p++)
+        if (g_ascii_isdigit (*p))
+          g_string_append_c (digits, *p);
+      want = g_ascii_strtoull (digits->str, NULL, 10);
+      g_string_free (digits, TRUE);
+
+      g = load_ok (path, NULL);
+      g_test_message ("%s: %u ops, %.4g FLOPs, %s params (MANIFEST %"
+                      G_GUINT64_FORMAT ")", file, elk_graph_get_n_ops (g),
+                      elk_graph_get_total_flops (g),
+                      elk_graph_get_attribute (g, "params"), want);
+      g_assert_cmpuint (attribute_u64 (g, "params"), ==, want);
+      g_assert_cmpstr (elk_graph_get_attribute (g, "batch"), ==, "1");
+      checked++;
+    }
+  g_assert_cmpuint (checked, ==, 7);
+}
+
+/* ResNet-50 (torchvision v1.5: stride in the 3x3 conv) at 224x224. */
+static void
+test_corpus_resnet50 (void)
+{
+  REQUIRE_CORPUS (path, "torch-generated/resnet50_graphonly.onnx");
+  g_autoptr (ElkGraph) g = load_ok (path, NULL);
+  static const int blocks[4] = { 3, 4, 6, 3 };
+  double conv = 0, other = 0;
+  int in = 64, hw = 56;
+
+#define CONV(cin, cout, k, out_hw)                                           \
+  (2.0 * (cin) * (cout) * (k) * (k) * (out_hw) * (out_hw)                    \
+   + (double) (cout) * (out_hw) * (out_hw))
+
+  conv += CONV (3, 64, 7, 112);                 /* conv1 + bn1 */
+  other += 64.0 * 112 * 112;                    /* relu */
+  other += 64.0 * 56 * 56 * 9;                  /* maxpool 3x3 */
+  for (int s = 0; s < 4; s++)
+    {
+      int width = 64 << s, out = width * 4;
+      for (int b = 0; b < blocks[s]; b++)
+        {
+          int stride = (b == 0 && s > 0) ? 2 : 1;
+          int ohw = hw / stride;
+          conv += CONV (in, width, 1, hw);
+          conv += CONV (width, width, 3, ohw);
+          conv += CONV (width, out, 1, ohw);
+          if (b == 0)
+            conv += CONV (in, out, 1, ohw); /* downsample */
+          other += (double) width * hw * hw     /* relu after conv1 */
+                   + (double) width * ohw * ohw; /* relu after conv2 */
+          other += 2.0 * out * ohw * ohw;        /* add + relu */
+          in = out;
+          hw = ohw;
+        }
+    }
+  other += 2048.0 * 7 * 7; /* global average pool */
+  conv += 2.0 * 2048 * 1000 + 1000; /* fc (Gemm with bias) */
+#undef CONV
+
+  g_test_message ("resnet50: conv+matmul %.6g (expected %.6g), total %.6g "
+                  "(expected %.6g)",
+                  flops_of_kinds (g, ELK_OP_CONV, ELK_OP_MATMUL), conv,
+                  elk_graph_get_total_flops (g), conv + other);
+  g_assert_cmpfloat (flops_of_kinds (g, ELK_OP_CONV, ELK_OP_MATMUL), ==,
+                     conv);
+  g_assert_cmpfloat (elk_graph_get_total_flops (g), ==, conv + other);
+  /* Every BatchNormalization was folded into its convolution. */
+  g_assert_cmpuint (count_ops_of_type (g, "batchnorm"), ==, 0);
+  g_assert_cmpuint (count_ops_of_type (g, "conv+batchnorm"), ==, 53);
+  g_assert_cmpuint (attribute_u64 (g, "layers"), ==, 16);
+}
+
+/* One transformer layer's matrix products: QKV, scores, values, output
+ * projection (a Gemm with bias), and the two MLP matmuls. */
+static double
+transformer_matmul_flops (double tokens, double d, double heads, double ff)
+{
+  double dh = d / heads;
+  return 2 * tokens * d * 3 * d                      /* in_proj */
+         + 2 * 2 * heads * tokens * tokens * dh      /* QK^T and AV */
+         + 2 * tokens * d * d + tokens * d           /* out_proj + bias */
+         + 2 * 2 * tokens * d * ff;                  /* MLP */
+}
+
+static void
+test_corpus_vit (void)
+{
+  REQUIRE_CORPUS (path, "torch-generated/vit_b_16_graphonly.onnx");
+  g_autoptr (ElkGraph) g = load_ok (path, NULL);
+  double want = 2.0 * 768 * 3 * 16 * 16 * 196 + 768.0 * 196; /* patches */
+
+  want += 12 * transformer_matmul_flops (197, 768, 12, 3072);
+  want += 2.0 * 768 * 1000 + 1000; /* head on the class token */
+  g_test_message ("vit-b/16: conv+matmul %.6g, expected %.6g, total %.6g",
+                  flops_of_kinds (g, ELK_OP_CONV, ELK_OP_MATMUL), want,
+                  elk_graph_get_total_flops (g));
+  g_assert_cmpfloat (flops_of_kinds (g, ELK_OP_CONV, ELK_OP_MATMUL), ==,
+                     want);
+  /* The rest (norms, softmax, GELU, bias adds) is about 1%. */
+  assert_relative (elk_graph_get_total_flops (g), want, 0.02);
+  g_assert_cmpuint (count_ops_of_type (g, "layernorm"), ==, 25);
+  g_assert_cmpuint (count_ops_of_type (g, "reducemean"), ==, 0);
+  g_assert_cmpuint (attribute_u64 (g, "layers"), ==, 12);
+}
+
+static void
+test_corpus_bert (void)
+{
+  REQUIRE_CORPUS (path, "torch-generated/bert_base_encoder_graphonly.onnx");
+  g_autoptr (ElkGraph) g = load_ok (path, NULL);
+  double want = 12 * transformer_matmul_flops (128, 768, 12, 3072);
+  gint id;
+
+  g_assert_cmpfloat (flops_of_kinds (g, ELK_OP_CONV, ELK_OP_MATMUL), ==,
+                     want);
+  assert_relative (elk_graph_get_total_flops (g), want, 0.02);
+  g_assert_cmpuint (count_ops_of_type (g, "layernorm"), ==, 25);
+  g_assert_cmpuint (count_ops_of_type (g, "gather"), ==, 1);
+  g_assert_cmpuint (attribute_u64 (g, "layers"), ==, 12);
+  g_assert_cmpuint (attribute_u64 (g, "seq"), ==, 128);
+  /* The embedding lookup streams only the rows it reads. */
+  id = elk_graph_find_tensor (g, "input");
+  g_assert_cmpint (id, >=, 0);
+  g_assert_cmpint (elk_graph_get_tensor (g, (guint) id)->origin, ==,
+                   ELK_TENSOR_ORIGIN_ACTIVATION);
+  for (guint i = 0; i < elk_graph_get_n_ops (g); i++)
+    {
+      const ElkOp *op = elk_graph_get_op (g, i);
+      if (op->kind == ELK_OP_GATHER)
+        g_assert_cmpuint (elk_op_get_hbm_bytes (g, op), ==, 128 * 768 * 4);
+    }
+}
+
+static void
+test_corpus_gpt2 (void)
+{
+  REQUIRE_CORPUS (path, "torch-generated/gpt2_small_graphonly.onnx");
+  g_autoptr (ElkGraph) g = load_ok (path, NULL);
+  double want = 12 * transformer_matmul_flops (64, 768, 12, 3072)
+                + 2.0 * 64 * 768 * 50257; /* untied LM head, no bias */
+
+  g_assert_cmpfloat (flops_of_kinds (g, ELK_OP_CONV, ELK_OP_MATMUL), ==,
+                     want);
+  assert_relative (elk_graph_get_total_flops (g), want, 0.02);
+  /* The causal mask (Trilu of a constant) was folded at import. */
+  g_assert_cmpuint (count_ops_of_type (g, "trilu"), ==, 0);
+  g_assert_cmpuint (attribute_u64 (g, "layers"), ==, 12);
+}
+
+static void
+test_corpus_mobilenet (void)
+{
+  REQUIRE_CORPUS (path, "torch-generated/mobilenet_v2.onnx");
+  g_autoptr (ElkGraph) g = load_ok (path, NULL);
+  guint depthwise = 0;
+
+  g_assert_cmpuint (count_ops_of_type (g, "batchnorm"), ==, 0);
+  g_assert_cmpuint (count_ops_of_type (g, "conv+batchnorm"), ==, 52);
+  for (guint i = 0; i < elk_graph_get_n_ops (g); i++)
+    {
+      const ElkOp *op = elk_graph_get_op (g, i);
+      const ElkTensor *w;
+      if (op->kind != ELK_OP_CONV)
+        continue;
+      w = elk_graph_get_tensor (g, op->tensors[2]);
+      g_assert_cmpint (w->origin, ==, ELK_TENSOR_ORIGIN_WEIGHT);
+      /* Depthwise: one input channel (times the stride phases) per
+       * output channel. */
+      if (w->shape[1] <= 4 && op->access[1].dims[1][0] == 1)
+        depthwise++;
+    }
+  g_assert_cmpuint (depthwise, ==, 17);
+}
+
+/* The same squeezenet with weights inline and in an external data file
+ * gives the same graph. */
+static void
+test_corpus_external_same_graph (void)
+{
+  REQUIRE_CORPUS (inline_path, "torch-generated/squeezenet1_1.onnx");
+  REQUIRE_CORPUS (ext_path,
+                  "torch-generated/squeezenet1_1_external/squeezenet1_1.onnx");
+  g_autoptr (ElkGraph) a = load_ok (inline_path, NULL);
+  g_autoptr (ElkGraph) b = load_ok (ext_path, NULL);
+
+  g_assert_cmpuint (elk_graph_get_n_ops (a), ==, elk_graph_get_n_ops (b));
+  g_assert_cmpuint (elk_graph_get_n_tensors (a), ==,
+                    elk_graph_get_n_tensors (b));
+  for (guint i = 0; i < elk_graph_get_n_ops (a); i++)
+    {
+      g_autofree char *sa = elk_op_dup_signature (a, elk_graph_get_op (a, i));
+      g_autofree char *sb = elk_op_dup_signature (b, elk_graph_get_op (b, i));
+      g_assert_cmpstr (elk_graph_get_op (a, i)->name, ==,
+                       elk_graph_get_op (b, i)->name);
+      g_assert_cmpstr (sa, ==, sb);
+      g_assert_cmpfloat (elk_graph_get_op (a, i)->flops, ==,
+                         elk_graph_get_op (b, i)->flops);
+    }
+  g_assert_cmpfloat (elk_graph_get_total_flops (a), ==,
+                     elk_graph_get_total_flops (b));
+  g_assert_cmpuint (elk_graph_get_hbm_bytes (a), ==,
+                    elk_graph_get_hbm_bytes (b));
+  g_assert_cmpstr (elk_graph_get_attribute (a, "params"), ==,
+                   elk_graph_get_attribute (b, "params"));
+}
+
+/* Reads the dims of a serialized TensorProto (a reference output). */
+static gboolean
+read_pb_dims (const char *path, guint *rank, gint64 *dims)
+{
+  g_autofree char *buf = NULL;
+  gsize len;
+  Onnx__TensorProto *t;
+
+  if (!g_file_get_contents (path, &buf, &len, NULL))
+    return FALSE;
+  t = onnx__tensor_proto__unpack (NULL, len, (const uint8_t *) buf);
+  if (t == NULL)
+    return FALSE;
+  *rank = (guint) t->n_dims;
+  for (size_t i = 0; i < t->n_dims && i < 16; i++)
+    dims[i] = t->dims[i];
+  onnx__tensor_proto__free_unpacked (t, NULL);
+  return TRUE;
+}
+
+static char *
+first_output_name (const char *model)
+{
+  g_autofree char *buf = NULL;
+  gsize len;
+  Onnx__ModelProto *m;
+  char *name = NULL;
+
+  if (!g_file_get_contents (model, &buf, &len, NULL))
+    return NULL;
+  m = onnx__model_proto__unpack (NULL, len, (const uint8_t *) buf);
+  if (m == NULL)
+    return NULL;
+  if (m->graph != NULL && m->graph->n_output > 0)
+    name = g_strdup (m->graph->output[0]->name);
+  onnx__model_proto__free_unpacked (m, NULL);
+  return name;
+}
+
+typedef struct
+{
+  guint imported, unsupported, unbound, other, shapes_checked;
+  GHashTable *unsupported_ops;
+} SuiteCounts;
+
+/* Loads one test-suite model: it imports, or fails with an "unsupported"
+ * error; with a reference output next to it, the shape inferred for the
+ * first graph output must equal the reference's. */
+static void
+load_suite_model (const char *dir, SuiteCounts *c)
+{
+  g_autofree char *model = g_build_filename (dir, "model.onnx", NULL);
+  g_autofree char *ref = g_build_filename (dir, "test_data_set_0",
+                                           "output_0.pb", NULL);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (ElkGraph) g = load (model, NULL, &error);
+
+  if (g == NULL)
+    {
+      g_assert_nonnull (error);
+      g_assert_nonnull (strstr (error->message, model));
+      if (g_error_matches (error, ELK_GRAPH_ERROR,
+                           ELK_GRAPH_ERROR_UNSUPPORTED))
+        {
+          const char *op = strstr (error->message, "(op ");
+          c->unsupported++;
+          if (op != NULL)
+            {
+              g_autofree char *name = g_strndup (op + 4, strcspn (op + 4,
+                                                                  ",)"));
+              g_hash_table_replace (c->unsupported_ops,
+                                    g_steal_pointer (&name), NULL);
+            }
+        }
+      else if (strstr (error->message, "is not bound") != NULL)
+        c->unbound++;
+      else
+        {
+          g_test_message ("unexpected error: %s", error->message);
+          c->other++;
+        }
+      return;
+    }
+  c->imported++;
+  g_assert_true (elk_graph_validate (g, NULL));
+  if (g_file_test (ref, G_FILE_TEST_EXISTS))
+    {
+      g_autofree char *name = first_output_name (model);
+      gint id = name != NULL ? elk_graph_find_tensor (g, name) : -1;
+      guint rank;
+      gint64 dims[16];
+      if (id >= 0 && read_pb_dims (ref, &rank, dims))
+        {
+          const ElkTensor *t = elk_graph_get_tensor (g, (guint) id);
+          if (t->n_dims != rank)
+            g_test_message ("%s: rank %u, reference %u", model, t->n_dims,
+                            rank);
+          g_assert_cmpuint (t->n_dims, ==, rank);
+          for (guint i = 0; i < rank; i++)
+            g_assert_cmpuint (t->shape[i], ==, (guint64) dims[i]);
+          c->shapes_checked++;
+        }
+    }
+}
+
+static void
+run_suite (const char *root, guint depth, SuiteCounts *c)
+{
+  GDir *d = g_dir_open (root, 0, NULL);
+  const char *name;
+  g_autoptr (GPtrArray) names = g_ptr_array_new_with_free_func (g_free);
+
+  g_assert_nonnull (d);
+  while ((name = g_dir_read_name (d)) != NULL)
+    g_ptr_array_add (names, g_strdup (name));
+  g_dir_close (d);
+  g_ptr_array_sort (names, (GCompareFunc) g_strcmp0);
+  for (guint i = 0; i < names->len; i++)
+    {
+      g_autofree char *sub = g_build_filename (root, names->pdata[i], NULL);
+      g_autofree char *model = g_build_filename (sub, "model.onnx", NULL);
+      if (g_file_test (model, G_FILE_TEST_EXISTS))
+        load_suite_model (sub, c);
+      else if (depth > 0 && g_file_test (sub, G_FILE_TEST_IS_DIR))
+        run_suite (sub, depth - 1, c);
+    }
+}
+
+static void
+report_suite (const char *what, SuiteCounts *c)
+{
+  g_autofree gpointer *ops = g_hash_table_get_keys_as_array (
+    c->unsupported_ops, NULL);
+  g_autofree char *list = NULL;
+  qsort (ops, g_hash_table_size (c->unsupported_ops), sizeof (gpointer),
+         (int (*) (const void *, const void *)) g_strcmp0);
+  list = g_strjoinv (" ", (char **) ops);
+  g_test_message ("%s: %u import, %u fail with the unsupported error, %u "
+                  "need dims, %u other errors; %u output shapes checked "
+                  "against the reference outputs", what, c->imported,
+                  c->unsupported, c->unbound, c->other, c->shapes_checked);
+  g_test_message ("%s: unsupported operators: %s", what, list);
+  printf ("# %s: %u import, %u unsupported, %u need dims, %u other\n", what,
+          c->imported, c->unsupported, c->unbound, c->other);
+}
+
+/* The corpus subset of libonnx-testdata: every model imports or fails with
+ * the unsupported error, and the ones the MANIFEST names as unsupported
+ * (If, LSTM, quantized operators) do. */
+static void
+test_corpus_testdata_subset (void)
+{
+  REQUIRE_CORPUS (root, "onnx-testdata-subset");
+  SuiteCounts c = { 0 };
+  static const char *const expected_unsupported[] = {
+    "node/test_if", "node/test_lstm_defaults",
+    "node/test_convinteger_with_padding", "node/test_matmulinteger",
+    "node/test_qlinearconv", "node/test_qlinearmatmul_2D",
+    "node/test_quantizelinear", "node/test_dequantizelinear",
+    "node/test_dynamicquantizelinear"
+  };
+
+  c.unsupported_ops = g_hash_table_new_full (g_str_hash, g_str_equal,
+                                             g_free, NULL);
+  run_suite (root, 1, &c);
+  report_suite ("onnx-testdata-subset", &c);
+  g_assert_cmpuint (c.other, ==, 0);
+  g_assert_cmpuint (c.unbound, ==, 0);
+  g_assert_cmpuint (c.imported + c.unsupported, ==, 69);
+  g_assert_cmpuint (c.shapes_checked, >=, 30);
+  for (guint i = 0; i < G_N_ELEMENTS (expected_unsupported); i++)
+    {
+      g_autofree char *model = g_build_filename (root,
+                                                 expected_unsupported[i],
+                                                 "model.onnx", NULL);
+      g_autoptr (GError) error = NULL;
+      g_autoptr (ElkGraph) g = load (model, NULL, &error);
+      g_assert_null (g);
+      assert_error_mentions (error, ELK_GRAPH_ERROR,
+                             ELK_GRAPH_ERROR_UNSUPPORTED, "is not supported",
+                             "domain ai.onnx, opset");
+    }
+  g_hash_table_unref (c.unsupported_ops);
+}
+
+/* The whole Debian libonnx-testdata suite. */
+static void
+test_testdata_suite (void)
+{
+  const char *root = "/usr/share/libonnx-testdata/data";
+  SuiteCounts c = { 0 };
+
+  if (!g_file_test (root, G_FILE_TEST_IS_DIR))
+    {
+      g_test_skip ("libonnx-testdata is not installed "
+                   "(apt-get install libonnx-testdata)");
+      return;
+    }
+  c.unsupported_ops = g_hash_table_new_full (g_str_hash, g_str_equal,
+                                             g_free, NULL);
+  run_suite (root, 2, &c);
+  report_suite ("libonnx-testdata", &c);
+  g_assert_cmpuint (c.other, ==, 0);
+  g_assert_cmpuint (c.imported + c.unsupported + c.unbound, ==, 1072);
+  g_assert_cmpuint (c.imported, >=, 450);
+  g_hash_table_unref (c.unsupported_ops);
+}
+
+/* ------------------------------------------------------------------ */
+/* Symbolic dimensions                                                 */
+
+static void
+test_dims_bound (void)
+{
+  g_autofree char *dir = make_tmpdir ();
+  g_autofree char *path = g_build_filename (dir, "small.onnx", NULL);
+  g_autoptr (Builder) b = builder_small ("batch", "seq");
+  g_autoptr (GError) error = NULL;
+  g_autoptr (ElkGraph) g = NULL;
+  const ElkTensor *y;
+
+  builder_write (b, path);
+  g = load (path, NULL, &error);
+  g_assert_null (g);
+  /* Every unbound dimension is named, not just the first. */
+  assert_error_mentions (error, ELK_GRAPH_ERROR, ELK_GRAPH_ERROR_INVALID,
+                         "'batch', 'seq'", "dims=");
+  g_clear_error (&error);
+
+  g = load_ok (path, "batch=4, seq=16");
+  y = elk_graph_get_tensor (g, (guint) elk_graph_find_tensor (g, "y"));
+  g_assert_cmpuint (y->n_dims, ==, 3);
+  g_assert_cmpuint (y->shape[0], ==, 4);
+  g_assert_cmpuint (y->shape[1], ==, 16);
+  g_assert_cmpuint (y->shape[2], ==, 32);
+  g_assert_cmpfloat (elk_graph_get_total_flops (g), ==,
+                     2.0 * 4 * 16 * 64 * 32 + 4 * 16 * 32);
+  g_assert_cmpstr (elk_graph_get_attribute (g, "batch"), ==, "4");
+  g_assert_cmpstr (elk_graph_get_attribute (g, "seq"), ==, "16");
+  g_assert_cmpuint (attribute_u64 (g, "params"), ==, 64 * 32);
+  g_clear_pointer (&g, elk_graph_unref);
+
+  /* A typo is an error, not ignored; so is a bad value. */
+  g = load (path, "batch=4,seq=16,btach=2", &error);
+  g_assert_null (g);
+  assert_error_mentions (error, ELK_GRAPH_ERROR, ELK_GRAPH_ERROR_INVALID,
+                         "'btach'", "batch, seq");
+  g_clear_error (&error);
+  g = load (path, "batch=0,seq=16", &error);
+  g_assert_null (g);
+  assert_error_mentions (error, ELK_GRAPH_ERROR, ELK_GRAPH_ERROR_INVALID,
+                         "batch=0", NULL);
+  g_clear_error (&error);
+  rm_rf (dir);
+}
+
+/* Anonymous dimensions ("?") are named <input>:<axis>; exporters such as
+ * paddle2onnx use names like "p2o.DynamicDimension.0". */
+static void
+test_dims_anonymous (void)
+{
+  g_autofree char *dir = make_tmpdir ();
+  g_autofree char *path = g_build_filename (dir, "anon.onnx", NULL);
+  g_autoptr (Builder) b = builder_small ("p2o.DynamicDimension.0", NULL);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (ElkGraph) g = NULL;
+
+  builder_write (b, path);
+  g = load (path, "p2o.DynamicDimension.0=2", &error);
+  g_assert_null (g);
+  assert_error_mentions (error, ELK_GRAPH_ERROR, ELK_GRAPH_ERROR_INVALID,
+                         "'x:1'", NULL);
+  g_clear_error (&error);
+  g = load_ok (path, "p2o.DynamicDimension.0=2,x:1=5");
+  g_assert_cmpfloat (elk_graph_get_total_flops (g), ==,
+                     2.0 * 2 * 5 * 64 * 32 + 2 * 5 * 32);
+  rm_rf (dir);
+}
+
+/* ------------------------------------------------------------------ */
+/* External data                                                       */
+
+static Builder *
+builder_external (const char *location, const char *offset,
+                  const char *length)
+{
+  Builder *b = builder_small (NULL, NULL);
+  Onnx__TensorProto *w = g_ptr_array_index (b->inits, 0);
+  const char *keys[3] = { "location", "offset", "length" };
+  const char *values[3] = { location, offset, length };
+  guint n = 0;
+
+  /* x is fixed [2, 3, 64] here. */
+  {
+    Onnx__TensorShapeProto *sh =
+      ((Onnx__ValueInfoProto *) b->inputs->pdata[0])->type->tensor_type->shape;
+    for (guint i = 0; i < 2; i++)
+      {
+        sh->dim[i]->value_case
+          = ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE;
+        sh->dim[i]->dim_value = i + 2;
+      }
+  }
+  w->n_float_data = 0;
+  w->has_data_location = TRUE;
+  w->data_location = ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL;
+  w->external_data = arena_alloc (b->arena, sizeof (gpointer) * 3);
+  for (guint i = 0; i < 3; i++)
+    {
+      Onnx__StringStringEntryProto *e;
+      if (values[i] == NULL)
+        continue;
+      e = arena_alloc (b->arena, sizeof *e);
+      onnx__string_string_entry_proto__init (e);
+      e->key = arena_strdup (b->arena, keys[i]);
+      e->value = arena_strdup (b->arena, values[i]);
+      w->external_data[n++] = e;
+    }
+  w->n_external_data = n;
+  return b;
+}
+
+static void
+write_weights (const char *path, gsize bytes)
+{
+  g_autofree char *buf = g_malloc0 (bytes);
+  g_autoptr (GError) error = NULL;
+  g_file_set_contents (path, buf, (gssize) bytes, &error);
+  g_assert_no_error (error);
+}
+
+static void
+expect_external_error (const char *dir, const char *location,
+                       const char *offset, const char *length,
+                       const char *mention)
+{
+  g_autofree char *path = g_build_filename (dir, "m.onnx", NULL);
+  g_autoptr (Builder) b = builder_external (location, offset, length);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (ElkGraph) g = NULL;
+
+  builder_write (b, path);
+  g = load (path, NULL, &error);
+  g_assert_null (g);
+  assert_error_mentions (error, ELK_GRAPH_ERROR, ELK_GRAPH_ERROR_INVALID,
+                         "initializer 'W'", mention);
+}
+
+static void
+test_external_data (void)
+{
+  g_autofree char *root = make_tmpdir ();
+  g_autofree char *dir = g_build_filename (root, "model", NULL);
+  g_autofree char *sub = g_build_filename (dir, "weights", NULL);
+  g_autofree char *bin = g_build_filename (sub, "w.bin", NULL);
+  g_autofree char *outside = g_build_filename (root, "secret.bin", NULL);
+  g_autofree char *link = g_build_filename (dir, "link.bin", NULL);
+  g_autofree char *path = g_build_filename (dir, "m.onnx", NULL);
+  gsize bytes = 64 * 32 * 4;
+
+  g_assert_cmpint (g_mkdir_with_parents (sub, 0700), ==, 0);
+  write_weights (bin, 100 + bytes);
+  write_weights (outside, bytes);
+  g_assert_cmpint (symlink (outside, link), ==, 0);
+
+  /* A good reference, with an offset. */
+  {
+    g_autoptr (Builder) b = builder_external ("weights/w.bin", "100", "8192");
+    g_autoptr (ElkGraph) g = NULL;
+    builder_write (b, path);
+    g = load_ok (path, NULL);
+    g_assert_cmpuint (attribute_u64 (g, "params"), ==, 64 * 32);
+    g_assert_cmpuint (elk_graph_get_hbm_bytes (g), ==, bytes);
+  }
+  /* Escaping the folder, by "..", by an absolute path, by a link. */
+  expect_external_error (dir, "../secret.bin", NULL, NULL, "inside");
+  expect_external_error (dir, outside, NULL, NULL, "inside");
+  expect_external_error (dir, "link.bin", NULL, NULL, "outside");
+  /* Missing file, short file, wrong length, bad numbers. */
+  expect_external_error (dir, "weights/none.bin", NULL, NULL, "cannot open");
+  expect_external_error (dir, "weights/w.bin", "200", NULL, "only");
+  expect_external_error (dir, "weights/w.bin", NULL, "100", "length");
+  expect_external_error (dir, "weights/w.bin", "-1", NULL, "offset");
+  expect_external_error (dir, "", NULL, NULL, "location");
+  rm_rf (root);
+}
+
+/* ------------------------------------------------------------------ */
+/* Malformed and unsupported files                                     */
+
+static void
+expect_load_error (const char *path, int code, const char *s1,
+                   const char *s2)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (ElkGraph) g = load (path, NULL, &error);
+  g_assert_null (g);
+  assert_error_mentions (error, ELK_GRAPH_ERROR, code, s1, s2);
+  g_assert_nonnull (strstr (error->message, path));
+}
+
+static void
+test_malformed_truncated (void)
+{
+  REQUIRE_CORPUS (src, "torch-generated/resnet50_graphonly.onnx");
+  g_autofree char *dir = make_tmpdir ();
+  g_autofree char *path = g_build_filename (dir, "cut.onnx", NULL);
+  g_autofree char *buf = NULL;
+  gsize len;
+  g_autoptr (GError) error = NULL;
+
+  g_file_get_contents (src, &buf, &len, &error);
+  g_assert_no_error (error);
+  /* Cut at 97 places, including inside the header and the last byte. */
+  for (guint i = 0; i < 97; i++)
+    {
+      gsize cut = i == 96 ? len - 1 : (len * i) / 96;
+      g_autoptr (ElkGraph) g = NULL;
+      g_file_set_contents (path, buf, (gssize) cut, &error);
+      g_assert_no_error (error);
+      g = load (path, NULL, &error);
+      g_assert_null (g);
+      g_assert_nonnull (error);
+      g_assert_nonnull (strstr (error->message, path));
+      g_clear_error (&error);
+    }
+  /* Not protobuf at all. */
+  g_file_set_contents (path, "\xff\xff\xff\xff garbage", -1, &error);
+  g_assert_no_error (error);
+  expect_load_error (path, ELK_GRAPH_ERROR_INVALID, "not a valid ONNX",
+                     NULL);
+  rm_rf (dir);
+}
+
+typedef void (*Corrupt) (Builder *b);
+
+static void
+corrupt_bad_enum (Builder *b)
+{
+  ((Onnx__TensorProto *) b->inits->pdata[0])->data_type = 999;
+}
+
+static void
+corrupt_short_data (Builder *b)
+{
+  ((Onnx__TensorProto *) b->inits->pdata[0])->n_float_data = 10;
+}
+
+static void
+corrupt_dangling (Builder *b)
+{
+  ((Onnx__NodeProto *) b->nodes->pdata[1])->input[0] = "nowhere";
+}
+
+static void
+corrupt_cycle (Builder *b)
+{
+  /* mm reads y, which relu computes from mm's output. */
+  ((Onnx__NodeProto *) b->nodes->pdata[0])->input[0] = "y";
+}
+
+static void
+corrupt_huge_dim (Builder *b)
+{
+  Onnx__TensorShapeProto *sh =
+    ((Onnx__ValueInfoProto *) b->inputs->pdata[0])->type->tensor_type->shape;
+  sh->dim[0]->value_case = ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE;
+  sh->dim[0]->dim_value = G_GINT64_CONSTANT (1) << 40;
+}
+
+static void
+corrupt_negative_dim (Builder *b)
+{
+  ((Onnx__TensorProto *) b->inits->pdata[0])->dims[0] = -64;
+}
+
+static void
+corrupt_input_type (Builder *b)
+{
+  ((Onnx__ValueInfoProto *) b->inputs->pdata[0])
+    ->type->tensor_type->elem_type = 4242;
+}
+
+static void
+corrupt_matmul_shapes (Builder *b)
+{
+  ((Onnx__TensorProto *) b->inits->pdata[0])->dims[0] = 32;
+  ((Onnx__TensorProto *) b->inits->pdata[0])->dims[1] = 64;
+}
+
+static void
+corrupt_unsupported_op (Builder *b)
+{
+  ((Onnx__NodeProto *) b->nodes->pdata[1])->op_type = "ConvInteger";
+}
+
+static void
+corrupt_custom_domain (Builder *b)
+{
+  ((Onnx__NodeProto *) b->nodes->pdata[1])->domain = "com.microsoft";
+}
+
+static void
+corrupt_new_opset (Builder *b)
+{
+  b->opset.version = 99;
+}
+
+static void
+corrupt_no_graph_output (Builder *b)
+{
+  ((Onnx__ValueInfoProto *) b->outputs->pdata[0])->name = "missing";
+}
+
+static void
+corrupt_twice_written (Builder *b)
+{
+  ((Onnx__NodeProto *) b->nodes->pdata[1])->output[0] = "h";
+}
+
+static void
+test_malformed (void)
+{
+  static const struct
+  {
+    const char *name;
+    Corrupt corrupt;
+    int code;
+    const char *s1, *s2;
+  } cases[] = {
+    { "bad-enum", corrupt_bad_enum, ELK_GRAPH_ERROR_INVALID,
+      "initializer 'W'", "unknown data type 999" },
+    { "short-data", corrupt_short_data, ELK_GRAPH_ERROR_INVALID,
+      "initializer 'W'", "carries 10 elements" },
+    { "dangling", corrupt_dangling, ELK_GRAPH_ERROR_INVALID,
+      "node 'relu' (op Relu)", "'nowhere'" },
+    { "cycle", corrupt_cycle, ELK_GRAPH_ERROR_INVALID, "(op MatMul)",
+      "cycle" },
+    { "huge-dim", corrupt_huge_dim, ELK_GRAPH_ERROR_LIMIT, "tensor 'x'",
+      "max-tensor-elements" },
+    { "negative-dim", corrupt_negative_dim, ELK_GRAPH_ERROR_INVALID,
+      "'W'", "negative" },
+    { "input-type", corrupt_input_type, ELK_GRAPH_ERROR_UNSUPPORTED,
+      "graph input 'x'", "4242" },
+    { "matmul-shapes", corrupt_matmul_shapes, ELK_GRAPH_ERROR_INVALID,
+      "node 'mm' (op MatMul)", "inner extents" },
+    { "unsupported-op", corrupt_unsupported_op, ELK_GRAPH_ERROR_UNSUPPORTED,
+      "node 'relu' (op ConvInteger, domain ai.onnx, opset 13) is not "
+      "supported", NULL },
+    { "custom-domain", corrupt_custom_domain, ELK_GRAPH_ERROR_UNSUPPORTED,
+      "(op Relu, domain com.microsoft, opset 13) is not supported", NULL },
+    { "new-opset", corrupt_new_opset, ELK_GRAPH_ERROR_UNSUPPORTED,
+      "opset 99", NULL },
+    { "no-output", corrupt_no_graph_output, ELK_GRAPH_ERROR_INVALID,
+      "graph output 'missing'", NULL },
+    { "twice-written", corrupt_twice_written, ELK_GRAPH_ERROR_INVALID,
+      "writes 'h'", NULL },
+  };
+  g_autofree char *dir = make_tmpdir ();
+
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      g_autofree char *path = g_strdup_printf ("%s/%s.onnx", dir,
+                                               cases[i].name);
+      g_autoptr (Builder) b = builder_small (NULL, NULL);
+      Onnx__TensorShapeProto *sh =
+        ((Onnx__ValueInfoProto *) b->inputs->pdata[0])
+          ->type->tensor_type->shape;
+      for (guint k = 0; k < 2; k++)
+        {
+          sh->dim[k]->value_case
+            = ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE;
+          sh->dim[k]->dim_value = 2;
+        }
+      cases[i].corrupt (b);
+      builder_write (b, path);
+      g_test_message ("case %s", cases[i].name);
+      expect_load_error (path, cases[i].code, cases[i].s1, cases[i].s2);
+    }
+  rm_rf (dir);
+}
+
+/* A graph of layout operators only has nothing to compile. */
+static void
+test_layout_only (void)
+{
+  g_autofree char *dir = make_tmpdir ();
+  g_autofree char *path = g_build_filename (dir, "t.onnx", NULL);
+  g_autoptr (Builder) b = builder_new ();
+  gint64 xd[2] = { 3, 4 };
+
+  g_ptr_array_add (b->inputs, make_value_info (b->arena, "x", 1, 2, xd,
+                                               NULL));
+  g_ptr_array_add (b->nodes, make_node (b->arena, "Transpose", "t", "x",
+                                        NULL, "y"));
+  g_ptr_array_add (b->outputs, make_value_info (b->arena, "y", 1, 0, NULL,
+                                                NULL));
+  builder_write (b, path);
+  expect_load_error (path, ELK_GRAPH_ERROR_UNSUPPORTED,
+                     "no operator that computes", NULL);
+  rm_rf (dir);
+}
+
+/* ------------------------------------------------------------------ */
+/* The plugin                                                          */
+
+static void
+test_plugin (void)
+{
+  const char *build = g_getenv ("ELK_BUILD_ROOT");
+  g_autofree char *so = NULL;
+  g_autoptr (ElkRegistry) registry = NULL;
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GObject) frontend = NULL;
+  g_autoptr (ElkGraph) g = NULL;
+  g_autofree char *dir = make_tmpdir ();
+  g_autofree char *path = g_build_filename (dir, "small.onnx", NULL);
+  g_autoptr (Builder) b = builder_small ("batch", "seq");
+  const ElkFeature *feature;
+  GParamSpec *pspec;
+
+  if (build == NULL)
+    {
+      g_test_skip ("ELK_BUILD_ROOT is not set");
+      return;
+    }
+  so = g_build_filename (build, "frontends", "onnx", "libelk-onnx.so", NULL);
+  registry = elk_registry_new ();
+  g_assert_true (elk_registry_load_file (registry, so, &error));
+  g_assert_no_error (error);
+  feature = elk_registry_find (registry, ELK_TYPE_FRONTEND, "onnx", &error);
+  g_assert_no_error (error);
+  g_assert_nonnull (feature);
+
+  pspec = g_object_class_find_property (g_type_class_peek (feature->type),
+                                        "model");
+  g_assert_nonnull (pspec);
+  g_assert_true (pspec->flags & ELK_PARAM_PATH);
+
+  builder_write (b, path);
+  frontend = g_object_new (feature->type, "model", path, "dims",
+                           "batch=2,seq=8", "dtype", 2 /* fp16 */, NULL);
+  g = elk_frontend_load (ELK_FRONTEND (frontend), &error);
+  g_assert_no_error (error);
+  g_assert_nonnull (g);
+  g_assert_cmpuint (elk_graph_get_n_ops (g), ==, 2);
+  /* dtype=fp16 makes every float tensor 2 bytes per element. */
+  g_assert_cmpuint (elk_graph_get_hbm_bytes (g), ==, 64 * 32 * 2);
+  g_clear_pointer (&g, elk_graph_unref);
+
+  g_object_set (frontend, "dims", "", NULL);
+  g = elk_frontend_load (ELK_FRONTEND (frontend), &error);
+  g_assert_null (g);
+  assert_error_mentions (error, ELK_GRAPH_ERROR, ELK_GRAPH_ERROR_INVALID,
+                         "'batch', 'seq'", NULL);
+  rm_rf (dir);
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+
+  g_test_add_func ("/onnx/corpus/manifest", test_corpus_manifest);
+  g_test_add_func ("/onnx/corpus/resnet50", test_corpus_resnet50);
+  g_test_add_func ("/onnx/corpus/vit-b-16", test_corpus_vit);
+  g_test_add_func ("/onnx/corpus/bert-base", test_corpus_bert);
+  g_test_add_func ("/onnx/corpus/gpt2-small", test_corpus_gpt2);
+  g_test_add_func ("/onnx/corpus/mobilenet-v2", test_corpus_mobilenet);
+  g_test_add_func ("/onnx/corpus/external-same-graph",
+                   test_corpus_external_same_graph);
+  g_test_add_func ("/onnx/corpus/testdata-subset",
+                   test_corpus_testdata_subset);
+  g_test_add_func ("/onnx/testdata/suite", test_testdata_suite);
+  g_test_add_func ("/onnx/dims/bound", test_dims_bound);
+  g_test_add_func ("/onnx/dims/anonymous", test_dims_anonymous);
+  g_test_add_func ("/onnx/external-data", test_external_data);
+  g_test_add_func ("/onnx/malformed/truncated", test_malformed_truncated);
+  g_test_add_func ("/onnx/malformed/cases", test_malformed);
+  g_test_add_func ("/onnx/layout-only", test_layout_only);
+  g_test_add_func ("/onnx/plugin", test_plugin);
+  return g_test_run ();
+}
