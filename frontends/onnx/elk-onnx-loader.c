@@ -2552,10 +2552,6 @@ infer_layernorm (Loader *l, Node *n, GError **error)
           return node_error (l, n, error, "'%s' does not broadcast over the "
                              "normalized axes", v->name);
     }
-  for (guint i = 1; i < n->n_out; i++)
-    if (n->out[i] != NULL && n->out[i]->n_uses > 0)
-      return node_unsupported (l, n, error, "its Mean and InvStdDev outputs "
-                               "are used");
   for (guint i = 0; i < x->rank; i++)
     dims[i] = i < a ? x->dims[i] : 1;
   for (guint i = 1; i < n->n_out; i++)
@@ -3489,8 +3485,163 @@ emit_layernorm (Loader *l, Node *n, Value *x, Value *scale, Value *bias,
 static gboolean
 lower_layernorm (Loader *l, Node *n, GError **error)
 {
-  return emit_layernorm (l, n, n->in[0], in_value (n, 1), in_value (n, 2),
-                         n->out[0], error);
+  static const char *const suffix[3] = { NULL, "mean", "invstddev" };
+  Value *x = n->in[0];
+
+  if (!emit_layernorm (l, n, x, in_value (n, 1), in_value (n, 2), n->out[0],
+                       error))
+    return FALSE;
+  /* The optional statistics outputs are reductions of their own. */
+  for (guint i = 1; i < n->n_out && i < 3; i++)
+    {
+      Value *stat = n->out[i];
+      char li[MAX_RANK + 1], lo[MAX_RANK + 1];
+      char next = (char) ('a' + x->rank);
+      g_autofree char *name = NULL;
+      OpBuild b;
+      gboolean ok;
+      gint op;
+
+      if (stat == NULL || stat->n_uses == 0)
+        continue;
+      plain_letters (x->rank, li);
+      for (guint k = 0; k < x->rank; k++)
+        lo[k] = stat->dims[k] == x->dims[k] ? li[k] : next++;
+      lo[x->rank] = '\0';
+      ob_init (&b);
+      ok = ob_input (l, n, &b, li, tensor_for (l, n, x, 0, NULL, NULL, error),
+                     error);
+      if (ok)
+        {
+          g_autofree char *spec = g_strdup_printf ("%s->%s", b.spec->str, lo);
+          gint t = tensor_for (l, n, stat, 0, NULL, NULL, error);
+          name = g_strdup_printf ("%s#%s", n->name, suffix[i]);
+          b.tensors[b.n++] = (guint32) t;
+          ok = t >= 0;
+          if (ok)
+            {
+              op = elk_graph_add_op (l->graph, name, "layernorm-stats",
+                                     ELK_OP_REDUCE, n->layer, spec, b.tensors,
+                                     b.n, NULL, error);
+              ok = op >= 0 || prefix_node_error (l, n, error);
+            }
+        }
+      ob_clear (&b);
+      if (!ok)
+        return FALSE;
+    }
+  return TRUE;
+}
+
+/* Per-channel normalization over the spatial axes (InstanceNormalization),
+ * or over given axes (MeanVarianceNormalization): a reduction with the
+ * output shaped like the input. */
+static gboolean
+lower_channel_norm (Loader *l, Node *n, GError **error)
+{
+  Value *x = n->in[0], *out = n->out[0];
+  char letters[MAX_RANK + 1];
+  OpBuild b;
+  gboolean ok;
+  double per = 5.0;
+
+  plain_letters (x->rank, letters);
+  ob_init (&b);
+  ok = ob_input (l, n, &b, letters,
+                 tensor_for (l, n, x, 0, NULL, NULL, error), error);
+  for (guint i = 1; i < n->n_in && i < 3 && ok; i++)
+    if (n->in[i] != NULL)
+      {
+        ok = ob_input (l, n, &b, "b",
+                       tensor_for (l, n, n->in[i], 0, NULL, NULL, error),
+                       error);
+        per += 1.0;
+      }
+  ok = ok
+       && ob_emit (l, n, &b, letters,
+                   tensor_for (l, n, out, 0, NULL, NULL, error),
+                   n->p->op_type, ELK_OP_REDUCE,
+                   per * (double) x->n_elements, error);
+  ob_clear (&b);
+  return ok;
+}
+
+static gboolean
+infer_channel_norm (Loader *l, Node *n, GError **error)
+{
+  Value *x;
+  gboolean instance = strcmp (n->p->op_type, "InstanceNormalization") == 0;
+
+  if (!need_inputs (l, n, instance ? 3 : 1, instance ? 3 : 1, error))
+    return FALSE;
+  x = n->in[0];
+  if (x->rank < 2)
+    return node_error (l, n, error, "input must have rank 2 or more");
+  for (guint i = 1; i < n->n_in; i++)
+    if (n->in[i]->rank != 1 || n->in[i]->dims[0] != x->dims[1])
+      return node_error (l, n, error, "'%s' must have shape [%"
+                         G_GINT64_FORMAT "]", n->in[i]->name, x->dims[1]);
+  mark_data (l, x);
+  return set_computed (l, n, 0, x->dtype, x->rank, x->dims, error);
+}
+
+/* GatherElements: out[i...] = x[..., idx[i...], ...]; the output has the
+ * indices' shape, and the operator reads those elements of x. */
+static gboolean
+infer_gather_elements (Loader *l, Node *n, GError **error)
+{
+  Value *x, *idx;
+  gint64 axis;
+  guint a;
+
+  if (!need_inputs (l, n, 2, 2, error)
+      || !attr_int (l, n, "axis", 0, &axis, error))
+    return FALSE;
+  x = n->in[0];
+  idx = n->in[1];
+  if (!norm_axis (l, n, axis, x->rank, &a, error))
+    return FALSE;
+  if (idx->rank != x->rank)
+    return node_error (l, n, error, "indices and data ranks differ");
+  mark_data (l, idx);
+  return set_computed (l, n, 0, x->dtype, idx->rank, idx->dims, error);
+}
+
+static gboolean
+lower_gather_elements (Loader *l, Node *n, GError **error)
+{
+  Value *x = n->in[0], *idx = n->in[1], *out = n->out[0];
+  char lo[MAX_RANK + 1];
+  OpBuild b;
+  gboolean ok;
+
+  plain_letters (out->rank, lo);
+  ob_init (&b);
+  ok = ob_input (l, n, &b, lo, tensor_for (l, n, idx, 0, NULL, NULL, error),
+                 error)
+       && ob_input (l, n, &b, lo,
+                    tensor_for (l, n, x, out->rank, out->dims, "elements",
+                                error),
+                    error)
+       && ob_emit (l, n, &b, lo,
+                   tensor_for (l, n, out, 0, NULL, NULL, error), "gather",
+                   ELK_OP_GATHER, 0.0, error);
+  ob_clear (&b);
+  return ok;
+}
+
+/* Softmax-like operators whose output is shaped like the input and that
+ * read along one axis (CumSum, Hardmax): the axis is not needed for the
+ * shape. */
+static gboolean
+infer_same_shape (Loader *l, Node *n, GError **error)
+{
+  Value *x;
+  if (!need_inputs (l, n, 1, 2, error))
+    return FALSE;
+  x = n->in[0];
+  mark_data (l, x);
+  return set_computed (l, n, 0, x->dtype, x->rank, x->dims, error);
 }
 
 static gboolean
@@ -3744,6 +3895,12 @@ static const OpInfo op_table[] = {
   { "LayerNormalization", infer_layernorm, lower_layernorm, 0 },
   { "Softmax", infer_softmax, lower_softmax, 5 },
   { "LogSoftmax", infer_softmax, lower_softmax, 6 },
+  { "Hardmax", infer_softmax, lower_softmax, 2 },
+  { "CumSum", infer_same_shape, lower_softmax, 1 },
+  { "InstanceNormalization", infer_channel_norm, lower_channel_norm, 0 },
+  { "MeanVarianceNormalization", infer_channel_norm, lower_channel_norm,
+    0 },
+  { "ReduceLogSum", infer_reduce, lower_reduce, 2 },
   { "ReduceMean", infer_reduce, lower_reduce, 1 },
   { "ReduceSum", infer_reduce, lower_reduce, 1 },
   { "ReduceMax", infer_reduce, lower_reduce, 1 },
@@ -3761,6 +3918,7 @@ static const OpInfo op_table[] = {
   { "GlobalMaxPool", infer_global_pool, lower_global_pool, 0 },
   /* Data movement with compute-free kernels. */
   { "Gather", infer_gather, lower_gather, 0 },
+  { "GatherElements", infer_gather_elements, lower_gather_elements, 0 },
   { "Resize", infer_resize, lower_resize, 0 },
   { "Upsample", infer_resize, lower_resize, 0 },
   /* Elementwise, with broadcasting. */
@@ -3813,6 +3971,16 @@ static const OpInfo op_table[] = {
   { "Sign", infer_unary, lower_elementwise, 1 },
   { "Sin", infer_unary, lower_elementwise, 1 },
   { "Cos", infer_unary, lower_elementwise, 1 },
+  { "Tan", infer_unary, lower_elementwise, 1 },
+  { "Asin", infer_unary, lower_elementwise, 1 },
+  { "Acos", infer_unary, lower_elementwise, 1 },
+  { "Atan", infer_unary, lower_elementwise, 1 },
+  { "Sinh", infer_unary, lower_elementwise, 1 },
+  { "Cosh", infer_unary, lower_elementwise, 1 },
+  { "Asinh", infer_unary, lower_elementwise, 1 },
+  { "Acosh", infer_unary, lower_elementwise, 1 },
+  { "Atanh", infer_unary, lower_elementwise, 1 },
+  { "Shrink", infer_unary, lower_elementwise, 2 },
   { "Not", infer_unary, lower_elementwise, 1 },
   { "IsNaN", infer_unary, lower_elementwise, 1 },
   { "IsInf", infer_unary, lower_elementwise, 1 },

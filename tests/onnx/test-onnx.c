@@ -811,7 +811,7 @@ test_testdata_suite (void)
   report_suite ("libonnx-testdata", &c);
   g_assert_cmpuint (c.other, ==, 0);
   g_assert_cmpuint (c.imported + c.unsupported + c.unbound, ==, 1072);
-  g_assert_cmpuint (c.imported, >=, 450);
+  g_assert_cmpuint (c.imported, >=, 560);
   g_hash_table_unref (c.unsupported_ops);
 }
 
