@@ -70,6 +70,29 @@ run (const char *dir, const char *name, const char *frontend_params,
   g_assert_cmpfloat (*hbm, >, 0);
 }
 
+/* Removes the test's temporary folder and the results in it. */
+static void
+remove_tree (const char *path)
+{
+  GDir *d = g_dir_open (path, 0, NULL);
+  const char *name;
+
+  if (d != NULL)
+    {
+      while ((name = g_dir_read_name (d)) != NULL)
+        {
+          g_autofree char *child = g_build_filename (path, name, NULL);
+          if (g_file_test (child, G_FILE_TEST_IS_DIR)
+              && !g_file_test (child, G_FILE_TEST_IS_SYMLINK))
+            remove_tree (child);
+          else
+            g_unlink (child);
+        }
+      g_dir_close (d);
+    }
+  g_rmdir (path);
+}
+
 static void
 assert_close (double got, double want, const char *what)
 {
@@ -130,6 +153,7 @@ test_run (void)
   if (corpus == NULL)
     {
       g_test_message ("ELK_CORPUS unset: the GGUF run is skipped");
+      remove_tree (dir);
       return;
     }
   gguf = g_build_filename (corpus, "gguf", "llama-2-tiny-random.gguf",
@@ -137,6 +161,7 @@ test_run (void)
   if (!g_file_test (gguf, G_FILE_TEST_IS_REGULAR))
     {
       g_test_message ("%s is absent: the GGUF run is skipped", gguf);
+      remove_tree (dir);
       return;
     }
   params = g_strdup_printf ("    <param name=\"model\">%s</param>\n"
@@ -151,6 +176,7 @@ test_run (void)
    * instead of 3 x 8 x 2), F16 KV cache. */
   assert_close (hbm, (double) (e.weight_bytes + 3 * 8 * 2 + e.kv_bytes),
                 "GGUF HBM bytes");
+  remove_tree (dir);
 }
 
 int
