@@ -1,0 +1,46 @@
+#!/bin/sh
+# Builds the out-of-tree example plugin (docs/examples/greedy-lookahead)
+# against a staged install of this build, the way a third party would
+# against an installed elk, and runs its own test (which runs its
+# reference experiment with the staged elk-run).
+#
+#   run-example.sh BUILD_DIR EXAMPLE_DIR PREFIX LIBDIR BINDIR
+set -eu
+build=$1
+example=$2
+prefix=$3
+libdir=$4
+bindir=$5
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+stage=$work/stage
+
+meson install -C "$build" --destdir "$stage" --no-rebuild --quiet
+
+# Nothing private may be installed.
+if [ -e "$stage$prefix/include/elk-1/elk/elk-private.h" ]; then
+  echo "a private header was installed"; exit 1
+fi
+[ -f "$stage$prefix/$libdir/pkgconfig/elk-1.pc" ] || { echo "no elk-1.pc"; exit 1; }
+
+# A copy of elk-1.pc whose prefix points into the stage, the way a
+# relocated install would look; GLib's own .pc files stay untouched.
+mkdir -p "$work/pkgconfig"
+sed "s|^prefix=.*|prefix=$stage$prefix|" "$stage$prefix/$libdir/pkgconfig/elk-1.pc" \
+  > "$work/pkgconfig/elk-1.pc"
+export PKG_CONFIG_PATH="$work/pkgconfig"
+export LD_LIBRARY_PATH="$stage$prefix/$libdir"
+export ELK_PLUGIN_SYSTEM_PATH="$stage$prefix/$libdir/elk-1/plugins"
+export PATH="$stage$prefix/$bindir:$PATH"
+unset ELK_PLUGIN_PATH
+
+plugindir=$(pkg-config --variable=plugindir elk-1)
+case "$plugindir" in
+  */elk-1/plugins) ;;
+  *) echo "unexpected plugindir '$plugindir'"; exit 1 ;;
+esac
+
+meson setup "$work/build" "$example" >"$work/setup.log" 2>&1 || { cat "$work/setup.log"; exit 1; }
+meson compile -C "$work/build" >"$work/compile.log" 2>&1 || { cat "$work/compile.log"; exit 1; }
+meson test -C "$work/build" --print-errorlogs --verbose
