@@ -324,14 +324,14 @@ elk__engine_run (const ElkEngine *engine,
     = g_new (guint32, window + engine->max_preload + 2);
   guint placed_ptr = n;
   double first = INFINITY;
-  /* What stays resident while the previous (later) operator executes: the
-   * program validator counts these against this operator too (it charges
-   * every preload issued before the next execute), so they are kept out of
-   * this operator's budget unless they are already in its group. */
-  g_autofree guint32 *prev_res = g_new (guint32, window + engine->max_preload + 2);
-  g_autofree gboolean *in_group = g_new0 (gboolean, n);
-  guint n_prev_res = 0;
 
+  gboolean abandon = FALSE;
+
+  /* abandon_on_cap applies to non-default orders only: the default order
+   * must always produce a schedule (or a clear error). */
+  for (guint q = 0; q < n && params->abandon_on_cap; q++)
+    if (order[q] != q)
+      abandon = TRUE;
   memset (ops, 0, sizeof (ElkEngineOp) * n);
   result->feasible = FALSE;
   result->latency_s = INFINITY;
@@ -366,6 +366,11 @@ elk__engine_run (const ElkEngine *engine,
           guint q = placed_ptr + k;
           guint32 j;
 
+          /* A non-default order that needs the whole per-layer cap is
+           * given up as soon as the search gets there (the artifact's
+           * rule, elk-paper.md §3.7 step 7): it is starved of SRAM. */
+          if (abandon && k + 1 == cap && q < n)
+            return TRUE; /* infeasible order, not an error */
           if (q >= n || ops[order[q]].load_start >= next_start)
             {
               cand[n_cand++] = (Candidate) { g_len, next_start };
@@ -376,8 +381,8 @@ elk__engine_run (const ElkEngine *engine,
           cand[n_cand++] = (Candidate) { g_len, ops[j].load_start };
           grp[g_len++] = j;
         }
-      if (!final && params->abandon_on_cap)
-        return TRUE; /* infeasible order, not an error */
+      if (!final && abandon)
+        return TRUE;
       if (n_cand == 0)
         cand[n_cand++] = (Candidate) {
           g_len,
@@ -399,16 +404,11 @@ elk__engine_run (const ElkEngine *engine,
           guint64 budget;
           gint hbm_ops = 0;
 
-          double extra_res = 0;
-
-          for (guint x = 1; x < cd->len; x++)
-            in_group[grp[x]] = TRUE;
-          for (guint x = 0; x < n_prev_res; x++)
-            if (!in_group[prev_res[x]])
-              extra_res += cold_of (engine, ops, prev_res[x], params->policy);
-          for (guint x = 1; x < cd->len; x++)
-            in_group[grp[x]] = FALSE;
-          pre_cold = extra_res;
+          /* While i executes, SRAM holds its execute state and the preload
+           * states of exactly the operators of the group: the later
+           * operators whose loads start before i ends (R1: no other load
+           * can start before then).  This is what elk_program_validate
+           * checks. */
           for (guint x = 1; x < cd->len; x++)
             {
               pre_cold += cold_of (engine, ops, grp[x], params->policy);
@@ -428,8 +428,7 @@ elk__engine_run (const ElkEngine *engine,
                 .n_preloaded = ideal ? 0 : n_pre,
                 .preloaded = grp + 1,
                 .preloaded_fixed = qfixed,
-                .sram_budget = ideal ? budget
-                                     : engine->usable - (guint64) extra_res,
+                .sram_budget = ideal ? budget : engine->usable,
                 .noc_share = ideal ? 0 : engine->penalty_noc_share,
               };
               ElkAllocResult res = { .preload_entries = qentries };
@@ -447,30 +446,12 @@ elk__engine_run (const ElkEngine *engine,
                   break;
                 }
               entry = res.exec_entry;
-              /* Leave the operator before this one at least its smallest
-               * plan next to what stays resident (see prev_res). */
-              if (i > 0 && c > 0)
-                {
-                  double qc = ideal ? pre_cold - extra_res
-                                    : (double) (res.bytes
-                                                - t->cold_hot[entry].hot_bytes);
-                  double ec = t->hbm_bytes == 0 ? 0
-                              : ideal ? (double) t->min_cold_bytes
-                                      : (double) t->cold_hot[entry].cold_bytes;
-                  if (qc + ec + (double) elk__table_min_hot (engine->tables[i - 1])
-                      > (double) engine->usable)
-                    {
-                      if (t->hbm_bytes == 0 && params->policy == ELK_POLICY_ELK)
-                        continue;
-                      break;
-                    }
-                }
               exec_s = t->cold_hot[entry].exec_s;
               warm_s = ideal ? 0 : t->cold_hot[entry].warmup_s;
               if (!ideal)
                 extra = res.warmup_s - t->cold_hot[entry].warmup_s;
               if (!ideal)
-                budget = engine->usable - (guint64) extra_res
+                budget = engine->usable
                          - (res.bytes - t->cold_hot[entry].hot_bytes);
             }
           else
@@ -539,7 +520,7 @@ elk__engine_run (const ElkEngine *engine,
 
       if (best < 0)
         {
-          if (params->abandon_on_cap || params->policy == ELK_POLICY_STATIC
+          if (abandon || params->policy == ELK_POLICY_STATIC
               || n_unc > 0)
             return TRUE;
           g_set_error (error, ELK_SCHEDULE_ERROR,
@@ -567,11 +548,6 @@ elk__engine_run (const ElkEngine *engine,
             ops[j].entry = best_entries[x - 1];
             ops[j].warmup_s = engine->tables[j]->cold_hot[ops[j].entry].warmup_s;
           }
-
-      n_prev_res = 0;
-      prev_res[n_prev_res++] = i;
-      for (guint x = 1; x < best_len; x++)
-        prev_res[n_prev_res++] = grp[x];
 
       if (!ideal && !params->delay_exec)
         push_loads (ops, order, placed_ptr, pos, grp, n_unc + 1, best_len,
@@ -783,6 +759,15 @@ elk__engine_search (const ElkEngine *engine,
       ok = FALSE;
       goto out;
     }
+  {
+    guint n_feasible = 0;
+    for (guint idx = 0; idx < total; idx++)
+      n_feasible += s.latency[idx] < INFINITY;
+    g_debug ("search: %u of %u (order, parameter set) runs feasible; best "
+             "#%d at %.6g s (order %u, set %u); default order, set 0: %.6g s",
+             n_feasible, total, win, s.latency[win], (guint) win / n_params,
+             (guint) win % n_params, s.latency[0]);
+  }
   *best_order = (guint) win / n_params;
   *best_params = (guint) win % n_params;
   ok = elk__engine_run (engine, g_ptr_array_index (orders, *best_order),

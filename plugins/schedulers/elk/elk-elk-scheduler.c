@@ -118,8 +118,10 @@ elk_elk_scheduler_schedule (ElkScheduler *scheduler,
           continue;
         for (guint v = 0; v < 2; v++)
           {
-            ElkEngineParams p = { ELK_POLICY_ELK, shares[k], v == 0, 0,
-                                  FALSE, FALSE };
+            ElkEngineParams p = {
+              ELK_POLICY_ELK, shares[k], v == 0, 0, FALSE,
+              self->order_search == ELK_ORDER_SEARCH_FULL
+            };
             if (!variant_allowed (self->contention, v == 0))
               continue;
             g_array_append_val (params, p);
