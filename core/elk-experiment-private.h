@@ -52,6 +52,7 @@ struct _ElkExperiment
   GPtrArray *schedulers;      /* ElkComponent * */
   GPtrArray *axes;            /* ElkAxis * */
   guint n_points;
+  gboolean quick;             /* elk_experiment_set_quick() */
 };
 
 ElkComponent *elk__experiment_allocator_for (ElkExperiment *self,

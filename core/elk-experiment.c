@@ -697,6 +697,37 @@ elk_experiment_get_hash (ElkExperiment *self)
   return self->hash;
 }
 
+/**
+ * elk_experiment_set_quick:
+ * @self: a loaded experiment
+ *
+ * Shrinks the experiment to a smoke test, so that every shipped experiment
+ * can run in CI: each sweep axis keeps only its first value, and a
+ * frontend with a "layers" property builds at most 2 layers.  The
+ * experiment's hash changes too, so quick results never mix with full
+ * ones in a journal.
+ */
+void
+elk_experiment_set_quick (ElkExperiment *self)
+{
+  g_autofree char *old = NULL;
+  g_autofree char *salted = NULL;
+
+  if (self->quick)
+    return;
+  self->quick = TRUE;
+  old = g_steal_pointer (&self->hash);
+  salted = g_strconcat (old, " quick", NULL);
+  for (guint a = 0; a < self->axes->len; a++)
+    {
+      ElkAxis *axis = self->axes->pdata[a];
+      g_array_set_size (axis->values, 1);
+      g_ptr_array_set_size (axis->texts, 1);
+    }
+  self->n_points = 1;
+  self->hash = g_compute_checksum_for_string (G_CHECKSUM_SHA256, salted, -1);
+}
+
 guint
 elk_experiment_get_n_points (ElkExperiment *self)
 {
@@ -837,5 +868,23 @@ elk_experiment_create_component (ElkExperiment *self,
   object = g_object_new_with_properties (c->feature->type, names->len,
                                          (const char **) names->pdata,
                                          (const GValue *) values->data);
+
+  /* Quick runs cap the model at 2 layers where the frontend has a
+   * "layers" property (0 meaning all, by the llama frontend's
+   * convention). */
+  if (self->quick && kind == ELK_TYPE_FRONTEND)
+    {
+      GParamSpec *pspec = g_object_class_find_property (
+        G_OBJECT_GET_CLASS (object), "layers");
+      if (pspec != NULL && G_IS_PARAM_SPEC_UINT (pspec)
+          && G_PARAM_SPEC_UINT (pspec)->maximum >= 2)
+        {
+          guint layers;
+          g_object_get (object, "layers", &layers, NULL);
+          if (layers == 0 || layers > 2)
+            g_object_set (object, "layers", MAX (2u,
+                          G_PARAM_SPEC_UINT (pspec)->minimum), NULL);
+        }
+    }
   return object;
 }

@@ -477,7 +477,8 @@ run_point_isolated (RunContext *ctx, guint point)
   g_autofree char *point_arg = g_strdup_printf ("%u", point);
   g_autofree char *trace_arg = g_strdup (ctx->trace_dir);
   const char *argv[] = { options->self_exe, "--internal-point", point_arg,
-                         "-o", trace_arg, self->path, NULL };
+                         "-o", trace_arg, self->path,
+                         self->quick ? "--quick" : NULL, NULL };
   g_autoptr (GError) error = NULL;
   g_autoptr (GString) out = g_string_new (NULL);
   g_autoptr (GString) err = g_string_new (NULL);

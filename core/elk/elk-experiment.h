@@ -72,6 +72,7 @@ ELK_API ElkExperiment *elk_experiment_load_from_data (const char *data,
                                                       GError **error);
 ELK_API const char *elk_experiment_get_name (ElkExperiment *self);
 ELK_API const char *elk_experiment_get_hash (ElkExperiment *self);
+ELK_API void elk_experiment_set_quick (ElkExperiment *self);
 ELK_API guint elk_experiment_get_n_points (ElkExperiment *self);
 ELK_API guint elk_experiment_get_n_schedulers (ElkExperiment *self);
 ELK_API const char *elk_experiment_get_output_dir (ElkExperiment *self);

@@ -38,6 +38,7 @@ main (int argc, char *argv[])
   gint jobs = (gint) g_get_num_processors ();
   gboolean validate = FALSE, quiet = FALSE, verbose = FALSE, version = FALSE;
   gboolean resume = FALSE, isolate = FALSE, merge = FALSE, yes = FALSE;
+  gboolean quick = FALSE;
   g_autofree char *shard = NULL;
   double timeout_s = 0;
   gint internal_point = -1;
@@ -62,6 +63,8 @@ main (int argc, char *argv[])
       "that point", NULL },
     { "timeout", 0, 0, G_OPTION_ARG_DOUBLE, &timeout_s,
       "With --isolate, kill a point after S seconds", "S" },
+    { "quick", 0, 0, G_OPTION_ARG_NONE, &quick,
+      "Smoke test: first value of every sweep axis, at most 2 layers", NULL },
     { "max-points", 0, 0, G_OPTION_ARG_INT, &max_points,
       "Refuse sweeps with more than N points (default 10000)", "N" },
     { "yes", 'y', 0, G_OPTION_ARG_NONE, &yes,
@@ -172,6 +175,8 @@ main (int argc, char *argv[])
       g_printerr ("elk-run: %s\n", error->message);
       return EXIT_BAD_EXPERIMENT;
     }
+  if (quick)
+    elk_experiment_set_quick (experiment);
   if (internal_point >= 0)
     {
       /* The child side of --isolate: one point, its journal line on

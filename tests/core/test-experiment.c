@@ -118,6 +118,32 @@ test_bad (gconstpointer data)
 }
 
 static void
+test_quick (void)
+{
+  g_autoptr (GError) error = NULL;
+  g_autofree char *path = elk_test_fixture_experiment ("good");
+  g_autoptr (ElkExperiment) experiment = NULL;
+  g_autoptr (GObject) frontend = NULL;
+  g_autofree char *full_hash = NULL;
+  guint layers, batch;
+
+  experiment = elk_experiment_load (path, registry, &error);
+  g_assert_no_error (error);
+  full_hash = g_strdup (elk_experiment_get_hash (experiment));
+  elk_experiment_set_quick (experiment);
+  /* One point (the first value of each axis), at most 2 layers, and a
+   * hash of its own. */
+  g_assert_cmpuint (elk_experiment_get_n_points (experiment), ==, 1);
+  g_assert_cmpstr (elk_experiment_get_hash (experiment), !=, full_hash);
+  frontend = elk_experiment_create_component (experiment, 0,
+                                              ELK_TYPE_FRONTEND, 0, &error);
+  g_assert_no_error (error);
+  g_object_get (frontend, "layers", &layers, "batch", &batch, NULL);
+  g_assert_cmpuint (layers, ==, 2);
+  g_assert_cmpuint (batch, ==, 4);
+}
+
+static void
 test_missing_file (void)
 {
   g_autoptr (GError) error = NULL;
@@ -158,6 +184,7 @@ main (int argc, char *argv[])
   registry = elk_test_registry_with_good ();
 
   g_test_add_func ("/experiment/good", test_good);
+  g_test_add_func ("/experiment/quick", test_quick);
   g_test_add_func ("/experiment/missing-file", test_missing_file);
   g_test_add_func ("/experiment/truncated", test_truncated);
   for (guint i = 0; i < G_N_ELEMENTS (bad_cases); i++)
