@@ -1,0 +1,477 @@
+/* elk-ipu-pod-chip.c: the "ipu-pod" chip backend, an IPU-POD4 emulator.
+ *
+ * It runs a compiled ElkProgram tile by tile on a model of the machine of
+ * elk-paper.md §2 and §4.1 (chips of tiles with private SRAM, an
+ * all-to-all exchange with one send and one receive port per tile, HBM
+ * controllers on that exchange, IPU-Links between chips) and never reads
+ * the compiler's time estimates: every time it reports comes from moving
+ * the program's bytes through those ports and running its kernels on the
+ * tiles (elk-ipu-pod-emu.c).  Memory is placed tile by tile, so a program
+ * whose operators do not fit stops with an error naming the tile.
+ *
+ * Properties shared with the "analytic" chip have the same names, units
+ * and defaults, so that an experiment can swap one for the other.  The
+ * emulator's own knobs (HBM latency, the SRAM port, syncs, the kernel
+ * cycle scale, the trace sample) follow; docs/chip-ipu-pod.md explains
+ * each one.
+ */
+#include "config.h"
+
+#include <math.h>
+#include <elk/elk.h>
+
+#include "elk-ipu-pod-private.h"
+
+typedef enum
+{
+  ELK_IPU_POD_UNITS_ARTIFACT,
+  ELK_IPU_POD_UNITS_DECIMAL,
+} ElkIpuPodUnits;
+
+static GType
+elk_ipu_pod_units_get_type (void)
+{
+  static gsize type = 0;
+  static const GEnumValue values[] = {
+    { ELK_IPU_POD_UNITS_ARTIFACT, "ELK_IPU_POD_UNITS_ARTIFACT", "artifact" },
+    { ELK_IPU_POD_UNITS_DECIMAL, "ELK_IPU_POD_UNITS_DECIMAL", "decimal" },
+    { 0, NULL, NULL },
+  };
+
+  if (g_once_init_enter (&type))
+    g_once_init_leave (&type, g_enum_register_static ("ElkIpuPodUnits",
+                                                      values));
+  return (GType) type;
+}
+
+#define ELK_TYPE_IPU_POD_CHIP (elk_ipu_pod_chip_get_type ())
+G_DECLARE_FINAL_TYPE (ElkIpuPodChip, elk_ipu_pod_chip, ELK, IPU_POD_CHIP,
+                      GObject)
+
+struct _ElkIpuPodChip
+{
+  GObject parent_instance;
+  guint chips, cores, sram_kib, reserved_kib, hbm_channels, trace_tiles;
+  gint units;
+  double link_bw_gbps, hbm_bw_gbps, inter_chip_bw_gbps, clock_ghz;
+  double matmul_tflops, vector_tflops;
+  double hbm_latency_ns, sram_port_bpc, sync_cycles, sync_xchip_cycles;
+  double exchange_cycles, kernel_scale;
+  /* From the last run, for tests and people. */
+  guint64 last_sram_hwm;
+  guint last_sram_hwm_tile;
+  guint64 last_events;
+  double last_latency_cycles;
+  char *last_report;
+};
+
+enum
+{
+  PROP_0,
+  PROP_CHIPS,
+  PROP_CORES,
+  PROP_SRAM_KIB,
+  PROP_RESERVED_KIB,
+  PROP_LINK_BW_GBPS,
+  PROP_HBM_BW_GBPS,
+  PROP_HBM_CHANNELS,
+  PROP_INTER_CHIP_BW_GBPS,
+  PROP_CLOCK_GHZ,
+  PROP_MATMUL_TFLOPS,
+  PROP_VECTOR_TFLOPS,
+  PROP_BANDWIDTH_UNITS,
+  PROP_HBM_LATENCY_NS,
+  PROP_SRAM_PORT_BPC,
+  PROP_SYNC_CYCLES,
+  PROP_SYNC_XCHIP_CYCLES,
+  PROP_EXCHANGE_CYCLES,
+  PROP_KERNEL_SCALE,
+  PROP_TRACE_TILES,
+  PROP_LAST_SRAM_HWM,
+  PROP_LAST_SRAM_HWM_TILE,
+  PROP_LAST_EVENTS,
+  PROP_LAST_LATENCY_CYCLES,
+  PROP_LAST_REPORT,
+  N_PROPS
+};
+static GParamSpec *properties[N_PROPS];
+
+static void elk_ipu_pod_chip_iface_init (ElkChipInterface *iface);
+
+G_DEFINE_FINAL_TYPE_WITH_CODE (ElkIpuPodChip, elk_ipu_pod_chip,
+                               G_TYPE_OBJECT,
+                               G_IMPLEMENT_INTERFACE (ELK_TYPE_CHIP,
+                                                      elk_ipu_pod_chip_iface_init))
+
+static double
+gbps (const ElkIpuPodChip *self, double value)
+{
+  return value * (self->units == ELK_IPU_POD_UNITS_ARTIFACT ? 1048576e3
+                                                            : 1e9);
+}
+
+static ElkChipSpec *
+elk_ipu_pod_chip_dup_spec (ElkChip *chip, GError **error)
+{
+  ElkIpuPodChip *self = ELK_IPU_POD_CHIP (chip);
+  ElkChipSpec *spec = elk_chip_spec_new_ipu_pod4 ();
+
+  g_free (spec->name);
+  spec->name = g_strdup ("ipu-pod");
+  spec->n_chips = self->chips;
+  spec->cores = self->cores;
+  spec->sram_per_core = (guint64) self->sram_kib * 1024;
+  spec->sram_reserved = (guint64) self->reserved_kib * 1024;
+  spec->clock_hz = self->clock_ghz * 1e9;
+  spec->matmul_flops = self->matmul_tflops * 1e12;
+  spec->vector_flops = self->vector_tflops * 1e12;
+  spec->topology = ELK_TOPOLOGY_ALL_TO_ALL;
+  spec->link_bw = gbps (self, self->link_bw_gbps);
+  spec->inter_chip_bw = gbps (self, self->inter_chip_bw_gbps);
+  spec->hbm_channels = self->hbm_channels;
+  spec->hbm_bw = gbps (self, self->hbm_bw_gbps);
+  spec->hbm_latency = self->hbm_latency_ns * 1e-9;
+  if (self->cores % self->chips != 0)
+    {
+      g_set_error (error, ELK_CHIP_ERROR, ELK_CHIP_ERROR_CONFIG,
+                   "chip 'ipu-pod': %u cores cannot be split evenly over %u "
+                   "chips", self->cores, self->chips);
+      elk_chip_spec_free (spec);
+      return NULL;
+    }
+  if (self->hbm_channels % self->chips != 0)
+    {
+      g_set_error (error, ELK_CHIP_ERROR, ELK_CHIP_ERROR_CONFIG,
+                   "chip 'ipu-pod': %u HBM modules cannot be split evenly "
+                   "over %u chips (each chip's controllers serve its own "
+                   "tiles)", self->hbm_channels, self->chips);
+      elk_chip_spec_free (spec);
+      return NULL;
+    }
+  if (!elk_chip_spec_validate (spec, error))
+    {
+      elk_chip_spec_free (spec);
+      return NULL;
+    }
+  return spec;
+}
+
+static void
+machine_from_props (const ElkIpuPodChip *self, IpuMachine *m)
+{
+  memset (m, 0, sizeof (*m));
+  m->chips = self->chips;
+  m->tiles = self->cores;
+  m->tiles_per_chip = self->cores / self->chips;
+  m->sram_bytes = (guint64) self->sram_kib * 1024;
+  m->recv_bytes = (guint64) self->reserved_kib * 1024;
+  m->clock_hz = self->clock_ghz * 1e9;
+  m->link_Bps = gbps (self, self->link_bw_gbps);
+  m->inter_chip_Bps = gbps (self, self->inter_chip_bw_gbps);
+  m->hbm_Bps = gbps (self, self->hbm_bw_gbps);
+  m->hbm_modules = self->hbm_channels;
+  m->hbm_latency_s = self->hbm_latency_ns * 1e-9;
+  m->sram_port_Bpc = self->sram_port_bpc;
+  m->sync_cycles = self->sync_cycles;
+  m->sync_xchip_cycles = self->sync_xchip_cycles;
+  m->exchange_cycles = self->exchange_cycles;
+  m->trace_tiles = self->trace_tiles;
+  elk_cost_coeffs_init_ipu_mk2 (&m->kernel);
+  /* The kernel table is per-call cycles; the scale stretches all of it
+   * (the fixed per-call parts too) to model a slower or faster tile. */
+  m->kernel.matmul_inner *= self->kernel_scale;
+  m->kernel.matmul_kn *= self->kernel_scale;
+  m->kernel.matmul_n *= self->kernel_scale;
+  m->kernel.matmul_fixed *= self->kernel_scale;
+  m->kernel.ew_slope *= self->kernel_scale;
+  m->kernel.ew_fixed *= self->kernel_scale;
+  m->kernel.ew_small_slope *= self->kernel_scale;
+  m->kernel.ew_small_fixed *= self->kernel_scale;
+  m->kernel.ew_small_cap *= self->kernel_scale;
+  m->kernel.unary_slope *= self->kernel_scale;
+  m->kernel.unary_fixed *= self->kernel_scale;
+  m->kernel.reduce_slope *= self->kernel_scale;
+  m->kernel.reduce_small_slope *= self->kernel_scale;
+  m->kernel.reduce_fixed *= self->kernel_scale;
+  m->kernel.gather_slope *= self->kernel_scale;
+  m->kernel.gather_fixed *= self->kernel_scale;
+  m->kernel.gather_per_index *= self->kernel_scale;
+  m->kernel.slice_slope *= self->kernel_scale;
+  m->kernel.slice_fixed *= self->kernel_scale;
+}
+
+static ElkMetrics *
+elk_ipu_pod_chip_run_traced (ElkChip *chip,
+                             ElkProgram *program,
+                             const ElkPlanSet *plans,
+                             ElkTrace *trace,
+                             GError **error)
+{
+  ElkIpuPodChip *self = ELK_IPU_POD_CHIP (chip);
+  g_autoptr(ElkChipSpec) spec = elk_ipu_pod_chip_dup_spec (chip, error);
+  g_autoptr(ElkMetrics) metrics = NULL;
+  IpuMachine m;
+  IpuReport r;
+  g_autofree char *model = NULL;
+  ElkGraph *graph;
+  double bound_compute = 0, bound_hbm;
+
+  if (spec == NULL)
+    return NULL;
+  machine_from_props (self, &m);
+  metrics = elk_metrics_new ("ipu-pod emulator");
+  if (!elk__ipu_emulate (&m, program, trace, metrics, &r, error))
+    return NULL;
+
+  /* A run faster than the machine's peaks is an emulator bug. */
+  graph = elk_program_get_graph (program);
+  for (guint i = 0; i < elk_graph_get_n_ops (graph); i++)
+    {
+      const ElkOp *op = elk_graph_get_op (graph, i);
+      bound_compute += op->flops / (op->kind == ELK_OP_MATMUL
+                                      ? spec->matmul_flops
+                                      : spec->vector_flops);
+    }
+  bound_hbm = elk_graph_get_hbm_bytes (graph) / spec->hbm_bw;
+  if (metrics->latency_s < bound_hbm * (1 - 1e-9))
+    {
+      g_set_error (error, ELK_CHIP_ERROR, ELK_CHIP_ERROR_BELOW_BOUND,
+                   "chip 'ipu-pod': latency %.6g s is below the HBM bound "
+                   "%.6g s (compute bound %.6g s)", metrics->latency_s,
+                   bound_hbm, bound_compute);
+      return NULL;
+    }
+
+  self->last_sram_hwm = r.sram_hwm;
+  self->last_sram_hwm_tile = r.sram_hwm_tile;
+  self->last_events = r.n_events;
+  self->last_latency_cycles = r.latency_cycles;
+  g_free (self->last_report);
+  self->last_report = g_strdup_printf (
+    "latency %.0f cycles; SRAM high-water %" G_GUINT64_FORMAT " B on tile %u "
+    "(while '%s' ran or was preloaded); %" G_GUINT64_FORMAT " supersteps, %"
+    G_GUINT64_FORMAT " events; HBM read %.6g B, delivered %.6g B, exchanged "
+    "%.6g B (%.6g B over IPU-Links); execute stalled %.6g s in compute "
+    "(remote writes) and %.6g s in exchange (shared receive ports)",
+    r.latency_cycles, r.sram_hwm, r.sram_hwm_tile,
+    elk_graph_get_op (graph, r.sram_hwm_op)->name, r.n_supersteps,
+    r.n_events, r.hbm_bytes, r.delivered_bytes, r.exchange_bytes,
+    r.xchip_bytes, r.compute_stall_s, r.exchange_stall_s);
+  g_debug ("%s", self->last_report);
+
+  model = g_strdup_printf ("ipu-pod emulator (timing: BSP supersteps, "
+                           "per-tile ports, chip-local HBM), SRAM high-water "
+                           "%" G_GUINT64_FORMAT " B on tile %u",
+                           r.sram_hwm, r.sram_hwm_tile);
+  g_free (metrics->model);
+  metrics->model = g_steal_pointer (&model);
+  return g_steal_pointer (&metrics);
+}
+
+static ElkMetrics *
+elk_ipu_pod_chip_run (ElkChip *chip,
+                      ElkProgram *program,
+                      const ElkPlanSet *plans,
+                      GError **error)
+{
+  return elk_ipu_pod_chip_run_traced (chip, program, plans, NULL, error);
+}
+
+static void
+elk_ipu_pod_chip_iface_init (ElkChipInterface *iface)
+{
+  iface->dup_spec = elk_ipu_pod_chip_dup_spec;
+  iface->run = elk_ipu_pod_chip_run;
+  iface->run_traced = elk_ipu_pod_chip_run_traced;
+}
+
+static void
+elk_ipu_pod_chip_get_property (GObject *object, guint prop_id,
+                               GValue *value, GParamSpec *pspec)
+{
+  ElkIpuPodChip *self = ELK_IPU_POD_CHIP (object);
+
+  switch (prop_id)
+    {
+    case PROP_CHIPS: g_value_set_uint (value, self->chips); break;
+    case PROP_CORES: g_value_set_uint (value, self->cores); break;
+    case PROP_SRAM_KIB: g_value_set_uint (value, self->sram_kib); break;
+    case PROP_RESERVED_KIB: g_value_set_uint (value, self->reserved_kib); break;
+    case PROP_LINK_BW_GBPS: g_value_set_double (value, self->link_bw_gbps); break;
+    case PROP_HBM_BW_GBPS: g_value_set_double (value, self->hbm_bw_gbps); break;
+    case PROP_HBM_CHANNELS: g_value_set_uint (value, self->hbm_channels); break;
+    case PROP_INTER_CHIP_BW_GBPS:
+      g_value_set_double (value, self->inter_chip_bw_gbps);
+      break;
+    case PROP_CLOCK_GHZ: g_value_set_double (value, self->clock_ghz); break;
+    case PROP_MATMUL_TFLOPS: g_value_set_double (value, self->matmul_tflops); break;
+    case PROP_VECTOR_TFLOPS: g_value_set_double (value, self->vector_tflops); break;
+    case PROP_BANDWIDTH_UNITS: g_value_set_enum (value, self->units); break;
+    case PROP_HBM_LATENCY_NS: g_value_set_double (value, self->hbm_latency_ns); break;
+    case PROP_SRAM_PORT_BPC: g_value_set_double (value, self->sram_port_bpc); break;
+    case PROP_SYNC_CYCLES: g_value_set_double (value, self->sync_cycles); break;
+    case PROP_SYNC_XCHIP_CYCLES:
+      g_value_set_double (value, self->sync_xchip_cycles);
+      break;
+    case PROP_EXCHANGE_CYCLES: g_value_set_double (value, self->exchange_cycles); break;
+    case PROP_KERNEL_SCALE: g_value_set_double (value, self->kernel_scale); break;
+    case PROP_TRACE_TILES: g_value_set_uint (value, self->trace_tiles); break;
+    case PROP_LAST_SRAM_HWM: g_value_set_uint64 (value, self->last_sram_hwm); break;
+    case PROP_LAST_SRAM_HWM_TILE:
+      g_value_set_uint (value, self->last_sram_hwm_tile);
+      break;
+    case PROP_LAST_EVENTS: g_value_set_uint64 (value, self->last_events); break;
+    case PROP_LAST_LATENCY_CYCLES:
+      g_value_set_double (value, self->last_latency_cycles);
+      break;
+    case PROP_LAST_REPORT: g_value_set_string (value, self->last_report); break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+elk_ipu_pod_chip_set_property (GObject *object, guint prop_id,
+                               const GValue *value, GParamSpec *pspec)
+{
+  ElkIpuPodChip *self = ELK_IPU_POD_CHIP (object);
+
+  switch (prop_id)
+    {
+    case PROP_CHIPS: self->chips = g_value_get_uint (value); break;
+    case PROP_CORES: self->cores = g_value_get_uint (value); break;
+    case PROP_SRAM_KIB: self->sram_kib = g_value_get_uint (value); break;
+    case PROP_RESERVED_KIB: self->reserved_kib = g_value_get_uint (value); break;
+    case PROP_LINK_BW_GBPS: self->link_bw_gbps = g_value_get_double (value); break;
+    case PROP_HBM_BW_GBPS: self->hbm_bw_gbps = g_value_get_double (value); break;
+    case PROP_HBM_CHANNELS: self->hbm_channels = g_value_get_uint (value); break;
+    case PROP_INTER_CHIP_BW_GBPS:
+      self->inter_chip_bw_gbps = g_value_get_double (value);
+      break;
+    case PROP_CLOCK_GHZ: self->clock_ghz = g_value_get_double (value); break;
+    case PROP_MATMUL_TFLOPS: self->matmul_tflops = g_value_get_double (value); break;
+    case PROP_VECTOR_TFLOPS: self->vector_tflops = g_value_get_double (value); break;
+    case PROP_BANDWIDTH_UNITS: self->units = g_value_get_enum (value); break;
+    case PROP_HBM_LATENCY_NS: self->hbm_latency_ns = g_value_get_double (value); break;
+    case PROP_SRAM_PORT_BPC: self->sram_port_bpc = g_value_get_double (value); break;
+    case PROP_SYNC_CYCLES: self->sync_cycles = g_value_get_double (value); break;
+    case PROP_SYNC_XCHIP_CYCLES:
+      self->sync_xchip_cycles = g_value_get_double (value);
+      break;
+    case PROP_EXCHANGE_CYCLES: self->exchange_cycles = g_value_get_double (value); break;
+    case PROP_KERNEL_SCALE: self->kernel_scale = g_value_get_double (value); break;
+    case PROP_TRACE_TILES: self->trace_tiles = g_value_get_uint (value); break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+elk_ipu_pod_chip_finalize (GObject *object)
+{
+  ElkIpuPodChip *self = ELK_IPU_POD_CHIP (object);
+
+  g_free (self->last_report);
+  G_OBJECT_CLASS (elk_ipu_pod_chip_parent_class)->finalize (object);
+}
+
+#define FLAGS (G_PARAM_READWRITE | G_PARAM_CONSTRUCT | G_PARAM_STATIC_STRINGS)
+#define RO (G_PARAM_READABLE | G_PARAM_STATIC_STRINGS)
+
+static void
+elk_ipu_pod_chip_class_init (ElkIpuPodChipClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+
+  object_class->get_property = elk_ipu_pod_chip_get_property;
+  object_class->set_property = elk_ipu_pod_chip_set_property;
+  object_class->finalize = elk_ipu_pod_chip_finalize;
+
+  properties[PROP_CHIPS] = g_param_spec_uint ("chips", NULL,
+    "IPU chips joined by IPU-Links", 1, 1024, 4, FLAGS);
+  properties[PROP_CORES] = g_param_spec_uint ("cores", NULL,
+    "Tiles over all chips (1472 per MK2 chip)", 1, 16777216, 5888, FLAGS);
+  properties[PROP_SRAM_KIB] = g_param_spec_uint ("sram-kib", NULL,
+    "SRAM per tile, KiB", 1, 1048576, 624, FLAGS);
+  properties[PROP_RESERVED_KIB] = g_param_spec_uint ("reserved-kib", NULL,
+    "SRAM per tile reserved for the receive buffer, KiB", 0, 1048576, 8,
+    FLAGS);
+  properties[PROP_LINK_BW_GBPS] = g_param_spec_double ("link-bw-gbps", NULL,
+    "Each tile's exchange send port and receive port, GB/s (see "
+    "bandwidth-units)", 1e-3, 1e6, 5.5, FLAGS);
+  properties[PROP_HBM_BW_GBPS] = g_param_spec_double ("hbm-bw-gbps", NULL,
+    "Total HBM bandwidth, GB/s, split evenly over the chips (see "
+    "bandwidth-units)", 1e-3, 1e9, 16000, FLAGS);
+  properties[PROP_HBM_CHANNELS] = g_param_spec_uint ("hbm-channels", NULL,
+    "HBM modules, spread evenly over the chips; a chip's tensors are "
+    "striped over its modules", 1, 4096, 16, FLAGS);
+  properties[PROP_INTER_CHIP_BW_GBPS] = g_param_spec_double (
+    "inter-chip-bw-gbps", NULL,
+    "Total IPU-Link bandwidth between chips, GB/s (see bandwidth-units)",
+    1e-3, 1e9, 640, FLAGS);
+  properties[PROP_CLOCK_GHZ] = g_param_spec_double ("clock-ghz", NULL,
+    "Tile clock, GHz", 1e-3, 100, 1.325, FLAGS);
+  properties[PROP_MATMUL_TFLOPS] = g_param_spec_double ("matmul-tflops", NULL,
+    "Peak MatMul TFLOP/s of the whole system, for the compiler's spec and "
+    "the physical bound (the emulator times kernels from cycles)", 1e-6, 1e9,
+    5888 * 128 * 1.325e9 / 1e12, FLAGS);
+  properties[PROP_VECTOR_TFLOPS] = g_param_spec_double ("vector-tflops", NULL,
+    "Peak non-MatMul TFLOP/s of the whole system, for the compiler's spec",
+    1e-6, 1e9, 31.2, FLAGS);
+  properties[PROP_BANDWIDTH_UNITS] = g_param_spec_enum ("bandwidth-units",
+    NULL,
+    "How *-gbps values are read: artifact (1 GB/s = 2^20 B/ms, as the "
+    "analytic chip reads them by default) or decimal (1e9 B/s)",
+    elk_ipu_pod_units_get_type (), ELK_IPU_POD_UNITS_ARTIFACT, FLAGS);
+  properties[PROP_HBM_LATENCY_NS] = g_param_spec_double ("hbm-latency-ns",
+    NULL,
+    "Latency from a preload's start to its first byte at the tiles, ns",
+    0, 1e6, 100, FLAGS);
+  properties[PROP_SRAM_PORT_BPC] = g_param_spec_double (
+    "sram-port-bytes-per-cycle", NULL,
+    "A tile's SRAM port, bytes per cycle: each byte written by the exchange "
+    "while the tile computes steals 1/this cycles from its kernel", 0.01,
+    4096, 16, FLAGS);
+  properties[PROP_SYNC_CYCLES] = g_param_spec_double ("sync-cycles", NULL,
+    "Cycles of one BSP sync inside a chip", 0, 1e6, 118, FLAGS);
+  properties[PROP_SYNC_XCHIP_CYCLES] = g_param_spec_double (
+    "sync-inter-chip-cycles", NULL,
+    "Extra cycles of a BSP sync over tiles of more than one chip", 0, 1e6, 0,
+    FLAGS);
+  properties[PROP_EXCHANGE_CYCLES] = g_param_spec_double ("exchange-cycles",
+    NULL, "Fixed cycles to start one exchange phase", 0, 1e6, 0, FLAGS);
+  properties[PROP_KERNEL_SCALE] = g_param_spec_double ("kernel-scale", NULL,
+    "Factor on every kernel's cycle cost (1 = the IPU MK2 vertex table)",
+    1e-3, 1e3, 1.0, FLAGS);
+  properties[PROP_TRACE_TILES] = g_param_spec_uint ("trace-tiles", NULL,
+    "Tiles sampled into a trace, evenly spaced", 0, 1024, 4, FLAGS);
+  properties[PROP_LAST_SRAM_HWM] = g_param_spec_uint64 ("last-sram-hwm",
+    NULL, "Highest SRAM bytes any tile held in the last run (receive buffer "
+    "included)", 0, G_MAXUINT64, 0, RO);
+  properties[PROP_LAST_SRAM_HWM_TILE] = g_param_spec_uint (
+    "last-sram-hwm-tile", NULL, "The tile that held them", 0, G_MAXUINT, 0,
+    RO);
+  properties[PROP_LAST_EVENTS] = g_param_spec_uint64 ("last-events", NULL,
+    "Event-loop iterations of the last run", 0, G_MAXUINT64, 0, RO);
+  properties[PROP_LAST_LATENCY_CYCLES] = g_param_spec_double (
+    "last-latency-cycles", NULL, "Emulated cycles of the last run", 0,
+    G_MAXDOUBLE, 0, RO);
+  properties[PROP_LAST_REPORT] = g_param_spec_string ("last-report", NULL,
+    "The counters of the last run, one line", NULL, RO);
+  g_object_class_install_properties (object_class, N_PROPS, properties);
+}
+
+static void
+elk_ipu_pod_chip_init (ElkIpuPodChip *self)
+{
+}
+
+static gboolean
+ipu_pod_register (ElkPlugin *plugin, GError **error)
+{
+  return elk_plugin_add_feature (plugin, ELK_TYPE_CHIP, "ipu-pod",
+                                 ELK_TYPE_IPU_POD_CHIP, error);
+}
+
+ELK_PLUGIN_DEFINE (ipu_pod, "IPU-POD emulator chip (tile-by-tile timing)",
+                   "0.1", ipu_pod_register)

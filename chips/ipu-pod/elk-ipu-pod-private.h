@@ -1,0 +1,73 @@
+/* elk-ipu-pod-private.h: the IPU-POD emulator engine, shared by the chip
+ * object (elk-ipu-pod-chip.c) and the engine (elk-ipu-pod-emu.c).
+ *
+ * The engine is plain C on plain structs: the GObject wrapper turns the
+ * properties into an IpuMachine once per run, and nothing in the event loop
+ * calls GObject or allocates per event.
+ */
+#pragma once
+
+#include <elk/elk.h>
+
+G_BEGIN_DECLS
+
+/**
+ * IpuMachine:
+ *
+ * The emulated machine in engine units (bytes, seconds, cycles).  Every
+ * field comes from a property of the "ipu-pod" chip.
+ */
+typedef struct
+{
+  guint chips;
+  guint tiles_per_chip;
+  guint tiles;
+  guint64 sram_bytes;        /* per tile */
+  guint64 recv_bytes;        /* receive buffer reserved per tile */
+  double clock_hz;
+  double link_Bps;           /* each tile's send and receive port */
+  double inter_chip_Bps;     /* all IPU-Links together */
+  double hbm_Bps;            /* all HBM modules together */
+  guint hbm_modules;         /* spread evenly over the chips */
+  double hbm_latency_s;      /* first byte of a preload */
+  double sram_port_Bpc;      /* a tile's SRAM port, bytes per cycle */
+  double sync_cycles;        /* one BSP sync inside a chip */
+  double sync_xchip_cycles;  /* extra for a sync that spans chips */
+  double exchange_cycles;    /* fixed latency of one exchange phase */
+  ElkCostCoeffs kernel;      /* per-tile kernel cycle costs */
+  guint trace_tiles;         /* tiles sampled into a trace */
+} IpuMachine;
+
+/**
+ * IpuReport:
+ *
+ * What one run measured, besides ElkMetrics: the SRAM high-water mark (and
+ * the tile that reached it), the event count, and the counters behind the
+ * Fig 18a breakdown.
+ */
+typedef struct
+{
+  guint64 sram_hwm;          /* bytes, over all tiles, receive buffer incl. */
+  guint sram_hwm_tile;
+  guint sram_hwm_op;
+  guint64 n_events;          /* iterations of the event loop */
+  guint64 n_supersteps;
+  double latency_cycles;
+  double hbm_bytes;          /* read by the controllers */
+  double delivered_bytes;    /* controller to tile */
+  double exchange_bytes;     /* tile to tile */
+  double xchip_bytes;        /* over IPU-Links */
+  double compute_stall_s;    /* critical tiles stalled by remote writes */
+  double exchange_stall_s;   /* exchange slowed by preload traffic */
+  double port_busy_s;        /* receive-port busy time summed over tiles */
+  double preload_busy_s;     /* some preload in flight */
+} IpuReport;
+
+gboolean elk__ipu_emulate (const IpuMachine *m,
+                           ElkProgram *program,
+                           ElkTrace *trace,
+                           ElkMetrics *metrics,
+                           IpuReport *report,
+                           GError **error);
+
+G_END_DECLS
