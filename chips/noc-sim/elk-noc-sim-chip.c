@@ -1,0 +1,711 @@
+/* elk-noc-sim-chip.c: the "noc-sim" chip backend.
+ *
+ * An ICCA chip whose interconnect is simulated event by event
+ * (elk-noc-sim.c): all-to-all (per-core ingress and egress ports, IPU
+ * style), ring, 2-D mesh or 2-D torus per chip, several chips joined by an
+ * inter-chip link of capped total bandwidth, and HBM controllers that are
+ * network nodes placed on the grid.  Properties shared with the "analytic"
+ * chip keep its names, units and defaults, so that an experiment can swap
+ * the two.
+ */
+#include "config.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <errno.h>
+#include <stdio.h>
+#include <elk/elk.h>
+#include "elk-noc-sim.h"
+
+typedef enum
+{
+  NOC_UNITS_ARTIFACT,
+  NOC_UNITS_DECIMAL,
+} NocUnits;
+
+static GType
+noc_units_get_type (void)
+{
+  static gsize type = 0;
+  static const GEnumValue values[] = {
+    { NOC_UNITS_ARTIFACT, "NOC_UNITS_ARTIFACT", "artifact" },
+    { NOC_UNITS_DECIMAL, "NOC_UNITS_DECIMAL", "decimal" },
+    { 0, NULL, NULL },
+  };
+
+  if (g_once_init_enter (&type))
+    g_once_init_leave (&type, g_enum_register_static ("ElkNocSimUnits",
+                                                      values));
+  return (GType) type;
+}
+
+static GType
+noc_placement_get_type (void)
+{
+  static gsize type = 0;
+  static const GEnumValue values[] = {
+    { NOC_PLACE_EDGES, "NOC_PLACE_EDGES", "edges" },
+    { NOC_PLACE_CORNERS, "NOC_PLACE_CORNERS", "corners" },
+    { NOC_PLACE_ONE_EDGE, "NOC_PLACE_ONE_EDGE", "one-edge" },
+    { NOC_PLACE_COORDS, "NOC_PLACE_COORDS", "coords" },
+    { 0, NULL, NULL },
+  };
+
+  if (g_once_init_enter (&type))
+    g_once_init_leave (&type, g_enum_register_static ("ElkNocSimPlacement",
+                                                      values));
+  return (GType) type;
+}
+
+static GType
+noc_interleave_get_type (void)
+{
+  static gsize type = 0;
+  static const GEnumValue values[] = {
+    { NOC_INTERLEAVE_STRIPE, "NOC_INTERLEAVE_STRIPE", "stripe" },
+    { NOC_INTERLEAVE_NEAREST, "NOC_INTERLEAVE_NEAREST", "nearest" },
+    { 0, NULL, NULL },
+  };
+
+  if (g_once_init_enter (&type))
+    g_once_init_leave (&type, g_enum_register_static ("ElkNocSimInterleave",
+                                                      values));
+  return (GType) type;
+}
+
+#define ELK_TYPE_NOC_SIM_CHIP (elk_noc_sim_chip_get_type ())
+G_DECLARE_FINAL_TYPE (ElkNocSimChip, elk_noc_sim_chip, ELK, NOC_SIM_CHIP,
+                      GObject)
+
+struct _ElkNocSimChip
+{
+  GObject parent_instance;
+  guint chips, cores, sram_kib, reserved_kib, mesh_rows, mesh_cols;
+  guint hbm_channels, packet_bytes, hbm_attach, trace_links;
+  gint topology, units, placement, interleave;
+  double link_bw_gbps, hbm_bw_gbps, hbm_per_core_gbps, inter_chip_bw_gbps;
+  double clock_ghz, matmul_tflops, vector_tflops;
+  double hop_latency_ns, hbm_latency_ns, gap_cycles_per_byte, sync_cycles;
+  double hbm_port_gbps;
+  char *hbm_coords;
+  char *report_dir;
+  guint n_runs;
+};
+
+enum
+{
+  PROP_0,
+  PROP_CHIPS,
+  PROP_CORES,
+  PROP_SRAM_KIB,
+  PROP_RESERVED_KIB,
+  PROP_TOPOLOGY,
+  PROP_MESH_ROWS,
+  PROP_MESH_COLS,
+  PROP_LINK_BW_GBPS,
+  PROP_HBM_BW_GBPS,
+  PROP_HBM_PER_CORE_GBPS,
+  PROP_HBM_CHANNELS,
+  PROP_INTER_CHIP_BW_GBPS,
+  PROP_CLOCK_GHZ,
+  PROP_MATMUL_TFLOPS,
+  PROP_VECTOR_TFLOPS,
+  PROP_BANDWIDTH_UNITS,
+  PROP_HOP_LATENCY_NS,
+  PROP_HBM_LATENCY_NS,
+  PROP_GAP_CYCLES_PER_BYTE,
+  PROP_SYNC_CYCLES,
+  PROP_PACKET_BYTES,
+  PROP_HBM_PLACEMENT,
+  PROP_HBM_COORDS,
+  PROP_HBM_ATTACH,
+  PROP_HBM_PORT_GBPS,
+  PROP_HBM_INTERLEAVE,
+  PROP_REPORT_DIR,
+  PROP_TRACE_LINKS,
+  N_PROPS
+};
+static GParamSpec *properties[N_PROPS];
+
+static void elk_noc_sim_chip_iface_init (ElkChipInterface *iface);
+
+G_DEFINE_FINAL_TYPE_WITH_CODE (ElkNocSimChip, elk_noc_sim_chip,
+                               G_TYPE_OBJECT,
+                               G_IMPLEMENT_INTERFACE (ELK_TYPE_CHIP,
+                                                      elk_noc_sim_chip_iface_init))
+
+#define CONFIG_ERROR(...)                                                    \
+  g_set_error (error, ELK_CHIP_ERROR, ELK_CHIP_ERROR_CONFIG, __VA_ARGS__)
+
+static double
+gbps (const ElkNocSimChip *self, double value)
+{
+  return value * (self->units == NOC_UNITS_ARTIFACT ? 1048576e3 : 1e9);
+}
+
+/* The squarest rows x cols grid of @n cores, rows <= cols. */
+static void
+squarest (guint n, guint *rows, guint *cols)
+{
+  guint r = (guint) floor (sqrt ((double) n));
+  while (r > 1 && n % r != 0)
+    r--;
+  *rows = MAX (r, 1u);
+  *cols = n / *rows;
+}
+
+static gboolean
+resolve_grid (ElkNocSimChip *self, guint *rows, guint *cols, GError **error)
+{
+  const char *topo = elk_topology_to_string ((ElkTopology) self->topology);
+
+  *rows = self->mesh_rows;
+  *cols = self->mesh_cols;
+  if (self->topology != ELK_TOPOLOGY_MESH
+      && self->topology != ELK_TOPOLOGY_TORUS)
+    return TRUE;
+  if ((*rows == 0) != (*cols == 0))
+    {
+      CONFIG_ERROR ("chip 'noc-sim': mesh-rows = %u and mesh-cols = %u: set "
+                    "both (or neither, for the squarest grid)", *rows, *cols);
+      return FALSE;
+    }
+  if (self->cores % self->chips != 0)
+    {
+      CONFIG_ERROR ("chip 'noc-sim': cores = %u cannot be split evenly over "
+                    "chips = %u", self->cores, self->chips);
+      return FALSE;
+    }
+  if (*rows == 0)
+    squarest (self->cores / self->chips, rows, cols);
+  if ((guint64) *rows * *cols * self->chips != self->cores)
+    {
+      CONFIG_ERROR ("chip 'noc-sim': a %s of mesh-rows x mesh-cols = %ux%u "
+                    "per chip on chips = %u holds %" G_GUINT64_FORMAT
+                    " cores, but cores = %u (expected mesh-rows x mesh-cols "
+                    "x chips = cores)", topo, *rows, *cols, self->chips,
+                    (guint64) *rows * *cols * self->chips, self->cores);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+static double
+total_hbm_gbps (const ElkNocSimChip *self)
+{
+  return self->hbm_per_core_gbps > 0 ? self->hbm_per_core_gbps * self->cores
+                                     : self->hbm_bw_gbps;
+}
+
+static ElkChipSpec *
+elk_noc_sim_chip_dup_spec (ElkChip *chip, GError **error)
+{
+  ElkNocSimChip *self = ELK_NOC_SIM_CHIP (chip);
+  ElkChipSpec *spec;
+  guint rows, cols;
+
+  if (self->link_bw_gbps <= 0)
+    {
+      CONFIG_ERROR ("chip 'noc-sim': link-bw-gbps = %g; a link needs a "
+                    "positive bandwidth", self->link_bw_gbps);
+      return NULL;
+    }
+  if (total_hbm_gbps (self) <= 0)
+    {
+      CONFIG_ERROR ("chip 'noc-sim': hbm-bw-gbps = %g (hbm-bw-per-core-gbps "
+                    "= %g); HBM needs a positive bandwidth",
+                    self->hbm_bw_gbps, self->hbm_per_core_gbps);
+      return NULL;
+    }
+  if (self->chips > 1 && self->inter_chip_bw_gbps <= 0)
+    {
+      CONFIG_ERROR ("chip 'noc-sim': inter-chip-bw-gbps = %g, but chips = %u "
+                    "need a positive inter-chip bandwidth",
+                    self->inter_chip_bw_gbps, self->chips);
+      return NULL;
+    }
+  if (self->hbm_port_gbps < 0)
+    {
+      CONFIG_ERROR ("chip 'noc-sim': hbm-port-gbps = %g must be positive, or "
+                    "0 for link-bw-gbps", self->hbm_port_gbps);
+      return NULL;
+    }
+  if (self->hbm_channels % self->chips != 0)
+    {
+      CONFIG_ERROR ("chip 'noc-sim': hbm-channels = %u cannot be split "
+                    "evenly over chips = %u", self->hbm_channels, self->chips);
+      return NULL;
+    }
+  if (!resolve_grid (self, &rows, &cols, error))
+    return NULL;
+
+  spec = elk_chip_spec_new_ipu_pod4 ();
+  g_free (spec->name);
+  spec->name = g_strdup ("noc-sim");
+  spec->n_chips = self->chips;
+  spec->cores = self->cores;
+  spec->sram_per_core = (guint64) self->sram_kib * 1024;
+  spec->sram_reserved = (guint64) self->reserved_kib * 1024;
+  spec->clock_hz = self->clock_ghz * 1e9;
+  spec->matmul_flops = self->matmul_tflops * 1e12;
+  spec->vector_flops = self->vector_tflops * 1e12;
+  spec->topology = (ElkTopology) self->topology;
+  spec->mesh_rows = (self->topology == ELK_TOPOLOGY_MESH
+                     || self->topology == ELK_TOPOLOGY_TORUS) ? rows : 0;
+  spec->mesh_cols = spec->mesh_rows ? cols : 0;
+  spec->link_bw = gbps (self, self->link_bw_gbps);
+  spec->link_latency = self->hop_latency_ns * 1e-9;
+  spec->inter_chip_bw = gbps (self, self->inter_chip_bw_gbps);
+  spec->hbm_channels = self->hbm_channels;
+  spec->hbm_bw = gbps (self, total_hbm_gbps (self));
+  spec->hbm_latency = self->hbm_latency_ns * 1e-9;
+  /* The compiler's cost model and the simulator share the core's network
+   * agent parameters (LogGP G and the barrier). */
+  spec->cost.shift_cycles_per_byte = self->gap_cycles_per_byte;
+  spec->cost.sync_cycles = self->sync_cycles;
+  return spec;
+}
+
+static gboolean
+parse_coords (ElkNocSimChip *self, guint per_chip_ctrl, NocConfig *cfg,
+              GError **error)
+{
+  g_auto(GStrv) items = NULL;
+  guint n = 0;
+
+  if (self->hbm_coords == NULL || *self->hbm_coords == '\0')
+    {
+      CONFIG_ERROR ("chip 'noc-sim': hbm-placement = coords needs "
+                    "hbm-coords, e.g. \"0,5;31,40\" (row,col per controller "
+                    "of a chip)");
+      return FALSE;
+    }
+  items = g_strsplit (self->hbm_coords, ";", -1);
+  cfg->coords = g_new0 (guint, 2 * (g_strv_length (items) + 1));
+  for (guint i = 0; items[i] != NULL; i++)
+    {
+      char *end;
+      guint64 r, c;
+      g_strstrip (items[i]);
+      if (*items[i] == '\0')
+        continue;
+      errno = 0;
+      r = g_ascii_strtoull (items[i], &end, 10);
+      if (end == items[i] || *end != ',' || errno)
+        goto bad;
+      {
+        char *s2 = end + 1;
+        c = g_ascii_strtoull (s2, &end, 10);
+        if (end == s2 || *end != '\0' || errno)
+          goto bad;
+      }
+      cfg->coords[2 * n] = (guint) MIN (r, G_MAXUINT);
+      cfg->coords[2 * n + 1] = (guint) MIN (c, G_MAXUINT);
+      n++;
+      continue;
+bad:
+      CONFIG_ERROR ("chip 'noc-sim': hbm-coords: '%s' is not 'row,col'",
+                    items[i]);
+      return FALSE;
+    }
+  if (n != per_chip_ctrl)
+    {
+      CONFIG_ERROR ("chip 'noc-sim': hbm-coords lists %u controllers, but "
+                    "hbm-channels / chips = %u per chip", n, per_chip_ctrl);
+      return FALSE;
+    }
+  cfg->n_coords = n;
+  return TRUE;
+}
+
+static NocSim *
+build_sim (ElkNocSimChip *self, const ElkChipSpec *spec, GError **error)
+{
+  NocConfig cfg = { 0 };
+  NocSim *sim;
+
+  cfg.topology = spec->topology;
+  cfg.chips = spec->n_chips;
+  cfg.cores = spec->cores;
+  cfg.rows = spec->mesh_rows;
+  cfg.cols = spec->mesh_cols;
+  cfg.link_bw = spec->link_bw;
+  cfg.hop_latency = spec->link_latency;
+  cfg.clock_hz = spec->clock_hz;
+  cfg.cost = spec->cost;
+  cfg.core_gap = spec->cost.shift_cycles_per_byte / spec->clock_hz;
+  cfg.sync_s = spec->cost.sync_cycles / spec->clock_hz;
+  cfg.syncs_per_shift = spec->cost.syncs_per_shift;
+  cfg.shuffle_syncs = spec->cost.shuffle_syncs;
+  cfg.hbm_channels = spec->hbm_channels;
+  cfg.hbm_bw = spec->hbm_bw;
+  cfg.hbm_latency = spec->hbm_latency;
+  cfg.hbm_port_bw = self->hbm_port_gbps > 0 ? gbps (self, self->hbm_port_gbps)
+                                            : spec->link_bw;
+  cfg.hbm_attach = self->hbm_attach;
+  cfg.placement = (NocPlacement) self->placement;
+  cfg.interleave = (NocInterleave) self->interleave;
+  cfg.inter_chip_bw = spec->inter_chip_bw;
+  cfg.packet_bytes = self->packet_bytes;
+  if (cfg.placement == NOC_PLACE_COORDS
+      && (cfg.topology == ELK_TOPOLOGY_MESH
+          || cfg.topology == ELK_TOPOLOGY_TORUS)
+      && !parse_coords (self, spec->hbm_channels / spec->n_chips, &cfg, error))
+    {
+      g_free (cfg.coords);
+      return NULL;
+    }
+  sim = noc_sim_new (&cfg, error);
+  g_free (cfg.coords);
+  return sim;
+}
+
+
+static G_LOCK_DEFINE (report);
+
+static ElkMetrics *
+elk_noc_sim_chip_run_traced (ElkChip *chip,
+                             ElkProgram *program,
+                             const ElkPlanSet *plans,
+                             ElkTrace *trace,
+                             GError **error)
+{
+  ElkNocSimChip *self = ELK_NOC_SIM_CHIP (chip);
+  g_autoptr(ElkChipSpec) spec = elk_noc_sim_chip_dup_spec (chip, error);
+  g_autoptr(NocSim) sim = NULL;
+  NocStats stats = { 0 };
+  ElkMetrics *m;
+
+  if (spec == NULL)
+    return NULL;
+  sim = build_sim (self, spec, error);
+  if (sim == NULL)
+    return NULL;
+  if (trace != NULL && self->trace_links > 0)
+    {
+      /* The busiest links are only known after a run: run once to find
+       * them, then again recording them. */
+      ElkMetrics *probe = noc_sim_run (sim, program, NULL, NULL, error);
+      if (probe == NULL)
+        return NULL;
+      elk_metrics_free (probe);
+      noc_sim_trace_busiest (sim, trace, self->trace_links);
+    }
+  m = noc_sim_run (sim, program, trace, &stats, error);
+  if (m == NULL)
+    return NULL;
+  {
+    char buf[64];
+    g_autofree char *model = g_strdup_printf (
+      "noc-sim: event-driven %s, %u chips, %g GB/s links, %g GB/s HBM on %u "
+      "controllers; links mean %.1f%% max %.1f%% (%s), HBM controllers mean "
+      "%.1f%% max %.1f%%, inter-chip %.1f%%; %" G_GUINT64_FORMAT " events, %"
+      G_GUINT64_FORMAT " link hops",
+      elk_topology_to_string (spec->topology), spec->n_chips,
+      self->link_bw_gbps, total_hbm_gbps (self), spec->hbm_channels,
+      100 * stats.link_util_mean, 100 * stats.link_util_max,
+      noc_sim_link_name (sim, stats.link_util_max_index, buf, sizeof buf),
+      100 * stats.hbm_util_mean, 100 * stats.hbm_util_max,
+      100 * stats.interchip_util, stats.events, stats.hops);
+    g_free (m->model);
+    m->model = g_steal_pointer (&model);
+  }
+  g_debug ("noc-sim: %.3f s simulated in %.3f s wall, %" G_GUINT64_FORMAT
+           " events + %" G_GUINT64_FORMAT " hops (%.2f M/s)", m->latency_s,
+           stats.wall_s, stats.events, stats.hops,
+           (stats.events + stats.hops) / MAX (stats.wall_s, 1e-9) / 1e6);
+
+  if (self->report_dir != NULL && *self->report_dir != '\0')
+    {
+      ElkGraph *graph = elk_program_get_graph (program);
+      guint run = g_atomic_int_add (&self->n_runs, 1);
+      g_autofree char *stem = g_strdup_printf (
+        "noc-sim-%s-%s-%uc-hbm%g-link%g-%08x-%u", elk_graph_get_name (graph),
+        elk_topology_to_string (spec->topology), spec->cores,
+        total_hbm_gbps (self), self->link_bw_gbps,
+        g_direct_hash (self) ^ (guint) g_get_monotonic_time (), run);
+      g_autofree char *csv = g_strdup_printf ("%s/%s-links.csv",
+                                              self->report_dir, stem);
+      g_autofree char *svg = g_strdup_printf ("%s/%s-links.svg",
+                                              self->report_dir, stem);
+      g_autofree char *runs = g_build_filename (self->report_dir,
+                                                "noc-sim-runs.csv", NULL);
+      FILE *f;
+
+      if (g_mkdir_with_parents (self->report_dir, 0755) != 0)
+        {
+          CONFIG_ERROR ("chip 'noc-sim': report-dir '%s' cannot be created",
+                        self->report_dir);
+          elk_metrics_free (m);
+          return NULL;
+        }
+      if (!noc_sim_write_link_report (sim, csv, svg, error))
+        {
+          elk_metrics_free (m);
+          return NULL;
+        }
+      G_LOCK (report);
+      f = fopen (runs, "a");
+      if (f != NULL)
+        {
+          if (ftell (f) == 0)
+            fprintf (f, "stem,graph,topology,cores,hbm_gbps,link_gbps,"
+                        "latency_s,link_util_mean,link_util_max,hbm_util_mean,"
+                        "hbm_util_max,interchip_util,events,hops,wall_s\n");
+          fprintf (f, "%s,%s,%s,%u,%g,%g,%.9g,%.6f,%.6f,%.6f,%.6f,%.6f,%"
+                   G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT ",%.3f\n", stem,
+                   elk_graph_get_name (graph),
+                   elk_topology_to_string (spec->topology), spec->cores,
+                   total_hbm_gbps (self), self->link_bw_gbps, m->latency_s,
+                   stats.link_util_mean, stats.link_util_max,
+                   stats.hbm_util_mean, stats.hbm_util_max,
+                   stats.interchip_util, stats.events, stats.hops,
+                   stats.wall_s);
+          fclose (f);
+        }
+      G_UNLOCK (report);
+    }
+  return m;
+}
+
+static ElkMetrics *
+elk_noc_sim_chip_run (ElkChip *chip,
+                      ElkProgram *program,
+                      const ElkPlanSet *plans,
+                      GError **error)
+{
+  return elk_noc_sim_chip_run_traced (chip, program, plans, NULL, error);
+}
+
+static void
+elk_noc_sim_chip_iface_init (ElkChipInterface *iface)
+{
+  iface->dup_spec = elk_noc_sim_chip_dup_spec;
+  iface->run = elk_noc_sim_chip_run;
+  iface->run_traced = elk_noc_sim_chip_run_traced;
+}
+
+static void
+elk_noc_sim_chip_get_property (GObject *object, guint prop_id, GValue *value,
+                               GParamSpec *pspec)
+{
+  ElkNocSimChip *self = ELK_NOC_SIM_CHIP (object);
+
+  switch (prop_id)
+    {
+    case PROP_CHIPS: g_value_set_uint (value, self->chips); break;
+    case PROP_CORES: g_value_set_uint (value, self->cores); break;
+    case PROP_SRAM_KIB: g_value_set_uint (value, self->sram_kib); break;
+    case PROP_RESERVED_KIB: g_value_set_uint (value, self->reserved_kib); break;
+    case PROP_TOPOLOGY: g_value_set_enum (value, self->topology); break;
+    case PROP_MESH_ROWS: g_value_set_uint (value, self->mesh_rows); break;
+    case PROP_MESH_COLS: g_value_set_uint (value, self->mesh_cols); break;
+    case PROP_LINK_BW_GBPS: g_value_set_double (value, self->link_bw_gbps); break;
+    case PROP_HBM_BW_GBPS: g_value_set_double (value, self->hbm_bw_gbps); break;
+    case PROP_HBM_PER_CORE_GBPS:
+      g_value_set_double (value, self->hbm_per_core_gbps);
+      break;
+    case PROP_HBM_CHANNELS: g_value_set_uint (value, self->hbm_channels); break;
+    case PROP_INTER_CHIP_BW_GBPS:
+      g_value_set_double (value, self->inter_chip_bw_gbps);
+      break;
+    case PROP_CLOCK_GHZ: g_value_set_double (value, self->clock_ghz); break;
+    case PROP_MATMUL_TFLOPS: g_value_set_double (value, self->matmul_tflops); break;
+    case PROP_VECTOR_TFLOPS: g_value_set_double (value, self->vector_tflops); break;
+    case PROP_BANDWIDTH_UNITS: g_value_set_enum (value, self->units); break;
+    case PROP_HOP_LATENCY_NS: g_value_set_double (value, self->hop_latency_ns); break;
+    case PROP_HBM_LATENCY_NS: g_value_set_double (value, self->hbm_latency_ns); break;
+    case PROP_GAP_CYCLES_PER_BYTE:
+      g_value_set_double (value, self->gap_cycles_per_byte);
+      break;
+    case PROP_SYNC_CYCLES: g_value_set_double (value, self->sync_cycles); break;
+    case PROP_PACKET_BYTES: g_value_set_uint (value, self->packet_bytes); break;
+    case PROP_HBM_PLACEMENT: g_value_set_enum (value, self->placement); break;
+    case PROP_HBM_COORDS: g_value_set_string (value, self->hbm_coords); break;
+    case PROP_HBM_ATTACH: g_value_set_uint (value, self->hbm_attach); break;
+    case PROP_HBM_PORT_GBPS: g_value_set_double (value, self->hbm_port_gbps); break;
+    case PROP_HBM_INTERLEAVE: g_value_set_enum (value, self->interleave); break;
+    case PROP_REPORT_DIR: g_value_set_string (value, self->report_dir); break;
+    case PROP_TRACE_LINKS: g_value_set_uint (value, self->trace_links); break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+elk_noc_sim_chip_set_property (GObject *object, guint prop_id,
+                               const GValue *value, GParamSpec *pspec)
+{
+  ElkNocSimChip *self = ELK_NOC_SIM_CHIP (object);
+
+  switch (prop_id)
+    {
+    case PROP_CHIPS: self->chips = g_value_get_uint (value); break;
+    case PROP_CORES: self->cores = g_value_get_uint (value); break;
+    case PROP_SRAM_KIB: self->sram_kib = g_value_get_uint (value); break;
+    case PROP_RESERVED_KIB: self->reserved_kib = g_value_get_uint (value); break;
+    case PROP_TOPOLOGY: self->topology = g_value_get_enum (value); break;
+    case PROP_MESH_ROWS: self->mesh_rows = g_value_get_uint (value); break;
+    case PROP_MESH_COLS: self->mesh_cols = g_value_get_uint (value); break;
+    case PROP_LINK_BW_GBPS: self->link_bw_gbps = g_value_get_double (value); break;
+    case PROP_HBM_BW_GBPS: self->hbm_bw_gbps = g_value_get_double (value); break;
+    case PROP_HBM_PER_CORE_GBPS:
+      self->hbm_per_core_gbps = g_value_get_double (value);
+      break;
+    case PROP_HBM_CHANNELS: self->hbm_channels = g_value_get_uint (value); break;
+    case PROP_INTER_CHIP_BW_GBPS:
+      self->inter_chip_bw_gbps = g_value_get_double (value);
+      break;
+    case PROP_CLOCK_GHZ: self->clock_ghz = g_value_get_double (value); break;
+    case PROP_MATMUL_TFLOPS: self->matmul_tflops = g_value_get_double (value); break;
+    case PROP_VECTOR_TFLOPS: self->vector_tflops = g_value_get_double (value); break;
+    case PROP_BANDWIDTH_UNITS: self->units = g_value_get_enum (value); break;
+    case PROP_HOP_LATENCY_NS: self->hop_latency_ns = g_value_get_double (value); break;
+    case PROP_HBM_LATENCY_NS: self->hbm_latency_ns = g_value_get_double (value); break;
+    case PROP_GAP_CYCLES_PER_BYTE:
+      self->gap_cycles_per_byte = g_value_get_double (value);
+      break;
+    case PROP_SYNC_CYCLES: self->sync_cycles = g_value_get_double (value); break;
+    case PROP_PACKET_BYTES: self->packet_bytes = g_value_get_uint (value); break;
+    case PROP_HBM_PLACEMENT: self->placement = g_value_get_enum (value); break;
+    case PROP_HBM_COORDS:
+      g_free (self->hbm_coords);
+      self->hbm_coords = g_value_dup_string (value);
+      break;
+    case PROP_HBM_ATTACH: self->hbm_attach = g_value_get_uint (value); break;
+    case PROP_HBM_PORT_GBPS: self->hbm_port_gbps = g_value_get_double (value); break;
+    case PROP_HBM_INTERLEAVE: self->interleave = g_value_get_enum (value); break;
+    case PROP_REPORT_DIR:
+      g_free (self->report_dir);
+      self->report_dir = g_value_dup_string (value);
+      break;
+    case PROP_TRACE_LINKS: self->trace_links = g_value_get_uint (value); break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+elk_noc_sim_chip_finalize (GObject *object)
+{
+  ElkNocSimChip *self = ELK_NOC_SIM_CHIP (object);
+
+  g_free (self->hbm_coords);
+  g_free (self->report_dir);
+  G_OBJECT_CLASS (elk_noc_sim_chip_parent_class)->finalize (object);
+}
+
+#define FLAGS (G_PARAM_READWRITE | G_PARAM_CONSTRUCT | G_PARAM_STATIC_STRINGS)
+
+static void
+elk_noc_sim_chip_class_init (ElkNocSimChipClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+
+  object_class->get_property = elk_noc_sim_chip_get_property;
+  object_class->set_property = elk_noc_sim_chip_set_property;
+  object_class->finalize = elk_noc_sim_chip_finalize;
+
+  properties[PROP_CHIPS] = g_param_spec_uint ("chips", NULL,
+    "Chips joined by inter-chip links", 1, 1024, 4, FLAGS);
+  properties[PROP_CORES] = g_param_spec_uint ("cores", NULL,
+    "Cores over all chips", 1, 16777216, 5888, FLAGS);
+  properties[PROP_SRAM_KIB] = g_param_spec_uint ("sram-kib", NULL,
+    "SRAM per core, KiB", 1, 1048576, 624, FLAGS);
+  properties[PROP_RESERVED_KIB] = g_param_spec_uint ("reserved-kib", NULL,
+    "SRAM per core kept by the runtime (receive buffer), KiB", 0, 1048576, 8,
+    FLAGS);
+  properties[PROP_TOPOLOGY] = g_param_spec_enum ("topology", NULL,
+    "On-chip interconnect of each chip", ELK_TYPE_TOPOLOGY,
+    ELK_TOPOLOGY_ALL_TO_ALL, FLAGS);
+  properties[PROP_MESH_ROWS] = g_param_spec_uint ("mesh-rows", NULL,
+    "Mesh rows per chip (mesh and torus; 0 with mesh-cols 0: squarest grid)",
+    0, 65536, 0, FLAGS);
+  properties[PROP_MESH_COLS] = g_param_spec_uint ("mesh-cols", NULL,
+    "Mesh columns per chip (mesh and torus; 0 with mesh-rows 0: squarest "
+    "grid)", 0, 65536, 0, FLAGS);
+  properties[PROP_LINK_BW_GBPS] = g_param_spec_double ("link-bw-gbps", NULL,
+    "Bandwidth of one link (all-to-all: of a core's ingress or egress port), "
+    "GB/s (see bandwidth-units)", 0, 1e6, 5.5, FLAGS);
+  properties[PROP_HBM_BW_GBPS] = g_param_spec_double ("hbm-bw-gbps", NULL,
+    "Total HBM bandwidth over all controllers, GB/s (see bandwidth-units)",
+    0, 1e9, 16000, FLAGS);
+  properties[PROP_HBM_PER_CORE_GBPS] = g_param_spec_double (
+    "hbm-bw-per-core-gbps", NULL,
+    "If positive, the total HBM bandwidth is this times cores (core-count "
+    "sweeps at constant HBM per core) and hbm-bw-gbps is ignored", 0, 1e6, 0,
+    FLAGS);
+  properties[PROP_HBM_CHANNELS] = g_param_spec_uint ("hbm-channels", NULL,
+    "HBM controllers over all chips (a multiple of chips); tensors are "
+    "striped over a chip's controllers", 1, 4096, 16, FLAGS);
+  properties[PROP_INTER_CHIP_BW_GBPS] = g_param_spec_double (
+    "inter-chip-bw-gbps", NULL,
+    "Total bandwidth of the links between chips, GB/s (see "
+    "bandwidth-units)", 0, 1e9, 640, FLAGS);
+  properties[PROP_CLOCK_GHZ] = g_param_spec_double ("clock-ghz", NULL,
+    "Core clock, GHz", 1e-3, 100, 1.325, FLAGS);
+  properties[PROP_MATMUL_TFLOPS] = g_param_spec_double ("matmul-tflops", NULL,
+    "Peak MatMul TFLOP/s of the whole system", 1e-6, 1e9,
+    5888 * 128 * 1.325e9 / 1e12, FLAGS);
+  properties[PROP_VECTOR_TFLOPS] = g_param_spec_double ("vector-tflops", NULL,
+    "Peak non-MatMul TFLOP/s of the whole system", 1e-6, 1e9, 31.2, FLAGS);
+  properties[PROP_BANDWIDTH_UNITS] = g_param_spec_enum ("bandwidth-units",
+    NULL,
+    "How *-gbps values are read: artifact (1 GB/s = 2^20 B/ms, as the Elk "
+    "artifact and the analytic chip) or decimal (1 GB/s = 1e9 B/s)",
+    noc_units_get_type (), NOC_UNITS_ARTIFACT, FLAGS);
+  properties[PROP_HOP_LATENCY_NS] = g_param_spec_double ("hop-latency-ns",
+    NULL, "Latency of one link hop (LogGP L), ns", 0, 1e6, 5, FLAGS);
+  properties[PROP_HBM_LATENCY_NS] = g_param_spec_double ("hbm-latency-ns",
+    NULL, "HBM access latency added to every packet a controller reads, ns",
+    0, 1e6, 100, FLAGS);
+  properties[PROP_GAP_CYCLES_PER_BYTE] = g_param_spec_double (
+    "gap-cycles-per-byte", NULL,
+    "Core cycles per byte a core's network agent injects (LogGP G); also "
+    "the compiler's shift cost", 0, 1e3, 0.28, FLAGS);
+  properties[PROP_SYNC_CYCLES] = g_param_spec_double ("sync-cycles", NULL,
+    "Cycles of one barrier synchronisation", 0, 1e9, 118, FLAGS);
+  properties[PROP_PACKET_BYTES] = g_param_spec_uint ("packet-bytes", NULL,
+    "Packet size: HBM controllers read and send preloads packet by packet, "
+    "round robin over their destinations", 64, 1u << 30, 4096, FLAGS);
+  properties[PROP_HBM_PLACEMENT] = g_param_spec_enum ("hbm-placement", NULL,
+    "Where a chip's HBM controllers attach (mesh, torus): edges (spread "
+    "around the perimeter), corners, one-edge (the top row) or coords "
+    "(hbm-coords); ring: spread evenly; all-to-all: dedicated nodes",
+    noc_placement_get_type (), NOC_PLACE_EDGES, FLAGS);
+  properties[PROP_HBM_COORDS] = g_param_spec_string ("hbm-coords", NULL,
+    "Controller positions for hbm-placement=coords: 'row,col;row,col;...', "
+    "one per controller of a chip", NULL, FLAGS);
+  properties[PROP_HBM_ATTACH] = g_param_spec_uint ("hbm-attach", NULL,
+    "Routers each controller attaches to, nearest its position first (0: "
+    "the placement's routers shared evenly)", 0, 65536, 0, FLAGS);
+  properties[PROP_HBM_PORT_GBPS] = g_param_spec_double ("hbm-port-gbps",
+    NULL, "Bandwidth of one controller-to-router attachment, GB/s (0: "
+    "link-bw-gbps)", 0, 1e9, 0, FLAGS);
+  properties[PROP_HBM_INTERLEAVE] = g_param_spec_enum ("hbm-interleave", NULL,
+    "Which controller serves a piece: stripe (pieces round robin over the "
+    "chip's controllers) or nearest (the controller nearest the core)",
+    noc_interleave_get_type (), NOC_INTERLEAVE_STRIPE, FLAGS);
+  properties[PROP_REPORT_DIR] = g_param_spec_string ("report-dir", NULL,
+    "If set, each run writes per-link utilisation (CSV, and an SVG heat map "
+    "for meshes and tori) there and appends to noc-sim-runs.csv", NULL,
+    FLAGS);
+  properties[PROP_TRACE_LINKS] = g_param_spec_uint ("trace-links", NULL,
+    "Busiest links given a track in traces", 0, 1024, 8, FLAGS);
+  g_object_class_install_properties (object_class, N_PROPS, properties);
+}
+
+static void
+elk_noc_sim_chip_init (ElkNocSimChip *self)
+{
+}
+
+static gboolean
+noc_sim_register (ElkPlugin *plugin, GError **error)
+{
+  return elk_plugin_add_feature (plugin, ELK_TYPE_CHIP, "noc-sim",
+                                 ELK_TYPE_NOC_SIM_CHIP, error);
+}
+
+ELK_PLUGIN_DEFINE (noc_sim, "Event-driven interconnect simulator chip",
+                   "0.1", noc_sim_register)

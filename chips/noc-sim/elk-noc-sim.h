@@ -1,0 +1,92 @@
+/* elk-noc-sim.h: the event-driven network simulator behind the "noc-sim"
+ * chip, shared by the plugin and its tests (private, not installed).
+ *
+ * The simulator is plain C: a binary heap of events in one preallocated
+ * array, links as structs in one array, and per-run scratch buffers sized
+ * once.  Nothing in the event loop allocates or calls into GObject.
+ */
+#pragma once
+
+#include <elk/elk.h>
+
+G_BEGIN_DECLS
+
+typedef enum
+{
+  NOC_PLACE_EDGES,
+  NOC_PLACE_CORNERS,
+  NOC_PLACE_ONE_EDGE,
+  NOC_PLACE_COORDS,
+} NocPlacement;
+
+typedef enum
+{
+  NOC_INTERLEAVE_STRIPE,
+  NOC_INTERLEAVE_NEAREST,
+} NocInterleave;
+
+/* Everything the simulator needs to know about the machine, in SI units. */
+typedef struct
+{
+  ElkTopology topology;
+  guint chips;
+  guint cores;
+  guint rows, cols;           /* per chip, mesh and torus */
+  double link_bw;             /* bytes/s per link (all-to-all: per port) */
+  double hop_latency;         /* seconds per hop (LogGP L) */
+  double core_gap;            /* seconds per byte a core injects (LogGP G) */
+  double sync_s;              /* one barrier */
+  guint syncs_per_shift;
+  guint shuffle_syncs;
+  double clock_hz;
+  ElkCostCoeffs cost;
+  guint hbm_channels;         /* over all chips */
+  double hbm_bw;              /* bytes/s over all controllers */
+  double hbm_latency;
+  double hbm_port_bw;         /* bytes/s of one controller attachment */
+  guint hbm_attach;           /* routers one controller attaches to */
+  NocPlacement placement;
+  guint n_coords;             /* explicit (row, col) per controller */
+  guint *coords;              /* 2 * n_coords */
+  NocInterleave interleave;
+  double inter_chip_bw;
+  double packet_bytes;
+} NocConfig;
+
+/* What one run measured, beyond ElkMetrics. */
+typedef struct
+{
+  guint64 events;
+  guint64 hops;
+  double wall_s;
+  guint n_links;
+  double link_util_mean;
+  double link_util_max;
+  guint link_util_max_index;
+  double hbm_util_mean;
+  double hbm_util_max;
+  double interchip_util;
+} NocStats;
+
+typedef struct _NocSim NocSim;
+
+NocSim *noc_sim_new (const NocConfig *config, GError **error);
+void noc_sim_free (NocSim *sim);
+ElkMetrics *noc_sim_run (NocSim *sim,
+                         ElkProgram *program,
+                         ElkTrace *trace,
+                         NocStats *stats,
+                         GError **error);
+gboolean noc_sim_write_link_report (NocSim *sim,
+                                    const char *csv_path,
+                                    const char *svg_path,
+                                    GError **error);
+guint noc_sim_route (NocSim *sim, guint src_core, guint dst_core,
+                     guint32 *links, guint max_links);
+void noc_sim_trace_busiest (NocSim *sim, ElkTrace *trace, guint n);
+const char *noc_sim_link_name (NocSim *sim, guint link, char *buf,
+                               gsize len);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (NocSim, noc_sim_free)
+
+G_END_DECLS
