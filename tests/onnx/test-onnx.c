@@ -504,6 +504,11 @@ test_corpus_vit (void)
   g_assert_cmpuint (count_ops_of_type (g, "layernorm"), ==, 25);
   g_assert_cmpuint (count_ops_of_type (g, "reducemean"), ==, 0);
   g_assert_cmpuint (attribute_u64 (g, "layers"), ==, 12);
+  /* The class token's shape arithmetic (Shape, ConstantOfShape, Equal,
+   * Where, Expand) was evaluated at import, leaving no operator. */
+  g_assert_cmpuint (count_ops_of_type (g, "equal"), ==, 0);
+  g_assert_cmpuint (count_ops_of_type (g, "where"), ==, 0);
+  g_assert_cmpuint (count_ops_of_type (g, "mul"), ==, 12 * 2); /* GELU */
 }
 
 static void
