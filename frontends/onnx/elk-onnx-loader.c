@@ -1840,7 +1840,6 @@ infer_constant_of_shape (Loader *l, Node *n, GError **error)
   a = find_attr (n, "value");
   if (a != NULL && a->t != NULL)
     {
-      g_autoptr (GPtrArray) tmp = NULL;
       Value probe = { 0 };
       g_autofree char *what = g_strdup_printf ("node '%s' value",
                                                node_label (n));
