@@ -185,6 +185,26 @@ is_hbm_operand (const ElkGraph *graph, const ElkOp *op, guint v)
                     != ELK_TENSOR_ORIGIN_ACTIVATION;
 }
 
+/* Copies of operand v's spatial piece: the parts of the loop dimensions it
+ * does not index. */
+static guint32
+operand_replicas (const ElkOp *op, const ElkPlan *p, guint v)
+{
+  guint8 mask = 0;
+  guint32 r = 1;
+
+  for (guint x = 0; x < op->access[v].n_axes; x++)
+    {
+      mask |= (guint8) (1u << op->access[v].dims[x][0]);
+      if (op->access[v].dims[x][1] >= 0)
+        mask |= (guint8) (1u << op->access[v].dims[x][1]);
+    }
+  for (guint d = 0; d < op->n_dims; d++)
+    if (!(mask & (1u << d)))
+      r *= p->spatial[d];
+  return r;
+}
+
 static guint32
 operand_tprod (const ElkPlan *p, guint n_dims, guint v)
 {
@@ -685,14 +705,18 @@ check_plan (const IpuMachine *m,
  * then data distribution only gathers the other parts of each piece from
  * the tiles of the same rotation group. */
 static gboolean
-same_layout_family (const ElkOp *op, const ElkPlan *cold, const ElkPlan *hot)
+same_layout_family (const ElkOp *op,
+                    const ElkPlan *cold,
+                    const ElkPlan *hot,
+                    guint cold_mask)
 {
   for (guint d = 0; d < op->n_dims; d++)
     {
       if (cold->spatial[d] != hot->spatial[d])
         return FALSE;
       for (guint v = 0; v < op->n_operands; v++)
-        if (cold->temporal[d][v] % hot->temporal[d][v] != 0)
+        if ((cold_mask & (1u << v))
+            && cold->temporal[d][v] % hot->temporal[d][v] != 0)
           return FALSE;
     }
   return TRUE;
@@ -826,7 +850,7 @@ lower_op (const IpuMachine *m,
     }
   if (preloaded && cold_mask != 0)
     {
-      gboolean family = same_layout_family (op, cp, hp);
+      gboolean family = same_layout_family (op, cp, hp, cold_mask);
       Grid cg;
       guint32 cc[ELK_MAX_DIMS] = { 0 };
 
@@ -849,7 +873,7 @@ lower_op (const IpuMachine *m,
               /* Each tile fetches the rho - 1 parts it lacks from tiles of
                * its own copy group. */
               rx = (rho - 1) * cold_piece;
-              peers = (double) hp->replicas[v] / th;
+              peers = (double) operand_replicas (op, hp, v) / th;
               in_rx += rx;
               in_tx += rx;
               in_total += rx * g.cores;
@@ -971,7 +995,7 @@ lower_op (const IpuMachine *m,
       && op->kind != ELK_OP_POOL)
     {
       guint32 t0 = operand_tprod (hp, op->n_dims, 0);
-      guint32 r = hp->replicas[0] / MAX (t0, 1u);
+      guint32 r = operand_replicas (op, hp, 0) / MAX (t0, 1u);
       double eb = elem_bytes (graph, op, 0);
 
       if (r > 1)
@@ -1547,6 +1571,11 @@ elk__ipu_emulate (const IpuMachine *m,
               pr_start = now;
               pr_deliver = now + (L->cold.rep > 0 ? m->hbm_latency_s : 0);
               changed = TRUE;
+              resegment (&sim, ex_op >= 0 ? low[ex_op]->cores : 0,
+                         L->cold.cores);
+              for (guint k = 0; k < sim.n_segs; k++)
+                if (sim.segs[k].in_pre)
+                  sim.segs[k].pre_left = (double) L->cold.rep;
             }
 
           /* The next execute: after the previous one (R1) and its own
@@ -1597,17 +1626,11 @@ elk__ipu_emulate (const IpuMachine *m,
           goto out;
         }
 
-      /* Re-cut the tiles for the activities now in flight; a preload that
-       * just started gets its bytes. */
+      /* Re-cut the tiles for the activities now in flight. */
       {
         guint32 ec = ex_op >= 0 ? low[ex_op]->cores : 0;
         guint32 pc = pr_op >= 0 ? low[pr_op]->cold.cores : 0;
-        gboolean fresh_pre = pr_op >= 0 && pr_start == now;
         resegment (&sim, ec, pc);
-        if (fresh_pre)
-          for (guint k = 0; k < sim.n_segs; k++)
-            if (sim.segs[k].in_pre)
-              sim.segs[k].pre_left = (double) low[pr_op]->cold.rep;
       }
 
       /* Rates.  The preload stream asks a tile's whole receive port, or

@@ -1,0 +1,457 @@
+/* test-ipu-pod.c: the "ipu-pod" chip on programs small enough to time by
+ * hand, its memory errors, traces, and the Llama2-13B speed benchmark.
+ *
+ * The hand-computed cases run on a toy machine chosen so that the
+ * arithmetic stays exact: one chip of 4 tiles, 1 GHz, 1 B/ns per tile port,
+ * 4 B/ns of HBM, 100-cycle syncs and no HBM latency.  Each test spells out
+ * the phases the lowering must produce and their durations.
+ */
+#include <math.h>
+#include <stdarg.h>
+#include <string.h>
+#include <elk/elk.h>
+
+static ElkRegistry *registry;
+
+static GObject *
+make (GType kind, const char *name, const char *first_prop, ...)
+{
+  g_autoptr(GError) error = NULL;
+  const ElkFeature *f = elk_registry_find (registry, kind, name, &error);
+  GObject *obj;
+  va_list ap;
+
+  g_assert_no_error (error);
+  g_assert_nonnull (f);
+  va_start (ap, first_prop);
+  obj = g_object_new_valist (f->type, first_prop, ap);
+  va_end (ap);
+  return obj;
+}
+
+static ElkChip *
+toy_chip (void)
+{
+  return ELK_CHIP (make (ELK_TYPE_CHIP, "ipu-pod", "chips", 1, "cores", 4,
+                         "bandwidth-units", 1 /* decimal */,
+                         "link-bw-gbps", 1.0, "hbm-bw-gbps", 4.0,
+                         "hbm-channels", 1, "clock-ghz", 1.0,
+                         "hbm-latency-ns", 0.0, "sync-cycles", 100.0,
+                         "sram-port-bytes-per-cycle", 1e3, NULL));
+}
+
+static gint
+add_tensor (ElkGraph *g, const char *name, ElkTensorOrigin origin,
+            guint n_dims, const guint64 *shape)
+{
+  g_autoptr(GError) error = NULL;
+  gint t = elk_graph_add_tensor (g, name, ELK_DTYPE_F16, origin, n_dims,
+                                 shape, 0, &error);
+  g_assert_no_error (error);
+  return t;
+}
+
+/* relu over a 4096-element weight, once per name. */
+static void
+add_relu (ElkGraph *g, const char *name)
+{
+  g_autoptr(GError) error = NULL;
+  const guint64 n[1] = { 4096 };
+  char wn[64], on[64];
+  guint32 ts[2];
+
+  g_snprintf (wn, sizeof (wn), "%s.w", name);
+  g_snprintf (on, sizeof (on), "%s.out", name);
+  /* Inputs in spec order, then the output. */
+  ts[0] = (guint32) add_tensor (g, wn, ELK_TENSOR_ORIGIN_WEIGHT, 1, n);
+  ts[1] = (guint32) add_tensor (g, on, ELK_TENSOR_ORIGIN_ACTIVATION, 1, n);
+  elk_graph_add_op (g, name, "relu", ELK_OP_UNARY, -1, "n->n", ts, 2, NULL,
+                    &error);
+  g_assert_no_error (error);
+}
+
+static void
+set_plan (ElkProgram *p, guint op, guint n_dims, guint n_operands,
+          const guint32 *spatial, const guint32 temporal[][3])
+{
+  ElkProgramOp *pop = elk_program_get_op (p, op);
+  ElkPlan plan = { 0 };
+  guint32 cores = 1;
+
+  plan.n_dims = (guint8) n_dims;
+  plan.n_operands = (guint8) n_operands;
+  for (guint d = 0; d < n_dims; d++)
+    {
+      plan.spatial[d] = spatial[d];
+      cores *= spatial[d];
+      for (guint v = 0; v < n_operands; v++)
+        plan.temporal[d][v] = temporal != NULL ? temporal[d][v] : 1;
+    }
+  plan.cores_used = cores;
+  /* The compiler's estimates are deliberately absurd: the emulator must
+   * never read them. */
+  plan.time_s = 1e3;
+  pop->exec_plan = plan;
+  pop->preload_plan = plan;
+  pop->est_exec_s = 1e3;
+  pop->est_load_s = 1e3;
+}
+
+static ElkMetrics *
+run (ElkChip *chip, ElkProgram *program, GError **error)
+{
+  return elk_chip_run (chip, program, NULL, error);
+}
+
+static void
+assert_breakdown (const ElkMetrics *m)
+{
+  double sum = m->preload_only_s + m->execute_only_s + m->overlap_s
+               + m->stall_s;
+  g_assert_cmpfloat_with_epsilon (sum, m->latency_s, 1e-12);
+}
+
+/* preload(0); execute(0) on 4 tiles.  The preload moves 8192 B from HBM
+ * at 4 B/ns into four 2048 B pieces at 1 B/ns per port: 2048 ns either
+ * way.  The execute is one relu step of 1024 elements (0.5 * 1024 + 200 =
+ * 712 cycles) and the closing sync (100): 812 ns. */
+static void
+test_single_op (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(ElkGraph) g = elk_graph_new ("single");
+  g_autoptr(ElkProgram) p = NULL;
+  g_autoptr(ElkChip) chip = toy_chip ();
+  g_autoptr(ElkMetrics) m = NULL;
+  const guint32 sp[1] = { 4 };
+  guint64 hwm = 0;
+
+  add_relu (g, "relu0");
+  p = elk_program_new (g);
+  set_plan (p, 0, 1, 2, sp, NULL);
+  elk_program_add_preload (p, 0);
+  elk_program_add_execute (p, 0);
+  m = run (chip, p, &error);
+  g_assert_no_error (error);
+  g_assert_cmpfloat_with_epsilon (m->latency_s, 2860e-9, 1e-15);
+  g_assert_cmpfloat_with_epsilon (m->preload_only_s, 2048e-9, 1e-15);
+  g_assert_cmpfloat_with_epsilon (m->execute_only_s, 812e-9, 1e-15);
+  g_assert_cmpfloat_with_epsilon (m->hbm_bytes, 8192, 1e-6);
+  assert_breakdown (m);
+  /* 8 KiB receive buffer plus the 2048 B input and 2048 B output. */
+  g_object_get (chip, "last-sram-hwm", &hwm, NULL);
+  g_assert_cmpuint (hwm, ==, 8192 + 4096);
+  g_assert_nonnull (strstr (m->model, "ipu-pod emulator"));
+}
+
+/* preload(0); preload(1); execute(0); execute(1).  preload(1) starts when
+ * preload(0) ends (R2), together with execute(0).  Its stream fills every
+ * port at 1 B/ns, and with a 4 B/cycle SRAM port each received byte takes
+ * a quarter cycle from the relu: 712 cycles take 949.33 ns, of which
+ * 237.33 ns are stall.  execute(1) waits for its tags at 4096 ns (R3). */
+static void
+test_contention (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(ElkGraph) g = elk_graph_new ("two");
+  g_autoptr(ElkProgram) p = NULL;
+  g_autoptr(ElkChip) chip = toy_chip ();
+  g_autoptr(ElkMetrics) m = NULL;
+  const guint32 sp[1] = { 4 };
+
+  g_object_set (chip, "sram-port-bytes-per-cycle", 4.0, NULL);
+  add_relu (g, "relu0");
+  add_relu (g, "relu1");
+  p = elk_program_new (g);
+  set_plan (p, 0, 1, 2, sp, NULL);
+  set_plan (p, 1, 1, 2, sp, NULL);
+  elk_program_add_preload (p, 0);
+  elk_program_add_preload (p, 1);
+  elk_program_add_execute (p, 0);
+  elk_program_add_execute (p, 1);
+  m = run (chip, p, &error);
+  g_assert_no_error (error);
+  g_assert_cmpfloat_with_epsilon (m->latency_s, 4908e-9, 1e-14);
+  g_assert_cmpfloat_with_epsilon (m->stall_s, (712.0 / 3) * 1e-9, 1e-14);
+  g_assert_cmpfloat_with_epsilon (m->overlap_s, 812e-9, 1e-14);
+  g_assert_cmpfloat_with_epsilon (m->execute_only_s, 812e-9, 1e-14);
+  assert_breakdown (m);
+}
+
+/* R1: a preload issued after execute(0) may not start before it ends, so
+ * nothing overlaps: 2048 + 812 + 2048 + 812 ns. */
+static void
+test_rule_r1 (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(ElkGraph) g = elk_graph_new ("r1");
+  g_autoptr(ElkProgram) p = NULL;
+  g_autoptr(ElkChip) chip = toy_chip ();
+  g_autoptr(ElkMetrics) m = NULL;
+  const guint32 sp[1] = { 4 };
+
+  add_relu (g, "relu0");
+  add_relu (g, "relu1");
+  p = elk_program_new (g);
+  set_plan (p, 0, 1, 2, sp, NULL);
+  set_plan (p, 1, 1, 2, sp, NULL);
+  elk_program_add_preload (p, 0);
+  elk_program_add_execute (p, 0);
+  elk_program_add_preload (p, 1);
+  elk_program_add_execute (p, 1);
+  m = run (chip, p, &error);
+  g_assert_no_error (error);
+  g_assert_cmpfloat_with_epsilon (m->latency_s, 2 * 2860e-9, 1e-14);
+  g_assert_cmpfloat (m->overlap_s, ==, 0);
+  assert_breakdown (m);
+}
+
+/* y[m,n] = x[m,k] w[k,n], m = 16, k = 64, n = 32, x the model input.  */
+static ElkGraph *
+matmul_graph (void)
+{
+  g_autoptr(GError) error = NULL;
+  ElkGraph *g = elk_graph_new ("mm");
+  const guint64 sx[2] = { 16, 64 }, sw[2] = { 64, 32 }, sy[2] = { 16, 32 };
+  guint32 ts[3];
+
+  ts[0] = (guint32) add_tensor (g, "x", ELK_TENSOR_ORIGIN_ACTIVATION, 2, sx);
+  ts[1] = (guint32) add_tensor (g, "w", ELK_TENSOR_ORIGIN_WEIGHT, 2, sw);
+  ts[2] = (guint32) add_tensor (g, "y", ELK_TENSOR_ORIGIN_ACTIVATION, 2, sy);
+  elk_graph_add_op (g, "mm", "matmul", ELK_OP_MATMUL, -1, "mk,kn->mn", ts, 3,
+                    NULL, &error);
+  g_assert_no_error (error);
+  return g;
+}
+
+/* Spatial (m, n, k) = (1, 2, 2): every tile computes 16 x 32 x 16 and the
+ * two k halves of each output piece are reduced afterwards.  Preload: four
+ * distinct 1024 B pieces of w, 1024 ns.  Execute: sync 100; gather the
+ * 1024 B x piece, 1024 ns; one MatMul call 24*3*2*1 + 514*2*1 + 113 + 173
+ * = 1458; sync 100; reduce-scatter half of the 512 B output, 256 ns; add
+ * 2 partials of 128 outputs, reduce kernel min (0.25*481 + 175, 1.5*288 +
+ * 175) = 295.25; sync 100.  Total 1024 + 4333.25 - 1000 = 4357.25 ns. */
+static void
+test_matmul_reduce (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(ElkGraph) g = matmul_graph ();
+  g_autoptr(ElkProgram) p = elk_program_new (g);
+  g_autoptr(ElkChip) chip = toy_chip ();
+  g_autoptr(ElkMetrics) m = NULL;
+  const guint32 sp[3] = { 1, 2, 2 };
+
+  set_plan (p, 0, 3, 3, sp, NULL);
+  elk_program_add_preload (p, 0);
+  elk_program_add_execute (p, 0);
+  m = run (chip, p, &error);
+  g_assert_no_error (error);
+  g_assert_cmpfloat_with_epsilon (m->latency_s, 4357.25e-9, 1e-14);
+  assert_breakdown (m);
+}
+
+/* Spatial (1, 2, 1) with x rotating in 2 parts along k: two compute steps
+ * of 16 x 32 x 16 (1458 cycles each) with one 1024 B shift between them.
+ * w's 2048 B pieces take 2048 ns through the ports.  Execute: 100 + 1024
+ * (gather x's part) + 1458 + 100 + 1024 (shift) + 1458 + 100 = 5264. */
+static void
+test_matmul_rotation (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(ElkGraph) g = matmul_graph ();
+  g_autoptr(ElkProgram) p = elk_program_new (g);
+  g_autoptr(ElkChip) chip = toy_chip ();
+  g_autoptr(ElkMetrics) m = NULL;
+  const guint32 sp[3] = { 1, 2, 1 };
+  /* Loop dims m, n, k; operands y, x, w. */
+  const guint32 tp[3][3] = { { 1, 1, 1 }, { 1, 1, 1 }, { 1, 2, 1 } };
+  guint64 hwm = 0;
+
+  set_plan (p, 0, 3, 3, sp, tp);
+  elk_program_get_op (p, 0)->preload_plan.temporal[2][1] = 1;
+  elk_program_add_preload (p, 0);
+  elk_program_add_execute (p, 0);
+  m = run (chip, p, &error);
+  g_assert_no_error (error);
+  g_assert_cmpfloat_with_epsilon (m->latency_s, (2048 + 5264) * 1e-9, 1e-14);
+  assert_breakdown (m);
+  /* Execution space: x's part double-buffered (2 x 1024), w 2048, y 512. */
+  g_object_get (chip, "last-sram-hwm", &hwm, NULL);
+  g_assert_cmpuint (hwm, ==, 8192 + 2048 + 2048 + 512);
+}
+
+/* A tile that cannot hold a preload stops the run with an error naming the
+ * tile, the step, the operator and the bytes. */
+static void
+test_overflow (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(ElkGraph) g = elk_graph_new ("big");
+  g_autoptr(ElkProgram) p = NULL;
+  g_autoptr(ElkChip) chip = toy_chip ();
+  g_autoptr(ElkMetrics) m = NULL;
+  const guint32 sp[1] = { 4 };
+
+  /* 10 KiB per tile, 8 KiB of it the receive buffer: 2048 B usable, and
+   * relu0's preload (2048 B) fits but then relu1's does not. */
+  g_object_set (chip, "sram-kib", 10, NULL);
+  add_relu (g, "relu0");
+  add_relu (g, "relu1");
+  p = elk_program_new (g);
+  set_plan (p, 0, 1, 2, sp, NULL);
+  set_plan (p, 1, 1, 2, sp, NULL);
+  elk_program_add_preload (p, 0);
+  elk_program_add_preload (p, 1);
+  elk_program_add_execute (p, 0);
+  elk_program_add_execute (p, 1);
+  m = run (chip, p, &error);
+  g_assert_null (m);
+  g_assert_error (error, ELK_CHIP_ERROR, ELK_CHIP_ERROR_RUN);
+  g_test_message ("%s", error->message);
+  g_assert_nonnull (strstr (error->message, "tile 0"));
+  g_assert_nonnull (strstr (error->message, "program step 1"));
+  g_assert_nonnull (strstr (error->message, "'relu1'"));
+  g_assert_nonnull (strstr (error->message, "2048 B requested"));
+}
+
+/* A plan that needs more tiles than the machine has is an error. */
+static void
+test_bad_plan (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(ElkGraph) g = elk_graph_new ("bad");
+  g_autoptr(ElkProgram) p = NULL;
+  g_autoptr(ElkChip) chip = toy_chip ();
+  g_autoptr(ElkMetrics) m = NULL;
+  const guint32 sp[1] = { 8 };
+
+  add_relu (g, "relu0");
+  p = elk_program_new (g);
+  set_plan (p, 0, 1, 2, sp, NULL);
+  elk_program_add_preload (p, 0);
+  elk_program_add_execute (p, 0);
+  m = run (chip, p, &error);
+  g_assert_null (m);
+  g_assert_error (error, ELK_CHIP_ERROR, ELK_CHIP_ERROR_RUN);
+  g_assert_nonnull (strstr (error->message, "8 tiles"));
+}
+
+static void
+test_trace (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(ElkGraph) g = matmul_graph ();
+  g_autoptr(ElkProgram) p = elk_program_new (g);
+  g_autoptr(ElkChip) chip = toy_chip ();
+  g_autoptr(ElkMetrics) m = NULL;
+  g_autoptr(ElkTrace) trace = elk_trace_new ();
+  const guint32 sp[3] = { 1, 2, 2 };
+
+  g_assert_true (elk_chip_type_can_trace (G_OBJECT_TYPE (chip)));
+  set_plan (p, 0, 3, 3, sp, NULL);
+  elk_program_add_preload (p, 0);
+  elk_program_add_execute (p, 0);
+  m = elk_chip_run_traced (chip, p, NULL, trace, &error);
+  g_assert_no_error (error);
+  /* Compute, exchange and HBM spans on the chip, tile spans, counters. */
+  g_assert_cmpuint (elk_trace_get_n_events (trace), >=, 10);
+}
+
+static void
+test_spec (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(ElkChip) chip = ELK_CHIP (make (ELK_TYPE_CHIP, "ipu-pod", NULL));
+  g_autoptr(ElkChipSpec) spec = elk_chip_dup_spec (chip, &error);
+
+  g_assert_no_error (error);
+  g_assert_cmpuint (spec->n_chips, ==, 4);
+  g_assert_cmpuint (spec->cores, ==, 5888);
+  g_assert_cmpuint (spec->sram_per_core, ==, 624 * 1024);
+  g_assert_cmpuint (spec->sram_reserved, ==, 8 * 1024);
+  g_assert_cmpfloat_with_epsilon (spec->hbm_bw, 16000 * 1048576e3, 1);
+
+  g_object_set (chip, "hbm-channels", 6, NULL);
+  g_clear_pointer (&spec, elk_chip_spec_free);
+  spec = elk_chip_dup_spec (chip, &error);
+  g_assert_null (spec);
+  g_assert_error (error, ELK_CHIP_ERROR, ELK_CHIP_ERROR_CONFIG);
+}
+
+/* Llama2-13B decode (batch 32, KV 2048) on the default IPU-POD4, scheduled
+ * by elk with the reservation allocator: the emulation speed. */
+static void
+bench_llama (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GObject) fe = NULL;
+  g_autoptr(ElkChip) chip = NULL;
+  g_autoptr(GObject) sched = NULL, alloc = NULL;
+  g_autoptr(ElkGraph) graph = NULL;
+  g_autoptr(ElkChipSpec) spec = NULL;
+  g_autoptr(ElkPlanSet) plans = NULL;
+  g_autoptr(ElkProgram) program = NULL;
+  g_autoptr(ElkMetrics) m = NULL;
+  g_autoptr(GTimer) timer = NULL;
+  double wall, cycles = 0;
+  guint64 events = 0;
+
+  if (elk_registry_lookup (registry, ELK_TYPE_FRONTEND, "llama") == NULL
+      || elk_registry_lookup (registry, ELK_TYPE_SCHEDULER, "elk") == NULL)
+    {
+      g_test_skip ("needs the llama frontend and the elk scheduler");
+      return;
+    }
+  fe = make (ELK_TYPE_FRONTEND, "llama", "preset", "llama2-13b-paper",
+             "phase", "decode", "batch", 32, "seq", 2048, NULL);
+  chip = ELK_CHIP (make (ELK_TYPE_CHIP, "ipu-pod", NULL));
+  sched = make (ELK_TYPE_SCHEDULER, "elk", NULL);
+  alloc = make (ELK_TYPE_ALLOCATOR, "reservation", NULL);
+  graph = elk_frontend_load (ELK_FRONTEND (fe), &error);
+  g_assert_no_error (error);
+  spec = elk_chip_dup_spec (chip, &error);
+  g_assert_no_error (error);
+  plans = elk_plan_set_new (graph, spec, NULL, &error);
+  g_assert_no_error (error);
+  program = elk_scheduler_schedule (ELK_SCHEDULER (sched), plans,
+                                    ELK_ALLOCATOR (alloc), &error);
+  g_assert_no_error (error);
+
+  timer = g_timer_new ();
+  m = elk_chip_run (chip, program, plans, &error);
+  wall = g_timer_elapsed (timer, NULL);
+  g_assert_no_error (error);
+  g_object_get (chip, "last-latency-cycles", &cycles, "last-events", &events,
+                NULL);
+  g_print ("# ipu-pod: Llama2-13B decode b32 s2048, %u operators: latency "
+           "%.4f ms = %.0f cycles emulated in %.3f s (%" G_GUINT64_FORMAT
+           " events): %.3g emulated cycles/s, %.3g tile-cycles/s\n",
+           elk_graph_get_n_ops (graph), m->latency_s * 1e3, cycles, wall,
+           events, cycles / wall, cycles * spec->cores / wall);
+  g_assert_cmpfloat (wall, <, 60);
+}
+
+int
+main (int argc, char *argv[])
+{
+  int ret;
+
+  g_test_init (&argc, &argv, NULL);
+  registry = elk_registry_new ();
+  elk_registry_add_default_paths (registry);
+  elk_registry_scan (registry);
+  g_test_add_func ("/ipu-pod/spec", test_spec);
+  g_test_add_func ("/ipu-pod/single-op", test_single_op);
+  g_test_add_func ("/ipu-pod/contention", test_contention);
+  g_test_add_func ("/ipu-pod/rule-r1", test_rule_r1);
+  g_test_add_func ("/ipu-pod/matmul-reduce", test_matmul_reduce);
+  g_test_add_func ("/ipu-pod/matmul-rotation", test_matmul_rotation);
+  g_test_add_func ("/ipu-pod/overflow", test_overflow);
+  g_test_add_func ("/ipu-pod/bad-plan", test_bad_plan);
+  g_test_add_func ("/ipu-pod/trace", test_trace);
+  if (g_test_perf ())
+    g_test_add_func ("/ipu-pod/bench/llama2-13b", bench_llama);
+  ret = g_test_run ();
+  g_object_unref (registry);
+  return ret;
+}
