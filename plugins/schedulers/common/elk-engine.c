@@ -209,6 +209,12 @@ typedef struct
   double deadline;
 } Candidate;
 
+static guint
+grp_len_upto (const Candidate *cand, guint n_cand)
+{
+  return n_cand > 0 ? cand[n_cand - 1].len : 1;
+}
+
 static double
 cold_of (const ElkEngine *engine, const ElkEngineOp *ops, guint32 j,
          ElkPolicy policy)
@@ -350,6 +356,7 @@ elk__engine_run (const ElkEngine *engine,
       double best_exec = 0, best_warm = 0, best_extra = 0;
       guint best_len = 0;
       guint64 best_budget = 0;
+      double min_exec, fixed_warm;
 
       /* Operators after i whose loads are not placed yet come before, in
        * preload order, the load of an operator before i: they are in SRAM
@@ -390,6 +397,17 @@ elk__engine_run (const ElkEngine *engine,
                          : next_start
         };
 
+      /* A lower bound on i's duration under any allocation: its fastest
+       * execution, less the data distribution the allocator could save
+       * on preloaded operators (none for the reservation allocator). */
+      min_exec = INFINITY;
+      for (guint e = 0; e < t->n_cold_hot; e++)
+        min_exec = MIN (min_exec, t->cold_hot[e].exec_s);
+      fixed_warm = 0;
+      for (guint x = 1; x < grp_len_upto (cand, n_cand); x++)
+        fixed_warm += engine->tables[grp[x]]->cold_hot[ops[grp[x]].entry]
+                        .warmup_s;
+
       for (guint ci = 0; ci < n_cand; ci++)
         {
           /* An operator without HBM data has nothing to wait for, so it
@@ -403,6 +421,17 @@ elk__engine_run (const ElkEngine *engine,
           guint32 entry;
           guint64 budget;
           gint hbm_ops = 0;
+
+          /* No candidate ends after the next operator starts, so once
+           * even i's lower-bound duration from there cannot start later
+           * than the best found, no deeper candidate can win (ties go to
+           * the shallower one anyway).  Exact pruning: results do not
+           * change. */
+          if ((params->policy == ELK_POLICY_ELK
+               || params->policy == ELK_POLICY_IDEAL)
+              && t->hbm_bytes > 0 && best >= 0
+              && next_start - (min_exec - fixed_warm) <= best_start)
+            break;
 
           /* While i executes, SRAM holds its execute state and the preload
            * states of exactly the operators of the group: the later
@@ -650,6 +679,35 @@ elk__engine_to_program (const ElkEngine *engine,
       elk_program_add_execute (program, i);
     }
   elk_program_set_estimate (program, result->latency_s);
+  {
+    /* A summary for G_MESSAGES_DEBUG=elk-compiler: how much preload
+     * broadcast (cold / min cold), how deep the preloads, how many loads
+     * are delivery-bound rather than HBM-bound, and the time split. */
+    double cold = 0, min_cold = 0, depth = 0, exec = 0, warm = 0, load = 0;
+    guint n_hbm = 0, n_noc = 0;
+    for (guint i = 0; i < n; i++)
+      {
+        const ElkPlanTable *t = engine->tables[i];
+        const ElkEngineOp *eo = &result->ops[i];
+        exec += eo->exec_s;
+        warm += eo->warmup_s + eo->extra_s;
+        depth += eo->preload_number;
+        if (t->hbm_bytes == 0)
+          continue;
+        n_hbm++;
+        load += eo->load_s;
+        cold += (double) t->cold_hot[eo->entry].cold_bytes;
+        min_cold += (double) t->min_cold_bytes;
+        if (eo->load_s > (double) t->hbm_bytes / engine->load.hbm_bw * 1.0001)
+          n_noc++;
+      }
+    g_debug ("program (policy %d): %.4g ms; broadcast ratio %.3f; mean "
+             "preload number %.2f; %u of %u loads delivery-bound; sums: "
+             "execute %.4g ms, distribution %.4g ms, load %.4g ms",
+             policy, result->latency_s * 1e3,
+             min_cold > 0 ? cold / min_cold : 0, depth / n, n_noc, n_hbm,
+             exec * 1e3, warm * 1e3, load * 1e3);
+  }
   return program;
 }
 
@@ -761,8 +819,15 @@ elk__engine_search (const ElkEngine *engine,
     }
   {
     guint n_feasible = 0;
+    double best_other = INFINITY;
     for (guint idx = 0; idx < total; idx++)
-      n_feasible += s.latency[idx] < INFINITY;
+      {
+        n_feasible += s.latency[idx] < INFINITY;
+        if (idx >= n_params)
+          best_other = MIN (best_other, s.latency[idx]);
+      }
+    if (orders->len > 1)
+      g_debug ("search: best non-default order %.6g s", best_other);
     g_debug ("search: %u of %u (order, parameter set) runs feasible; best "
              "#%d at %.6g s (order %u, set %u); default order, set 0: %.6g s",
              n_feasible, total, win, s.latency[win], (guint) win / n_params,
