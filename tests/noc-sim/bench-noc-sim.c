@@ -1,0 +1,124 @@
+/* bench-noc-sim.c: how fast the noc-sim engine runs a real program.
+ *
+ * Compiles Llama2-13B decode (batch 32, KV length 2048, the paper's graph)
+ * for a 5888-core chip with the basic scheduler, then runs it on the
+ * simulator as a 2-D mesh (4 chips of 32x46) and as all-to-all, and prints
+ * simulated events (heap events and link hops) per second, wall time of
+ * the simulation alone, and the process's peak RSS.  Target on a 2-core
+ * machine: at least 5 M events/s, the mesh run under 60 s and 2 GiB. */
+#include "config.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <elk/elk.h>
+#include "elk-noc-sim.h"
+
+static GObject *
+make (ElkRegistry *registry, GType kind, const char *name)
+{
+  g_autoptr(GError) error = NULL;
+  const ElkFeature *f = elk_registry_find (registry, kind, name, &error);
+
+  if (f == NULL)
+    {
+      g_printerr ("bench-noc-sim: %s\n", error->message);
+      exit (77);
+    }
+  return g_object_new (f->type, NULL);
+}
+
+static NocSim *
+sim_for (const ElkChipSpec *spec)
+{
+  g_autoptr(GError) error = NULL;
+  NocConfig c = { 0 };
+  NocSim *s;
+
+  c.topology = spec->topology;
+  c.chips = spec->n_chips;
+  c.cores = spec->cores;
+  c.rows = spec->mesh_rows;
+  c.cols = spec->mesh_cols;
+  c.link_bw = spec->link_bw;
+  c.hop_latency = spec->link_latency;
+  c.clock_hz = spec->clock_hz;
+  c.cost = spec->cost;
+  c.core_gap = spec->cost.shift_cycles_per_byte / spec->clock_hz;
+  c.sync_s = spec->cost.sync_cycles / spec->clock_hz;
+  c.syncs_per_shift = spec->cost.syncs_per_shift;
+  c.shuffle_syncs = spec->cost.shuffle_syncs;
+  c.hbm_channels = spec->hbm_channels;
+  c.hbm_bw = spec->hbm_bw;
+  c.hbm_latency = spec->hbm_latency;
+  c.hbm_port_bw = spec->link_bw;
+  c.placement = NOC_PLACE_EDGES;
+  c.interleave = NOC_INTERLEAVE_STRIPE;
+  c.inter_chip_bw = spec->inter_chip_bw;
+  c.packet_bytes = 4096;
+  s = noc_sim_new (&c, &error);
+  g_assert_no_error (error);
+  return s;
+}
+
+int
+main (int argc, char *argv[])
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(ElkRegistry) registry = elk_registry_new ();
+  g_autoptr(GObject) frontend = NULL, sched = NULL, alloc = NULL;
+  g_autoptr(ElkGraph) graph = NULL;
+  const char *topos[] = { "mesh", "all-to-all" };
+  int status = 0;
+
+  elk_registry_add_default_paths (registry);
+  elk_registry_scan (registry);
+  frontend = make (registry, ELK_TYPE_FRONTEND, "llama");
+  g_object_set (frontend, "preset", "llama2-13b-paper", "batch", 32, "seq",
+                2048, NULL);
+  graph = elk_frontend_load (ELK_FRONTEND (frontend), &error);
+  g_assert_no_error (error);
+  sched = make (registry, ELK_TYPE_SCHEDULER, "basic");
+  alloc = make (registry, ELK_TYPE_ALLOCATOR, "reservation");
+
+  for (guint t = 0; t < G_N_ELEMENTS (topos); t++)
+    {
+      g_autoptr(GObject) chip = make (registry, ELK_TYPE_CHIP, "noc-sim");
+      g_autoptr(ElkChipSpec) spec = NULL;
+      g_autoptr(ElkPlanSet) plans = NULL;
+      g_autoptr(ElkProgram) program = NULL;
+      g_autoptr(ElkMetrics) m = NULL;
+      g_autoptr(NocSim) sim = NULL;
+      GEnumClass *k = g_type_class_ref (ELK_TYPE_TOPOLOGY);
+      NocStats st = { 0 };
+      struct rusage ru;
+      double rate;
+
+      g_object_set (chip, "topology",
+                    g_enum_get_value_by_nick (k, topos[t])->value, NULL);
+      g_type_class_unref (k);
+      spec = elk_chip_dup_spec (ELK_CHIP (chip), &error);
+      g_assert_no_error (error);
+      plans = elk_plan_set_new (graph, spec, NULL, &error);
+      g_assert_no_error (error);
+      program = elk_scheduler_schedule (ELK_SCHEDULER (sched), plans,
+                                        ELK_ALLOCATOR (alloc), &error);
+      g_assert_no_error (error);
+      sim = sim_for (spec);
+      m = noc_sim_run (sim, program, NULL, &st, &error);
+      g_assert_no_error (error);
+      getrusage (RUSAGE_SELF, &ru);
+      rate = (st.events + st.hops) / MAX (st.wall_s, 1e-9);
+      printf ("noc-sim %s %ux%u x %u chips, %u cores, llama2-13b-paper b32 "
+              "s2048 (basic): latency %.4f ms; %" G_GUINT64_FORMAT
+              " events + %" G_GUINT64_FORMAT " link hops in %.2f s wall = "
+              "%.1f M events/s (%.1f M heap events/s); peak RSS %.0f MiB\n",
+              topos[t], spec->mesh_rows, spec->mesh_cols, spec->n_chips,
+              spec->cores, m->latency_s * 1e3, st.events, st.hops, st.wall_s,
+              rate / 1e6, st.events / MAX (st.wall_s, 1e-9) / 1e6,
+              ru.ru_maxrss / 1024.0);
+      if (rate < 5e6 || st.wall_s > 60 || ru.ru_maxrss > 2 * 1024 * 1024)
+        status = 1;
+    }
+  return status;
+}

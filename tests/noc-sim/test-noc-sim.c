@@ -1,0 +1,449 @@
+/* test-noc-sim.c: the noc-sim chip on cases small enough to compute by
+ * hand: dimension-order routes on mesh, torus and ring; a preload and a
+ * compute-shift execution on a contention-free all-to-all chip, against the
+ * hand-computed time and the analytic chip (within 3%); contention on a
+ * mesh; R1-R3 overlap; and the errors for impossible chips. */
+#include "config.h"
+
+#include <math.h>
+#include <string.h>
+#include <elk/elk.h>
+#include "elk-noc-sim.h"
+
+static ElkRegistry *registry;
+
+static GObject *
+make_chip (const char *name, const char *first_prop, ...)
+{
+  g_autoptr(GError) error = NULL;
+  const ElkFeature *f = elk_registry_find (registry, ELK_TYPE_CHIP, name,
+                                           &error);
+  GObject *obj;
+  va_list ap;
+
+  g_assert_no_error (error);
+  g_assert_nonnull (f);
+  va_start (ap, first_prop);
+  obj = g_object_new_valist (f->type, first_prop, ap);
+  va_end (ap);
+  return obj;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Routes. */
+
+static NocSim *
+make_sim (ElkTopology topo, guint cores, guint rows, guint cols)
+{
+  g_autoptr(GError) error = NULL;
+  NocConfig c = { 0 };
+  NocSim *s;
+
+  c.topology = topo;
+  c.chips = 1;
+  c.cores = cores;
+  c.rows = rows;
+  c.cols = cols;
+  c.link_bw = 1e9;
+  c.hbm_channels = 2;
+  c.hbm_bw = 1e9;
+  c.hbm_port_bw = 1e9;
+  c.packet_bytes = 4096;
+  c.clock_hz = 1e9;
+  s = noc_sim_new (&c, &error);
+  g_assert_no_error (error);
+  return s;
+}
+
+static void
+test_routes (void)
+{
+  guint32 p[64];
+  guint n;
+
+  {
+    /* 4x4 mesh, core 0 (0,0) to core 15 (3,3): east three times along
+     * row 0, then south three times down column 3. */
+    g_autoptr(NocSim) s = make_sim (ELK_TOPOLOGY_MESH, 16, 4, 4);
+    const guint32 want[] = { 0 * 4 + 0, 1 * 4 + 0, 2 * 4 + 0,
+                             3 * 4 + 2, 7 * 4 + 2, 11 * 4 + 2 };
+    n = noc_sim_route (s, 0, 15, p, 64);
+    g_assert_cmpuint (n, ==, 6);
+    g_assert_cmpmem (p, n * sizeof (guint32), want, sizeof want);
+    /* Back again: west first (X before Y), then north. */
+    n = noc_sim_route (s, 15, 0, p, 64);
+    g_assert_cmpuint (n, ==, 6);
+    g_assert_cmpuint (p[0], ==, 15 * 4 + 1);
+    g_assert_cmpuint (p[5], ==, 4 * 4 + 3);
+  }
+  {
+    /* 4x4 torus: (0,0) to (0,3) is one hop west over the wrap-around;
+     * (0,0) to (2,2) takes two east and two south (ties go forward). */
+    g_autoptr(NocSim) s = make_sim (ELK_TOPOLOGY_TORUS, 16, 4, 4);
+    n = noc_sim_route (s, 0, 3, p, 64);
+    g_assert_cmpuint (n, ==, 1);
+    g_assert_cmpuint (p[0], ==, 0 * 4 + 1);
+    n = noc_sim_route (s, 0, 10, p, 64);
+    g_assert_cmpuint (n, ==, 4);
+    g_assert_cmpuint (p[0], ==, 0 * 4 + 0);
+    g_assert_cmpuint (p[3], ==, 6 * 4 + 2);
+  }
+  {
+    /* Ring of 8: 0 to 5 goes counter-clockwise, 3 hops. */
+    g_autoptr(NocSim) s = make_sim (ELK_TOPOLOGY_RING, 8, 0, 0);
+    n = noc_sim_route (s, 0, 5, p, 64);
+    g_assert_cmpuint (n, ==, 3);
+    g_assert_cmpuint (p[0], ==, 0 * 2 + 1);
+    g_assert_cmpuint (p[2], ==, 6 * 2 + 1);
+  }
+  {
+    /* All-to-all: the source's egress port, the destination's ingress. */
+    g_autoptr(NocSim) s = make_sim (ELK_TOPOLOGY_ALL_TO_ALL, 16, 0, 0);
+    n = noc_sim_route (s, 3, 9, p, 64);
+    g_assert_cmpuint (n, ==, 2);
+    g_assert_cmpuint (p[0], ==, 3);
+    g_assert_cmpuint (p[1], ==, 16 + 9);
+  }
+}
+
+/* ---------------------------------------------------------------------- */
+/* One MatMul y[b,n] = x[b,k] w[k,n], b = 1, k = 256, n = 2048, FP16, on 16
+ * cores that split n 16 ways: each core holds a 256 x 128 weight piece
+ * (64 KiB) and the whole x (512 B), and makes 256 B of output.  With
+ * @rot, x is cut in four along k and rotated around rings of four cores
+ * (four compute steps, three shifts of 128 B). */
+
+#define CLOCK 1.325e9
+#define GBPS 1048576e3 /* artifact units: 1 GB/s = 2^20 B/ms */
+#define LINK (5.5 * GBPS)
+#define HOP 5e-9
+#define HBM_LAT 100e-9
+#define SYNC (118 / CLOCK)
+#define GAP (0.28 / CLOCK)
+#define COMPUTE 100e-6
+
+static ElkGraph *
+matmul_graph (guint n_ops)
+{
+  ElkGraph *g = elk_graph_new ("mm");
+  g_autoptr(GError) error = NULL;
+  guint64 sx[2] = { 1, 256 }, sw[2] = { 256, 2048 }, sy[2] = { 1, 2048 };
+  gint x = elk_graph_add_tensor (g, "x", ELK_DTYPE_F16,
+                                 ELK_TENSOR_ORIGIN_ACTIVATION, 2, sx, 0,
+                                 &error);
+  for (guint i = 0; i < n_ops; i++)
+    {
+      g_autofree char *wn = g_strdup_printf ("w%u", i);
+      g_autofree char *yn = g_strdup_printf ("y%u", i);
+      g_autofree char *on = g_strdup_printf ("mm%u", i);
+      gint w = elk_graph_add_tensor (g, wn, ELK_DTYPE_F16,
+                                     ELK_TENSOR_ORIGIN_WEIGHT, 2, sw, 0,
+                                     &error);
+      gint y = elk_graph_add_tensor (g, yn, ELK_DTYPE_F16,
+                                     ELK_TENSOR_ORIGIN_ACTIVATION, 2, sy, 0,
+                                     &error);
+      guint32 t[3] = { x, w, y };
+      g_assert_no_error (error);
+      elk_graph_add_op (g, on, "matmul", ELK_OP_MATMUL, -1, "bk,kn->bn", t, 3,
+                        NULL, &error);
+      g_assert_no_error (error);
+    }
+  g_assert_true (elk_graph_validate (g, &error));
+  g_assert_no_error (error);
+  return g;
+}
+
+/* The shuffle after the operator: the 256 B output moves to the next core
+ * (G per byte, two hops), then 2 + 4 barriers. */
+static double
+shuffle_time (void)
+{
+  return 256 * GAP + 2 * HOP + 6 * SYNC;
+}
+
+static double
+shift_time (double bytes)
+{
+  return bytes * GAP + 2 * HOP + 2 * SYNC;
+}
+
+static void
+fill_op (ElkProgramOp *pop, gboolean rot)
+{
+  ElkPlan *p = &pop->exec_plan;
+
+  memset (p, 0, sizeof *p);
+  /* Loop dimensions in einsum order: b, n (output), then k. */
+  p->n_dims = 3;
+  p->n_operands = 3;
+  p->spatial[0] = 1;
+  p->spatial[1] = 16;
+  p->spatial[2] = 1;
+  for (guint d = 0; d < 3; d++)
+    for (guint v = 0; v < 3; v++)
+      p->temporal[d][v] = 1;
+  p->cores_used = 16;
+  p->steps = 1;
+  p->operand_bytes[0] = 256;
+  p->operand_bytes[1] = 512;
+  p->operand_bytes[2] = 65536;
+  p->replicas[0] = 1;
+  p->replicas[1] = 16;
+  p->replicas[2] = 1;
+  p->compute_s = COMPUTE;
+  p->shuffle_s = shuffle_time () - 2 * HOP;
+  p->time_s = p->compute_s + p->shuffle_s;
+  if (rot)
+    {
+      p->temporal[2][1] = 4;
+      p->steps = 4;
+      p->operand_bytes[1] = 128;
+      p->shift_s = 3 * (shift_time (128) - 2 * HOP);
+      p->time_s += p->shift_s;
+    }
+  p->hot_bytes = 65536 + 256 + 2 * p->operand_bytes[1];
+  p->cold_bytes = 65536;
+  pop->preload_plan = *p;
+  pop->hot_bytes = p->hot_bytes;
+  pop->cold_bytes = 65536;
+  pop->hbm_bytes = 16 * 65536;
+  pop->est_exec_s = p->time_s;
+}
+
+static ElkProgram *
+matmul_program (guint n_ops, gboolean rot, gboolean overlap)
+{
+  g_autoptr(ElkGraph) g = matmul_graph (n_ops);
+  ElkProgram *prog = elk_program_new (g);
+
+  for (guint i = 0; i < n_ops; i++)
+    fill_op (elk_program_get_op (prog, i), rot);
+  if (overlap)
+    {
+      /* preload(0) preload(1) execute(0) preload(2) execute(1) ... */
+      elk_program_add_preload (prog, 0);
+      for (guint i = 0; i < n_ops; i++)
+        {
+          if (i + 1 < n_ops)
+            elk_program_add_preload (prog, i + 1);
+          elk_program_add_execute (prog, i);
+        }
+    }
+  else
+    for (guint i = 0; i < n_ops; i++)
+      {
+        elk_program_add_preload (prog, i);
+        elk_program_add_execute (prog, i);
+      }
+  return prog;
+}
+
+static ElkMetrics *
+run_chip (GObject *chip, ElkProgram *prog)
+{
+  g_autoptr(GError) error = NULL;
+  ElkMetrics *m = elk_chip_run (ELK_CHIP (chip), prog, NULL, &error);
+
+  g_assert_no_error (error);
+  g_assert_nonnull (m);
+  g_assert_cmpfloat (fabs (m->preload_only_s + m->execute_only_s
+                           + m->overlap_s + m->stall_s - m->latency_s),
+                     <=, 1e-9 * m->latency_s);
+  return m;
+}
+
+static GObject *
+small_chip (const char *name, const char *topology, double hbm_gbps)
+{
+  GValue v = G_VALUE_INIT;
+  GObject *chip = make_chip (name, "chips", 1, "cores", 16, "hbm-channels", 4,
+                             "hbm-bw-gbps", hbm_gbps, NULL);
+  GEnumClass *k = g_type_class_ref (ELK_TYPE_TOPOLOGY);
+
+  g_value_init (&v, ELK_TYPE_TOPOLOGY);
+  g_value_set_enum (&v, g_enum_get_value_by_nick (k, topology)->value);
+  g_object_set_property (chip, "topology", &v);
+  g_value_unset (&v);
+  g_type_class_unref (k);
+  return chip;
+}
+
+static void
+test_hand_computed (void)
+{
+  for (guint rot = 0; rot < 2; rot++)
+    for (guint hbm = 0; hbm < 2; hbm++)
+      {
+        /* 4 GB/s of HBM: every controller (1 GB/s) reads its 16 packets
+         * per core for 4 cores one after another and the cores' ports
+         * keep up, so the preload lasts 64 packet reads, plus the
+         * latency of the two hops after the last one.  400 GB/s: the
+         * ports (5.5 GB/s) are the limit; each core receives its 16
+         * packets back to back once the head of its first one arrives.
+         * The fourth core a controller serves gets its first packet three
+         * reads after the first core, its head the HBM latency later
+         * (cut-through), and the tail leaves its port one hop later. */
+        double hbm_gbps = hbm ? 400 : 4;
+        double ctrl = hbm_gbps * GBPS / 4;
+        double preload = hbm ? 3 * 4096 / ctrl + HBM_LAT + 65536 / LINK + HOP
+                             : 64 * 4096 / ctrl + 2 * HOP;
+        double exec = COMPUTE + shuffle_time ()
+                      + (rot ? 3 * shift_time (128) : 0);
+        double analytic_preload = MAX (16 * 65536 / (hbm_gbps * GBPS),
+                                       65536 / LINK);
+        g_autoptr(GObject) sim = small_chip ("noc-sim", "all-to-all",
+                                             hbm_gbps);
+        g_autoptr(GObject) ana = small_chip ("analytic", "all-to-all",
+                                             hbm_gbps);
+        g_autoptr(ElkProgram) prog = matmul_program (1, rot, FALSE);
+        g_autoptr(ElkMetrics) ms = run_chip (sim, prog);
+        g_autoptr(ElkMetrics) ma = run_chip (ana, prog);
+
+        g_test_message ("rot %u hbm %g: noc-sim %.9g s, hand %.9g s, "
+                        "analytic %.9g s", rot, hbm_gbps, ms->latency_s,
+                        preload + exec, ma->latency_s);
+        g_assert_cmpfloat_with_epsilon (ms->latency_s, preload + exec,
+                                        1e-12);
+        g_assert_cmpfloat_with_epsilon (ma->latency_s,
+                                        analytic_preload
+                                          + elk_program_peek_op (prog, 0)
+                                              ->exec_plan.time_s,
+                                        1e-12);
+        g_assert_cmpfloat (fabs (ms->latency_s - ma->latency_s), <=,
+                           0.03 * ma->latency_s);
+        g_assert_cmpfloat_with_epsilon (ms->hbm_bytes, 16 * 65536, 0.5);
+        /* HBM-bound, nothing waits on the network; port-bound, the
+         * preload's tail beyond the HBM reads is network time. */
+        if (!hbm)
+          g_assert_cmpfloat (ms->stall_s, <=, 4 * HOP);
+        else
+          g_assert_cmpfloat (ms->stall_s, >, 0.5 * (65536 / LINK));
+      }
+}
+
+/* Overlapping preloads with executions (R1-R3) saves time on both chips,
+ * and the two still agree. */
+static void
+test_overlap (void)
+{
+  g_autoptr(GObject) sim = small_chip ("noc-sim", "all-to-all", 16);
+  g_autoptr(GObject) ana = small_chip ("analytic", "all-to-all", 16);
+  g_autoptr(ElkProgram) serial = matmul_program (4, TRUE, FALSE);
+  g_autoptr(ElkProgram) over = matmul_program (4, TRUE, TRUE);
+  g_autoptr(ElkMetrics) s1 = run_chip (sim, serial);
+  g_autoptr(ElkMetrics) s2 = run_chip (sim, over);
+  g_autoptr(ElkMetrics) a2 = run_chip (ana, over);
+
+  g_test_message ("serial %.6g s, overlapped %.6g s, analytic %.6g s",
+                  s1->latency_s, s2->latency_s, a2->latency_s);
+  g_assert_cmpfloat (s2->latency_s, <, 0.8 * s1->latency_s);
+  g_assert_cmpfloat (s2->overlap_s, >, 0);
+  g_assert_cmpfloat (fabs (s2->latency_s - a2->latency_s), <=,
+                     0.03 * a2->latency_s);
+}
+
+/* The same program on a 4x4 mesh whose controllers sit on one edge: the
+ * preload crosses several hops and shares column links, so it is slower
+ * than on all-to-all with the same link bandwidth, and every topology
+ * runs it. */
+static void
+test_topologies (void)
+{
+  g_autoptr(ElkProgram) prog = matmul_program (3, TRUE, TRUE);
+  g_autoptr(GObject) a2a = small_chip ("noc-sim", "all-to-all", 400);
+  g_autoptr(GObject) mesh = small_chip ("noc-sim", "mesh", 400);
+  g_autoptr(GObject) torus = small_chip ("noc-sim", "torus", 400);
+  g_autoptr(GObject) ring = small_chip ("noc-sim", "ring", 400);
+  g_autoptr(ElkMetrics) ma = NULL, mm = NULL, mt = NULL, mr = NULL;
+
+  g_object_set (mesh, "hbm-placement", 2 /* one-edge */, NULL);
+  ma = run_chip (a2a, prog);
+  mm = run_chip (mesh, prog);
+  mt = run_chip (torus, prog);
+  mr = run_chip (ring, prog);
+  g_test_message ("all-to-all %.6g s, mesh %.6g s, torus %.6g s, ring "
+                  "%.6g s", ma->latency_s, mm->latency_s, mt->latency_s,
+                  mr->latency_s);
+  g_assert_cmpfloat (mm->latency_s, >, 1.2 * ma->latency_s);
+  g_assert_cmpfloat (mm->stall_s, >, ma->stall_s);
+  g_assert_cmpfloat (mt->latency_s, >, 0);
+  g_assert_cmpfloat (mr->latency_s, >, 0);
+}
+
+static void
+expect_error (GObject *chip, const char *needle)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(ElkChipSpec) spec = elk_chip_dup_spec (ELK_CHIP (chip), &error);
+
+  g_assert_null (spec);
+  g_assert_error (error, ELK_CHIP_ERROR, ELK_CHIP_ERROR_CONFIG);
+  g_test_message ("%s", error->message);
+  g_assert_nonnull (strstr (error->message, needle));
+}
+
+static void
+test_bad_input (void)
+{
+  {
+    /* 32x46 per chip on 4 chips holds 5888 cores; 10x10 does not. */
+    g_autoptr(GObject) ok = make_chip ("noc-sim", "topology", ELK_TOPOLOGY_MESH,
+                                       "mesh-rows", 32, "mesh-cols", 46, NULL);
+    g_autoptr(GError) error = NULL;
+    g_autoptr(ElkChipSpec) spec = elk_chip_dup_spec (ELK_CHIP (ok), &error);
+    g_autoptr(GObject) bad = make_chip ("noc-sim", "topology",
+                                        ELK_TOPOLOGY_MESH, "mesh-rows", 10,
+                                        "mesh-cols", 10, NULL);
+    g_assert_no_error (error);
+    g_assert_cmpuint (spec->mesh_rows, ==, 32);
+    expect_error (bad, "mesh-rows x mesh-cols = 10x10");
+  }
+  {
+    g_autoptr(GObject) c = make_chip ("noc-sim", "topology", ELK_TOPOLOGY_MESH,
+                                      "mesh-rows", 32, NULL);
+    expect_error (c, "mesh-cols");
+  }
+  {
+    g_autoptr(GObject) c = make_chip ("noc-sim", "link-bw-gbps", 0.0, NULL);
+    expect_error (c, "link-bw-gbps");
+  }
+  {
+    g_autoptr(GObject) c = make_chip ("noc-sim", "hbm-bw-gbps", 0.0, NULL);
+    expect_error (c, "hbm-bw-gbps");
+  }
+  {
+    g_autoptr(GObject) c = make_chip ("noc-sim", "hbm-channels", 6, NULL);
+    expect_error (c, "hbm-channels");
+  }
+  {
+    g_autoptr(GObject) c = make_chip ("noc-sim", "topology", ELK_TOPOLOGY_MESH,
+                                      "hbm-placement", 3, "hbm-coords",
+                                      "0,0;31,45;40,3;5,5", NULL);
+    expect_error (c, "hbm-coords");
+  }
+  {
+    g_autoptr(GObject) c = make_chip ("noc-sim", "topology", ELK_TOPOLOGY_MESH,
+                                      "hbm-placement", 3, "hbm-coords",
+                                      "0,0;31,45", NULL);
+    expect_error (c, "hbm-coords");
+  }
+}
+
+int
+main (int argc, char *argv[])
+{
+  int ret;
+
+  g_test_init (&argc, &argv, NULL);
+  registry = elk_registry_new ();
+  elk_registry_add_default_paths (registry);
+  elk_registry_scan (registry);
+  g_test_add_func ("/noc-sim/routes", test_routes);
+  g_test_add_func ("/noc-sim/hand-computed", test_hand_computed);
+  g_test_add_func ("/noc-sim/overlap", test_overlap);
+  g_test_add_func ("/noc-sim/topologies", test_topologies);
+  g_test_add_func ("/noc-sim/bad-input", test_bad_input);
+  ret = g_test_run ();
+  g_object_unref (registry);
+  return ret;
+}
