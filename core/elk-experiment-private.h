@@ -46,6 +46,7 @@ struct _ElkExperiment
   guint64 seed;
   char *output_dir;
   gboolean trace;             /* <output trace="true"> */
+  gint trace_point;           /* --trace POINT, or -1 */
   ElkComponent *frontend;
   ElkComponent *chip;
   ElkComponent *allocator;    /* default, optional */

@@ -82,6 +82,7 @@ elk_experiment_init (ElkExperiment *self)
                                                      component_free);
   self->axes = g_ptr_array_new_with_free_func ((GDestroyNotify) axis_free);
   self->n_points = 1;
+  self->trace_point = -1;
 }
 
 /**
@@ -695,6 +696,30 @@ const char *
 elk_experiment_get_hash (ElkExperiment *self)
 {
   return self->hash;
+}
+
+/**
+ * elk_experiment_can_trace:
+ *
+ * Returns: whether the experiment's chip backend can record traces.
+ */
+gboolean
+elk_experiment_can_trace (ElkExperiment *self)
+{
+  return elk_chip_type_can_trace (self->chip->feature->type);
+}
+
+/**
+ * elk_experiment_set_trace_point:
+ * @point: a point whose run records a trace, or -1 for none
+ *
+ * Asks for a trace of one point, in addition to any the file asks for.
+ * Check elk_experiment_can_trace() first.
+ */
+void
+elk_experiment_set_trace_point (ElkExperiment *self, gint point)
+{
+  self->trace_point = point;
 }
 
 /**

@@ -158,7 +158,7 @@ run_design (ElkExperiment *self,
     program = elk_scheduler_schedule (ELK_SCHEDULER (scheduler), plans,
                                       ELK_ALLOCATOR (allocator), &error);
   t1 = g_get_monotonic_time ();
-  if (program != NULL && self->trace)
+  if (program != NULL && (self->trace || (gint) point == self->trace_point))
     {
       g_autoptr (ElkTrace) trace = elk_trace_new ();
       g_autofree char *name = g_strdup_printf ("trace-%u-%s.json", point,
@@ -476,9 +476,11 @@ run_point_isolated (RunContext *ctx, guint point)
   const ElkRunOptions *options = ctx->options;
   g_autofree char *point_arg = g_strdup_printf ("%u", point);
   g_autofree char *trace_arg = g_strdup (ctx->trace_dir);
+  g_autofree char *trace_point = g_strdup_printf ("--trace=%d",
+                                                 self->trace_point);
   const char *argv[] = { options->self_exe, "--internal-point", point_arg,
-                         "-o", trace_arg, self->path,
-                         self->quick ? "--quick" : NULL, NULL };
+                         "-o", trace_arg, trace_point,
+                         self->path, self->quick ? "--quick" : NULL, NULL };
   g_autoptr (GError) error = NULL;
   g_autoptr (GString) out = g_string_new (NULL);
   g_autoptr (GString) err = g_string_new (NULL);

@@ -34,6 +34,8 @@ G_DECLARE_FINAL_TYPE (ElkExperiment, elk_experiment, ELK, EXPERIMENT, GObject)
  * @timeout_s: with @isolate, kill a point after this many seconds (0 for
  *   no limit).
  * @self_exe: (nullable): the elk-run executable, for @isolate.
+ * @trace_point: a point to record a trace of (as if the file said
+ *   <output trace="true"/> for that point only), or -1.
  */
 typedef struct
 {
@@ -46,6 +48,7 @@ typedef struct
   gboolean isolate;
   double timeout_s;
   const char *self_exe;
+  gint trace_point;
 } ElkRunOptions;
 
 /**
@@ -73,6 +76,9 @@ ELK_API ElkExperiment *elk_experiment_load_from_data (const char *data,
 ELK_API const char *elk_experiment_get_name (ElkExperiment *self);
 ELK_API const char *elk_experiment_get_hash (ElkExperiment *self);
 ELK_API void elk_experiment_set_quick (ElkExperiment *self);
+ELK_API gboolean elk_experiment_can_trace (ElkExperiment *self);
+ELK_API void elk_experiment_set_trace_point (ElkExperiment *self,
+                                            gint point);
 ELK_API guint elk_experiment_get_n_points (ElkExperiment *self);
 ELK_API guint elk_experiment_get_n_schedulers (ElkExperiment *self);
 ELK_API const char *elk_experiment_get_output_dir (ElkExperiment *self);

@@ -43,6 +43,7 @@ main (int argc, char *argv[])
   double timeout_s = 0;
   gint internal_point = -1;
   gint max_points = 10000;
+  gint trace_point = -1;
   ElkRunOptions options = { 0 };
   ElkRunStatus status = ELK_RUN_OK;
   GOptionEntry entries[] = {
@@ -63,6 +64,9 @@ main (int argc, char *argv[])
       "that point", NULL },
     { "timeout", 0, 0, G_OPTION_ARG_DOUBLE, &timeout_s,
       "With --isolate, kill a point after S seconds", "S" },
+    { "trace", 0, 0, G_OPTION_ARG_INT, &trace_point,
+      "Also write a Chrome/Perfetto trace of point P "
+      "(trace-P-LABEL.json in the output folder)", "P" },
     { "quick", 0, 0, G_OPTION_ARG_NONE, &quick,
       "Smoke test: first value of every sweep axis, at most 2 layers", NULL },
     { "max-points", 0, 0, G_OPTION_ARG_INT, &max_points,
@@ -177,6 +181,23 @@ main (int argc, char *argv[])
     }
   if (quick)
     elk_experiment_set_quick (experiment);
+  if (trace_point >= 0)
+    {
+      if ((guint) trace_point >= elk_experiment_get_n_points (experiment))
+        {
+          g_printerr ("elk-run: --trace %d: the experiment has points 0 to "
+                      "%u\n", trace_point,
+                      elk_experiment_get_n_points (experiment) - 1);
+          return EXIT_USAGE;
+        }
+      if (!elk_experiment_can_trace (experiment))
+        {
+          g_printerr ("elk-run: --trace: the experiment's chip backend "
+                      "cannot record traces\n");
+          return EXIT_BAD_EXPERIMENT;
+        }
+      elk_experiment_set_trace_point (experiment, trace_point);
+    }
   if (internal_point >= 0)
     {
       /* The child side of --isolate: one point, its journal line on

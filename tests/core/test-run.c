@@ -4,6 +4,8 @@
  * (issue 2, items 5 and 8). */
 #include "elk-test-util.h"
 
+#include <json-glib/json-glib.h>
+
 #include <string.h>
 #include <glib/gstdio.h>
 #include <signal.h>
@@ -13,6 +15,7 @@ static char *tmpdir;
 
 /* Runs elk-run with the fixture plugins only; returns the exit status. */
 static int run_elk_argv (const char *const *args, char **out_stderr);
+static guint assert_trace_structure (const char *path);
 
 static int
 run_elk (const char *experiment,
@@ -183,6 +186,12 @@ test_trace (void)
 
   g_assert_cmpint (run_elk ("traced", out, NULL, NULL), ==, 0);
   trace = read_file (out, "trace-0-fixture.json");
+  {
+    g_autofree char *path = g_build_filename (out, "trace-0-fixture.json",
+                                              NULL);
+    /* 2 layers of MatMul + ReLU: 4 preloads and 4 executes. */
+    g_assert_cmpuint (assert_trace_structure (path), ==, 8);
+  }
   g_assert_true (g_str_has_prefix (trace, "{\"displayTimeUnit\""));
   g_assert_nonnull (strstr (trace, "\"thread_name\""));
   g_assert_nonnull (strstr (trace, "\"ph\":\"X\",\"pid\":1,\"tid\":1,"
@@ -191,6 +200,73 @@ test_trace (void)
   /* A backend that cannot trace is refused before anything runs. */
   g_assert_cmpint (run_elk ("trace-unsupported", out, NULL, &err), ==, 2);
   g_assert_nonnull (strstr (err, "cannot record them"));
+}
+
+/* Checks that a file is a Chrome / Perfetto JSON trace: an object with a
+ * traceEvents array of metadata (M), complete (X) and counter (C) events,
+ * each with integer pid and tid, X events with ts and dur, C events with
+ * ts and numeric args; returns the number of X events. */
+static guint
+assert_trace_structure (const char *path)
+{
+  g_autoptr (JsonParser) parser = json_parser_new ();
+  g_autoptr (GError) error = NULL;
+  JsonObject *root;
+  JsonArray *events;
+  guint spans = 0;
+
+  g_assert_true (json_parser_load_from_file (parser, path, &error));
+  g_assert_no_error (error);
+  g_assert_true (JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser)));
+  root = json_node_get_object (json_parser_get_root (parser));
+  g_assert_true (json_object_has_member (root, "traceEvents"));
+  events = json_object_get_array_member (root, "traceEvents");
+  g_assert_cmpuint (json_array_get_length (events), >, 0);
+  for (guint i = 0; i < json_array_get_length (events); i++)
+    {
+      JsonObject *e = json_array_get_object_element (events, i);
+      const char *ph = json_object_get_string_member (e, "ph");
+      g_assert_nonnull (ph);
+      g_assert_true (json_object_has_member (e, "pid"));
+      g_assert_true (json_object_has_member (e, "name"));
+      g_assert_cmpint (json_node_get_value_type (
+                         json_object_get_member (e, "pid")), ==, G_TYPE_INT64);
+      if (g_str_equal (ph, "M"))
+        g_assert_true (json_object_has_member (e, "args"));
+      else if (g_str_equal (ph, "X"))
+        {
+          g_assert_true (json_object_has_member (e, "tid"));
+          g_assert_cmpfloat (json_object_get_double_member (e, "ts"), >=, 0);
+          g_assert_cmpfloat (json_object_get_double_member (e, "dur"), >=,
+                             0);
+          spans++;
+        }
+      else if (g_str_equal (ph, "C"))
+        g_assert_true (json_object_has_member (e, "args"));
+      else
+        g_assert_not_reached ();
+    }
+  return spans;
+}
+
+static void
+test_trace_option (void)
+{
+  g_autofree char *out = g_build_filename (tmpdir, "trace-option", NULL);
+  g_autofree char *t3 = g_build_filename (out, "trace-3-first.json", NULL);
+  g_autofree char *t0 = g_build_filename (out, "trace-0-first.json", NULL);
+  g_autofree char *err = NULL;
+
+  g_assert_cmpint (run_elk ("good", out, "--trace=3", NULL), ==, 0);
+  /* 3 layers of MatMul + ReLU: 6 preloads and 6 executes. */
+  g_assert_cmpuint (assert_trace_structure (t3), ==, 12);
+  g_assert_false (g_file_test (t0, G_FILE_TEST_EXISTS));
+
+  g_assert_cmpint (run_elk ("good", out, "--trace=6", &err), ==, 1);
+  g_assert_nonnull (strstr (err, "points 0 to 5"));
+  g_clear_pointer (&err, g_free);
+  g_assert_cmpint (run_elk ("rogue-chip", out, "--trace=0", &err), ==, 2);
+  g_assert_nonnull (strstr (err, "cannot record traces"));
 }
 
 static void
@@ -407,6 +483,7 @@ main (int argc, char *argv[])
   g_test_add_func ("/run/exit/run-failure", test_run_failure_exit);
   g_test_add_func ("/run/exit/chip-contract", test_chip_contract_exit);
   g_test_add_func ("/run/trace", test_trace);
+  g_test_add_func ("/run/trace-option", test_trace_option);
   g_test_add_func ("/run/kill-and-resume", test_kill_and_resume);
   g_test_add_func ("/run/resume-refuses-other",
                    test_resume_refuses_other_experiment);
