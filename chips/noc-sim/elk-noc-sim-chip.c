@@ -197,6 +197,9 @@ total_hbm_gbps (const ElkNocSimChip *self)
                                      : self->hbm_bw_gbps;
 }
 
+static NocSim *build_sim (ElkNocSimChip *self, const ElkChipSpec *spec,
+                          GError **error);
+
 static ElkChipSpec *
 elk_noc_sim_chip_dup_spec (ElkChip *chip, GError **error)
 {
@@ -263,6 +266,17 @@ elk_noc_sim_chip_dup_spec (ElkChip *chip, GError **error)
    * agent parameters (LogGP G and the barrier). */
   spec->cost.shift_cycles_per_byte = self->gap_cycles_per_byte;
   spec->cost.sync_cycles = self->sync_cycles;
+  {
+    /* Controller placement is checked here too, so that a controller off
+     * the grid fails before anything is compiled. */
+    NocSim *sim = build_sim (self, spec, error);
+    if (sim == NULL)
+      {
+        elk_chip_spec_free (spec);
+        return NULL;
+      }
+    noc_sim_free (sim);
+  }
   return spec;
 }
 
@@ -683,9 +697,10 @@ elk_noc_sim_chip_class_init (ElkNocSimChipClass *klass)
     NULL, "Bandwidth of one controller-to-router attachment, GB/s (0: "
     "link-bw-gbps)", 0, 1e9, 0, FLAGS);
   properties[PROP_HBM_INTERLEAVE] = g_param_spec_enum ("hbm-interleave", NULL,
-    "Which controller serves a piece: stripe (pieces round robin over the "
-    "chip's controllers) or nearest (the controller nearest the core)",
-    noc_interleave_get_type (), NOC_INTERLEAVE_STRIPE, FLAGS);
+    "Which controller serves a piece (mesh, torus, ring): nearest (the "
+    "controller nearest the core that holds it) or stripe (round robin over "
+    "the chip's controllers, as HBM striping does)",
+    noc_interleave_get_type (), NOC_INTERLEAVE_NEAREST, FLAGS);
   properties[PROP_REPORT_DIR] = g_param_spec_string ("report-dir", NULL,
     "If set, each run writes per-link utilisation (CSV, and an SVG heat map "
     "for meshes and tori) there and appends to noc-sim-runs.csv", NULL,

@@ -53,7 +53,7 @@ sim_for (const ElkChipSpec *spec)
   c.hbm_latency = spec->hbm_latency;
   c.hbm_port_bw = spec->link_bw;
   c.placement = NOC_PLACE_EDGES;
-  c.interleave = NOC_INTERLEAVE_STRIPE;
+  c.interleave = NOC_INTERLEAVE_NEAREST;
   c.inter_chip_bw = spec->inter_chip_bw;
   c.packet_bytes = 4096;
   s = noc_sim_new (&c, &error);

@@ -356,7 +356,8 @@ test_topologies (void)
   g_autoptr(GObject) ring = small_chip ("noc-sim", "ring", 400);
   g_autoptr(ElkMetrics) ma = NULL, mm = NULL, mt = NULL, mr = NULL;
 
-  g_object_set (mesh, "hbm-placement", 2 /* one-edge */, NULL);
+  g_object_set (mesh, "hbm-placement", 2 /* one-edge */, "hbm-interleave",
+                0 /* stripe */, NULL);
   ma = run_chip (a2a, prog);
   mm = run_chip (mesh, prog);
   mt = run_chip (torus, prog);
