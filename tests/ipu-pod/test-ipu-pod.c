@@ -403,7 +403,18 @@ bench_llama (void)
       return;
     }
   fe = make (ELK_TYPE_FRONTEND, "llama", "preset", "llama2-13b-paper",
-             "phase", "decode", "batch", 32, "seq", 2048, NULL);
+             "batch", 32, "seq", 2048, NULL);
+  {
+    /* The phase is an enum of the frontend's; set it by nick. */
+    GParamSpec *ps = g_object_class_find_property (G_OBJECT_GET_CLASS (fe),
+                                                   "phase");
+    GEnumClass *ec = g_type_class_ref (ps->value_type);
+    GEnumValue *ev = g_enum_get_value_by_nick (ec, "decode");
+
+    g_assert_nonnull (ev);
+    g_object_set (fe, "phase", ev->value, NULL);
+    g_type_class_unref (ec);
+  }
   chip = ELK_CHIP (make (ELK_TYPE_CHIP, "ipu-pod", NULL));
   sched = make (ELK_TYPE_SCHEDULER, "elk", NULL);
   alloc = make (ELK_TYPE_ALLOCATOR, "reservation", NULL);
