@@ -710,6 +710,248 @@ worst_status (GPtrArray *records)
   return status;
 }
 
+/* A run in progress: the journal, the points already finished, and the
+ * points still to run.  elk_experiment_run() drives one with its thread
+ * pool; other drivers (MPI) use the same calls, so that every way of
+ * running points writes the same journal and results. */
+struct _ElkRunSession
+{
+  ElkExperiment *experiment;
+  char *dir;
+  gboolean progress;
+  ElkJournalHeader header;
+  ElkJournal *journal;
+  GPtrArray *records;          /* ElkPointRecord *, finished points */
+  gboolean *have;              /* per point */
+  GArray *todo;                /* guint, in point order */
+  guint n_added;
+  gint64 start;
+};
+
+/**
+ * elk_run_session_begin:
+ * @self: a loaded experiment
+ * @options: output folder, progress, resume and shard (n_jobs, isolate
+ *   and timeout are the driver's business)
+ * @error: return location for a #GError
+ *
+ * Opens the output folder's journal (keeping an earlier run's points with
+ * @options->resume) and works out which points remain.
+ *
+ * Returns: (transfer full) (nullable): the session.
+ */
+ElkRunSession *
+elk_run_session_begin (ElkExperiment *self,
+                       const ElkRunOptions *options,
+                       GError **error)
+{
+  ElkRunSession *session;
+
+  if (options->shard_n > 0
+      && (options->shard_k < 1 || options->shard_k > options->shard_n))
+    {
+      g_set_error (error, ELK_EXPERIMENT_ERROR, ELK_EXPERIMENT_ERROR_INVALID,
+                   "shard %u/%u: K must be between 1 and N", options->shard_k,
+                   options->shard_n);
+      return NULL;
+    }
+
+  session = g_new0 (ElkRunSession, 1);
+  session->experiment = g_object_ref (self);
+  session->dir = g_strdup (options->output_dir != NULL ? options->output_dir
+                                                       : self->output_dir);
+  session->progress = options->progress;
+  session->have = g_new0 (gboolean, self->n_points);
+  session->todo = g_array_new (FALSE, FALSE, sizeof (guint));
+  session->start = g_get_monotonic_time ();
+  fill_header (self, options, &session->header);
+  session->journal = elk__journal_open (session->dir, &session->header,
+                                        options->resume, &session->records,
+                                        error);
+  if (session->journal == NULL)
+    {
+      elk_run_session_abort (session);
+      return NULL;
+    }
+
+  /* A journal record counts only if it is for this point as configured
+   * now; anything else in it is dropped. */
+  for (guint i = session->records->len; i > 0; i--)
+    {
+      ElkPointRecord *r = session->records->pdata[i - 1];
+      g_autofree char *key = point_key (self, r->point);
+      if (session->have[r->point] || strcmp (key, r->key) != 0)
+        g_ptr_array_remove_index (session->records, i - 1);
+      else
+        session->have[r->point] = TRUE;
+    }
+  for (guint p = 0; p < self->n_points; p++)
+    if (p % session->header.shard_n == session->header.shard_k - 1
+        && !session->have[p])
+      g_array_append_val (session->todo, p);
+
+  if (session->progress && session->records->len > 0)
+    g_printerr ("resuming: %u point(s) already in %s, %u to run\n",
+                session->records->len, session->dir, session->todo->len);
+  return session;
+}
+
+/**
+ * elk_run_session_get_todo:
+ * @n_points: (out): how many points remain
+ *
+ * Returns: (array length=n_points) (transfer none): the points to run, in
+ *   point order.
+ */
+const guint *
+elk_run_session_get_todo (ElkRunSession *session, guint *n_points)
+{
+  *n_points = session->todo->len;
+  return (const guint *) session->todo->data;
+}
+
+static gboolean
+session_add_record (ElkRunSession *session,
+                    ElkPointRecord *record,
+                    double wall_s,
+                    GError **error)
+{
+  gboolean ok;
+
+  session->n_added++;
+  if (session->progress)
+    print_progress (session->experiment, session->n_added,
+                    session->todo->len, record, wall_s, session->start);
+  ok = elk__journal_append (session->journal, record, error);
+  session->have[record->point] = TRUE;
+  g_ptr_array_add (session->records, record);
+  return ok;
+}
+
+/**
+ * elk_run_session_add_line:
+ * @line: a point's journal line, as elk_experiment_run_point_line() or
+ *   elk_experiment_dup_failed_point_line() made it
+ * @wall_s: how long the point took, for the progress line
+ *
+ * Records a finished point durably.  A line that is corrupt, names no
+ * point of this experiment, or names one already recorded is an error.
+ */
+gboolean
+elk_run_session_add_line (ElkRunSession *session,
+                          const char *line,
+                          double wall_s,
+                          GError **error)
+{
+  g_autofree char *copy = g_strchomp (g_strdup (line));
+  ElkPointRecord *record = elk__point_record_parse (copy, error);
+  g_autofree char *key = NULL;
+
+  if (record == NULL)
+    return FALSE;
+  if (record->point >= session->experiment->n_points
+      || session->have[record->point])
+    {
+      g_set_error (error, ELK_EXPERIMENT_ERROR, ELK_EXPERIMENT_ERROR_INVALID,
+                   "point %u is not a point of this run that is still to "
+                   "be done", record->point);
+      elk__point_record_free (record);
+      return FALSE;
+    }
+  key = point_key (session->experiment, record->point);
+  if (strcmp (key, record->key) != 0)
+    {
+      g_set_error (error, ELK_EXPERIMENT_ERROR, ELK_EXPERIMENT_ERROR_INVALID,
+                   "point %u was run with another configuration (key %s, "
+                   "expected %s)", record->point, record->key, key);
+      elk__point_record_free (record);
+      return FALSE;
+    }
+  return session_add_record (session, record, wall_s, error);
+}
+
+/**
+ * elk_run_session_finish:
+ * @status: (out): whether every point succeeded
+ *
+ * Closes the journal and writes results.csv, results.json and
+ * timings.csv from it.  Points never added are missing from the results
+ * (and an error says how many), so a driver must add a failed line for a
+ * point it could not run.  Frees @session.
+ */
+gboolean
+elk_run_session_finish (ElkRunSession *session,
+                        ElkRunStatus *status,
+                        GError **error)
+{
+  gboolean ok = TRUE;
+  guint missing = 0;
+
+  for (guint i = 0; i < session->todo->len; i++)
+    if (!session->have[g_array_index (session->todo, guint, i)])
+      missing++;
+  if (missing > 0)
+    {
+      g_set_error (error, ELK_EXPERIMENT_ERROR, ELK_EXPERIMENT_ERROR_INVALID,
+                   "%u point(s) of the run were never recorded; the journal "
+                   "in %s keeps the others for --resume", missing,
+                   session->dir);
+      ok = FALSE;
+    }
+  g_clear_pointer (&session->journal, elk__journal_close);
+  if (ok)
+    ok = elk__results_write (session->dir, &session->header,
+                             session->records, error);
+  if (ok)
+    *status = worst_status (session->records);
+  elk_run_session_abort (session);
+  return ok;
+}
+
+/**
+ * elk_run_session_abort:
+ *
+ * Frees @session without writing results; the journal keeps every point
+ * recorded so far.
+ */
+void
+elk_run_session_abort (ElkRunSession *session)
+{
+  if (session == NULL)
+    return;
+  g_clear_pointer (&session->journal, elk__journal_close);
+  g_clear_pointer (&session->records, g_ptr_array_unref);
+  g_clear_pointer (&session->todo, g_array_unref);
+  elk__journal_header_clear (&session->header);
+  g_free (session->have);
+  g_free (session->dir);
+  g_object_unref (session->experiment);
+  g_free (session);
+}
+
+/**
+ * elk_experiment_dup_failed_point_line:
+ * @point: a point of the experiment
+ * @message: why it failed
+ *
+ * Returns: (transfer full): a journal line recording @point as failed for
+ *   every design, for drivers whose worker died before it could report.
+ */
+char *
+elk_experiment_dup_failed_point_line (ElkExperiment *self,
+                                      guint point,
+                                      const char *message)
+{
+  ElkPointRecord *record;
+  char *line;
+
+  g_return_val_if_fail (point < self->n_points, NULL);
+  record = failed_record (self, point, message, 0);
+  line = elk__point_record_serialize (record);
+  elk__point_record_free (record);
+  return line;
+}
+
 /**
  * elk_experiment_run:
  * @self: a loaded experiment
@@ -718,9 +960,9 @@ worst_status (GPtrArray *records)
  * @error: return location for a #GError
  *
  * Runs the experiment's points (or the shard's share of them, in slices
- * point % N == K - 1), appending each finished point to the output's
- * journal, then writes results.csv, results.json and timings.csv from the
- * journal in point order.
+ * point % N == K - 1) on a pool of @options->n_jobs threads, appending
+ * each finished point to the output's journal, then writes results.csv,
+ * results.json and timings.csv from the journal in point order.
  *
  * Returns: %FALSE with @error set if the results could not be written;
  *   failed points do not make it return %FALSE, they set @status.
@@ -731,90 +973,50 @@ elk_experiment_run (ElkExperiment *self,
                     ElkRunStatus *status,
                     GError **error)
 {
-  const char *dir = options->output_dir != NULL ? options->output_dir
-                                                : self->output_dir;
   guint n_jobs = MAX (options->n_jobs, 1);
-  ElkJournalHeader header = { 0 };
-  g_autoptr (GPtrArray) records = NULL;
-  g_autofree gboolean *have = g_new0 (gboolean, self->n_points);
-  RunContext ctx = { self, options, NULL, 0, dir };
-  ElkJournal *journal;
+  RunContext ctx = { self, options, NULL, 0, NULL };
+  ElkRunSession *session;
   GThreadPool *pool;
-  guint to_run = 0, done = 0;
+  const guint *todo;
+  guint n_todo = 0;
   gboolean ok = TRUE;
-  gint64 start = g_get_monotonic_time ();
 
-  if (options->shard_n > 0
-      && (options->shard_k < 1 || options->shard_k > options->shard_n))
-    {
-      g_set_error (error, ELK_EXPERIMENT_ERROR, ELK_EXPERIMENT_ERROR_INVALID,
-                   "shard %u/%u: K must be between 1 and N", options->shard_k,
-                   options->shard_n);
-      return FALSE;
-    }
   if (options->isolate && options->self_exe == NULL)
     {
       g_set_error (error, ELK_EXPERIMENT_ERROR, ELK_EXPERIMENT_ERROR_INVALID,
                    "isolated points need the path of elk-run");
       return FALSE;
     }
+  session = elk_run_session_begin (self, options, error);
+  if (session == NULL)
+    return FALSE;
+  todo = elk_run_session_get_todo (session, &n_todo);
 
-  fill_header (self, options, &header);
-  journal = elk__journal_open (dir, &header, options->resume, &records,
-                               error);
-  if (journal == NULL)
-    {
-      elk__journal_header_clear (&header);
-      return FALSE;
-    }
-
-  /* A journal record counts only if it is for this point as configured
-   * now; anything else in it is dropped. */
-  for (guint i = records->len; i > 0; i--)
-    {
-      ElkPointRecord *r = records->pdata[i - 1];
-      g_autofree char *key = point_key (self, r->point);
-      if (have[r->point] || strcmp (key, r->key) != 0)
-        g_ptr_array_remove_index (records, i - 1);
-      else
-        have[r->point] = TRUE;
-    }
-
+  ctx.trace_dir = session->dir;
   ctx.done = g_async_queue_new ();
   ctx.plan_threads = n_jobs == 1 ? 0 : 1;
   pool = g_thread_pool_new (pool_func, &ctx, (gint) n_jobs, TRUE, NULL);
-  for (guint p = 0; p < self->n_points; p++)
-    {
-      if (p % header.shard_n != header.shard_k - 1 || have[p])
-        continue;
-      g_thread_pool_push (pool, GUINT_TO_POINTER (p + 1), NULL);
-      to_run++;
-    }
-  if (options->progress && records->len > 0)
-    g_printerr ("resuming: %u point(s) already in %s, %u to run\n",
-                records->len, dir, to_run);
+  for (guint i = 0; i < n_todo; i++)
+    g_thread_pool_push (pool, GUINT_TO_POINTER (todo[i] + 1), NULL);
 
-  while (done < to_run)
+  for (guint i = 0; i < n_todo; i++)
     {
       Done *d = g_async_queue_pop (ctx.done);
-      done++;
-      if (options->progress)
-        print_progress (self, done, to_run, d->record, d->wall_s, start);
       if (ok)
-        ok = elk__journal_append (journal, d->record, error);
-      g_ptr_array_add (records, d->record);
+        ok = session_add_record (session, d->record, d->wall_s, error);
+      else
+        elk__point_record_free (d->record);
       g_free (d);
     }
   g_thread_pool_free (pool, FALSE, TRUE);
   g_async_queue_unref (ctx.done);
-  elk__journal_close (journal);
 
-  if (ok)
-    ok = elk__results_write (dir, &header, records, error);
-  if (ok)
-    *status = worst_status (records);
-  elk__journal_header_clear (&header);
-  return ok;
+  if (!ok)
+    {
+      elk_run_session_abort (session);
+      return FALSE;
+    }
+  return elk_run_session_finish (session, status, error);
 }
 
 /**

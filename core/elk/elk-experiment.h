@@ -100,6 +100,32 @@ ELK_API const char *elk_experiment_get_path (ElkExperiment *self);
 ELK_API char *elk_experiment_run_point_line (ElkExperiment *self,
                                              guint point,
                                              const char *trace_dir);
+/**
+ * ElkRunSession:
+ *
+ * A run in progress, for drivers other than elk_experiment_run()'s thread
+ * pool (MPI ranks, job schedulers): begin, run the points it lists with
+ * elk_experiment_run_point_line() wherever you like, add their lines as
+ * they come back, finish.
+ */
+typedef struct _ElkRunSession ElkRunSession;
+
+ELK_API ElkRunSession *elk_run_session_begin (ElkExperiment *self,
+                                              const ElkRunOptions *options,
+                                              GError **error);
+ELK_API const guint *elk_run_session_get_todo (ElkRunSession *session,
+                                               guint *n_points);
+ELK_API gboolean elk_run_session_add_line (ElkRunSession *session,
+                                           const char *line,
+                                           double wall_s,
+                                           GError **error);
+ELK_API gboolean elk_run_session_finish (ElkRunSession *session,
+                                         ElkRunStatus *status,
+                                         GError **error);
+ELK_API void elk_run_session_abort (ElkRunSession *session);
+ELK_API char *elk_experiment_dup_failed_point_line (ElkExperiment *self,
+                                                    guint point,
+                                                    const char *message);
 ELK_API gboolean elk_results_merge (const char *const *dirs,
                                     const char *output_dir,
                                     ElkRunStatus *status,
