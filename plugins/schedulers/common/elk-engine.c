@@ -139,6 +139,36 @@ elk__engine_init (ElkEngine *engine,
           return FALSE;
         }
     }
+  {
+    /* For G_MESSAGES_DEBUG=elk-compiler: how far the plan tables let a
+     * preload state grow past the unreplicated shard, and how much faster
+     * the fastest execute plan is than the fastest one compatible with the
+     * smallest preload state (what Basic and Static trade). */
+    double ratio = 0, speed = 0, hbm = 0;
+    for (guint i = 0; i < n; i++)
+      {
+        const ElkPlanTable *t = engine->tables[i];
+        guint64 max_cold = 0;
+        double fast = INFINITY, fast_min = INFINITY;
+        if (t->hbm_bytes == 0 || t->min_cold_bytes == 0)
+          continue;
+        for (guint e = 0; e < t->n_cold_hot; e++)
+          {
+            const ElkColdHot *ch = &t->cold_hot[e];
+            max_cold = MAX (max_cold, ch->cold_bytes);
+            fast = MIN (fast, ch->exec_s + ch->warmup_s);
+            if (ch->cold_bytes == t->cold_hot[0].cold_bytes)
+              fast_min = MIN (fast_min, ch->exec_s + ch->warmup_s);
+          }
+        ratio += (double) t->hbm_bytes * max_cold / t->min_cold_bytes;
+        speed += (double) t->hbm_bytes * fast_min / fast;
+        hbm += (double) t->hbm_bytes;
+      }
+    if (hbm > 0)
+      g_debug ("tables: HBM-weighted mean of largest/smallest preload state "
+               "%.2f; of fastest time at the smallest preload state / "
+               "fastest time %.2f", ratio / hbm, speed / hbm);
+  }
   return TRUE;
 }
 
