@@ -1,0 +1,410 @@
+/* elk-report-results.c: reading results.json into a table.
+ *
+ * The table keeps every column that any row has, in first-seen order, so
+ * that columns added to elk-run later show up in the report without a
+ * change here.  Cells keep their JSON kind: a null stays empty and is never
+ * read as zero, which is what keeps failed rows out of the plots.
+ */
+#include "config.h"
+
+#include <math.h>
+#include <string.h>
+#include <json-glib/json-glib.h>
+
+#include "elk-report-private.h"
+
+static void
+value_clear (ElkValue *value)
+{
+  g_clear_pointer (&value->string, g_free);
+}
+
+void
+elk__results_free (ElkResults *results)
+{
+  if (results == NULL)
+    return;
+  for (guint i = 0; i < results->rows->len; i++)
+    {
+      ElkRow *row = &g_array_index (results->rows, ElkRow, i);
+      for (guint c = 0; c < results->columns->len; c++)
+        value_clear (&row->values[c]);
+      g_free (row->values);
+    }
+  g_array_unref (results->rows);
+  g_ptr_array_unref (results->plugins);
+  g_ptr_array_unref (results->columns);
+  g_hash_table_unref (results->column_index);
+  g_ptr_array_unref (results->axes);
+  g_ptr_array_unref (results->designs);
+  g_ptr_array_unref (results->configs);
+  g_array_unref (results->config_points);
+  g_free (results->elk_version);
+  g_free (results->experiment);
+  g_free (results->experiment_sha256);
+  g_free (results);
+}
+
+int
+elk__results_column (const ElkResults *results, const char *name)
+{
+  gpointer index = g_hash_table_lookup (results->column_index, name);
+  return index != NULL ? GPOINTER_TO_INT (index) - 1 : -1;
+}
+
+const ElkValue *
+elk__row_get (const ElkResults *results, const ElkRow *row, int column)
+{
+  if (column < 0 || (guint) column >= results->columns->len)
+    return NULL;
+  return &row->values[column];
+}
+
+double
+elk__row_number (const ElkResults *results,
+                 const ElkRow *row,
+                 const char *column)
+{
+  const ElkValue *value
+    = elk__row_get (results, row, elk__results_column (results, column));
+  if (value == NULL || value->kind != ELK_VALUE_NUMBER)
+    return NAN;
+  return value->number;
+}
+
+char *
+elk__value_to_text (const ElkValue *value)
+{
+  char buf[G_ASCII_DTOSTR_BUF_SIZE];
+
+  if (value == NULL || value->kind == ELK_VALUE_NONE)
+    return g_strdup ("");
+  if (value->kind == ELK_VALUE_STRING)
+    return g_strdup (value->string);
+  /* elk-run writes 9 significant digits; printing them the same way gives
+   * back the text of the file ("2048", "1.6777216e+13"). */
+  g_ascii_formatd (buf, sizeof buf, "%.9g", value->number);
+  return g_strdup (buf);
+}
+
+gboolean
+elk__results_column_is_numeric (const ElkResults *results, int column)
+{
+  gboolean any = FALSE;
+
+  for (guint i = 0; i < results->rows->len; i++)
+    {
+      const ElkRow *row = &g_array_index (results->rows, ElkRow, i);
+      const ElkValue *value = elk__row_get (results, row, column);
+      if (value == NULL || value->kind == ELK_VALUE_NONE)
+        continue;
+      if (value->kind != ELK_VALUE_NUMBER)
+        return FALSE;
+      any = TRUE;
+    }
+  return any;
+}
+
+static guint
+add_column (ElkResults *results, const char *name)
+{
+  int index = elk__results_column (results, name);
+
+  if (index >= 0)
+    return index;
+  g_ptr_array_add (results->columns, g_strdup (name));
+  g_hash_table_insert (results->column_index,
+                       results->columns->pdata[results->columns->len - 1],
+                       GINT_TO_POINTER (results->columns->len));
+  return results->columns->len - 1;
+}
+
+static gboolean
+read_value (JsonNode *node,
+            ElkValue *value,
+            const char *path,
+            guint row,
+            const char *column,
+            GError **error)
+{
+  if (JSON_NODE_HOLDS_NULL (node))
+    {
+      value->kind = ELK_VALUE_NONE;
+      return TRUE;
+    }
+  if (JSON_NODE_HOLDS_VALUE (node))
+    {
+      GType type = json_node_get_value_type (node);
+      if (type == G_TYPE_INT64 || type == G_TYPE_DOUBLE)
+        {
+          value->kind = ELK_VALUE_NUMBER;
+          value->number = json_node_get_double (node);
+          return TRUE;
+        }
+      if (type == G_TYPE_STRING)
+        {
+          value->kind = ELK_VALUE_STRING;
+          value->string = g_strdup (json_node_get_string (node));
+          return TRUE;
+        }
+      if (type == G_TYPE_BOOLEAN)
+        {
+          value->kind = ELK_VALUE_STRING;
+          value->string = g_strdup (json_node_get_boolean (node) ? "true"
+                                                                 : "false");
+          return TRUE;
+        }
+    }
+  g_set_error (error, ELK_REPORT_ERROR, ELK_REPORT_ERROR_RESULTS,
+               "%s: row %u, column '%s': expected a number, a string or "
+               "null", path, row, column);
+  return FALSE;
+}
+
+static char *
+get_string_member (JsonObject *object,
+                   const char *member,
+                   const char *path,
+                   GError **error)
+{
+  JsonNode *node = json_object_get_member (object, member);
+
+  if (node == NULL || !JSON_NODE_HOLDS_VALUE (node)
+      || json_node_get_value_type (node) != G_TYPE_STRING)
+    {
+      g_set_error (error, ELK_REPORT_ERROR, ELK_REPORT_ERROR_RESULTS,
+                   "%s: expected a string member '%s' at the top level",
+                   path, member);
+      return NULL;
+    }
+  return g_strdup (json_node_get_string (node));
+}
+
+/* The configuration of a point is the text of its axis values; with no
+ * axes every row shares one configuration, named after the experiment. */
+static char *
+config_text (ElkResults *results, const ElkRow *row)
+{
+  GString *text = g_string_new (NULL);
+
+  for (guint a = 0; a < results->axes->len; a++)
+    {
+      const ElkValue *value = elk__row_get (
+        results, row, elk__results_column (results, results->axes->pdata[a]));
+      g_autofree char *cell = elk__value_to_text (value);
+      if (a > 0)
+        g_string_append (text, " / ");
+      g_string_append (text, cell);
+    }
+  if (results->axes->len == 0)
+    g_string_append (text, results->experiment);
+  return g_string_free (text, FALSE);
+}
+
+static guint
+intern (GPtrArray *names, const char *name)
+{
+  for (guint i = 0; i < names->len; i++)
+    if (strcmp (names->pdata[i], name) == 0)
+      return i;
+  g_ptr_array_add (names, g_strdup (name));
+  return names->len - 1;
+}
+
+/**
+ * elk__results_load:
+ * @path: results.json
+ * @axes: (array zero-terminated=1) (nullable): the sweep axis columns, from
+ *   the experiment file; %NULL takes every column whose name has a dot
+ *   (axis names are "frontend.x", "chip.x", ...; result columns never have
+ *   one)
+ */
+ElkResults *
+elk__results_load (const char *path, const char *const *axes, GError **error)
+{
+  g_autoptr (JsonParser) parser = json_parser_new ();
+  g_autoptr (ElkResults) results = g_new0 (ElkResults, 1);
+  g_autoptr (GError) local_error = NULL;
+  JsonObject *top;
+  JsonNode *node;
+  JsonArray *rows;
+
+  results->plugins = g_ptr_array_new_with_free_func (g_free);
+  results->columns = g_ptr_array_new_with_free_func (g_free);
+  results->column_index = g_hash_table_new (g_str_hash, g_str_equal);
+  results->rows = g_array_new (FALSE, TRUE, sizeof (ElkRow));
+  results->axes = g_ptr_array_new_with_free_func (g_free);
+  results->designs = g_ptr_array_new_with_free_func (g_free);
+  results->configs = g_ptr_array_new_with_free_func (g_free);
+  results->config_points = g_array_new (FALSE, FALSE, sizeof (guint));
+
+  if (!json_parser_load_from_mapped_file (parser, path, &local_error))
+    {
+      if (g_error_matches (local_error, G_FILE_ERROR, G_FILE_ERROR_NOENT))
+        g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_NOENT,
+                     "%s: no such file (run elk-run first)", path);
+      else
+        g_set_error (error, ELK_REPORT_ERROR, ELK_REPORT_ERROR_RESULTS,
+                     "%s: %s", path, local_error->message);
+      return NULL;
+    }
+  node = json_parser_get_root (parser);
+  if (node == NULL || !JSON_NODE_HOLDS_OBJECT (node))
+    {
+      g_set_error (error, ELK_REPORT_ERROR, ELK_REPORT_ERROR_RESULTS,
+                   "%s: expected a JSON object at the top level", path);
+      return NULL;
+    }
+  top = json_node_get_object (node);
+  if ((results->elk_version
+       = get_string_member (top, "elk_version", path, error))
+        == NULL
+      || (results->experiment
+          = get_string_member (top, "experiment", path, error))
+           == NULL
+      || (results->experiment_sha256
+          = get_string_member (top, "experiment_sha256", path, error))
+           == NULL)
+    return NULL;
+
+  node = json_object_get_member (top, "plugins");
+  if (node == NULL || !JSON_NODE_HOLDS_ARRAY (node))
+    {
+      g_set_error (error, ELK_REPORT_ERROR, ELK_REPORT_ERROR_RESULTS,
+                   "%s: expected an array member 'plugins'", path);
+      return NULL;
+    }
+  for (guint i = 0; i < json_array_get_length (json_node_get_array (node));
+       i++)
+    {
+      JsonNode *item = json_array_get_element (json_node_get_array (node), i);
+      if (!JSON_NODE_HOLDS_VALUE (item)
+          || json_node_get_value_type (item) != G_TYPE_STRING)
+        {
+          g_set_error (error, ELK_REPORT_ERROR, ELK_REPORT_ERROR_RESULTS,
+                       "%s: plugins[%u] is not a string", path, i);
+          return NULL;
+        }
+      g_ptr_array_add (results->plugins,
+                       g_strdup (json_node_get_string (item)));
+    }
+
+  node = json_object_get_member (top, "rows");
+  if (node == NULL || !JSON_NODE_HOLDS_ARRAY (node))
+    {
+      g_set_error (error, ELK_REPORT_ERROR, ELK_REPORT_ERROR_RESULTS,
+                   "%s: expected an array member 'rows'", path);
+      return NULL;
+    }
+  rows = json_node_get_array (node);
+
+  /* Columns first, so that every row gets a cell for each. */
+  for (guint i = 0; i < json_array_get_length (rows); i++)
+    {
+      JsonNode *item = json_array_get_element (rows, i);
+      JsonObjectIter iter;
+      const char *name;
+
+      if (!JSON_NODE_HOLDS_OBJECT (item))
+        {
+          g_set_error (error, ELK_REPORT_ERROR, ELK_REPORT_ERROR_RESULTS,
+                       "%s: rows[%u] is not an object", path, i);
+          return NULL;
+        }
+      json_object_iter_init_ordered (&iter, json_node_get_object (item));
+      while (json_object_iter_next_ordered (&iter, &name, NULL))
+        add_column (results, name);
+    }
+
+  if (axes != NULL)
+    {
+      for (guint a = 0; axes[a] != NULL; a++)
+        g_ptr_array_add (results->axes, g_strdup (axes[a]));
+    }
+  else
+    {
+      for (guint c = 0; c < results->columns->len; c++)
+        if (strchr (results->columns->pdata[c], '.') != NULL)
+          g_ptr_array_add (results->axes, g_strdup (results->columns->pdata[c]));
+    }
+
+  for (const char *const *need
+       = (const char *const[]){ "point", "label", "status", NULL };
+       *need != NULL; need++)
+    if (json_array_get_length (rows) > 0
+        && elk__results_column (results, *need) < 0)
+      {
+        g_set_error (error, ELK_REPORT_ERROR, ELK_REPORT_ERROR_RESULTS,
+                     "%s: the rows have no '%s' column", path, *need);
+        return NULL;
+      }
+
+  for (guint i = 0; i < json_array_get_length (rows); i++)
+    {
+      JsonObject *object = json_node_get_object (
+        json_array_get_element (rows, i));
+      ElkRow row = { 0 };
+      const ElkValue *cell;
+      g_autofree char *config = NULL;
+      guint n_configs;
+      JsonObjectIter iter;
+      const char *name;
+      JsonNode *member;
+
+      row.values = g_new0 (ElkValue, results->columns->len);
+      g_array_append_val (results->rows, row);
+      json_object_iter_init_ordered (&iter, object);
+      while (json_object_iter_next_ordered (&iter, &name, &member))
+        if (!read_value (member, &row.values[elk__results_column (results,
+                                                                   name)],
+                         path, i, name, error))
+          return NULL;
+
+      cell = elk__row_get (results, &row,
+                           elk__results_column (results, "point"));
+      if (cell->kind != ELK_VALUE_NUMBER || cell->number < 0
+          || cell->number != floor (cell->number))
+        {
+          g_set_error (error, ELK_REPORT_ERROR, ELK_REPORT_ERROR_RESULTS,
+                       "%s: rows[%u].point is not a point index", path, i);
+          return NULL;
+        }
+      row.point = (guint) cell->number;
+
+      cell = elk__row_get (results, &row,
+                           elk__results_column (results, "status"));
+      row.ok = cell->kind == ELK_VALUE_STRING
+               && strcmp (cell->string, "ok") == 0;
+      if (!row.ok)
+        results->n_failed++;
+
+      cell = elk__row_get (results, &row,
+                           elk__results_column (results, "label"));
+      if (cell->kind == ELK_VALUE_STRING && cell->string[0] != '\0')
+        row.design = intern (results->designs, cell->string);
+      else
+        {
+          g_autofree char *text = elk__value_to_text (elk__row_get (
+            results, &row, elk__results_column (results, "scheduler")));
+          row.design = intern (results->designs, text);
+        }
+
+      /* Rows come in point order, so configurations are numbered in point
+       * order; two points with the same axis values (which a sweep never
+       * makes) would still get a configuration each. */
+      config = config_text (results, &row);
+      n_configs = results->configs->len;
+      if (n_configs > 0
+          && g_array_index (results->config_points, guint, n_configs - 1)
+               == row.point)
+        row.config = n_configs - 1;
+      else
+        {
+          g_ptr_array_add (results->configs, g_steal_pointer (&config));
+          g_array_append_val (results->config_points, row.point);
+          row.config = results->configs->len - 1;
+        }
+      g_array_index (results->rows, ElkRow, i) = row;
+    }
+  return g_steal_pointer (&results);
+}
