@@ -87,6 +87,26 @@ main (int argc, char *argv[])
   };
 
   setlocale (LC_ALL, "");
+
+  /* GOption does not read "-j2" as "-j 2"; make and nproc users type it. */
+  {
+    GPtrArray *args = g_ptr_array_new ();
+    for (int i = 0; i < argc; i++)
+      {
+        if (g_str_has_prefix (argv[i], "-j") && argv[i][2] != '\0'
+            && g_ascii_isdigit (argv[i][2]))
+          {
+            g_ptr_array_add (args, (gpointer) "-j");
+            g_ptr_array_add (args, argv[i] + 2);
+          }
+        else
+          g_ptr_array_add (args, argv[i]);
+      }
+    argc = (int) args->len;
+    g_ptr_array_add (args, NULL);
+    argv = (char **) g_ptr_array_free (args, FALSE);
+  }
+
   context = g_option_context_new ("EXPERIMENT.xml");
   g_option_context_set_summary (context,
                                 "Compile and run an elk experiment: every "
