@@ -152,8 +152,9 @@ typedef enum
  * @exec_space: Static only: the fixed per-core execution space.
  * @largest_cold: Basic and Static: use every operator's largest fitting
  *   preload-state layout instead of its smallest.
- * @abandon_on_cap: give up (not an error) when a step would need the
- *   whole per-layer preload cap (non-default preload orders, §3.7).
+ * @abandon_on_cap: give up a non-default preload order (not an error) as
+ *   soon as a step reaches the per-layer preload cap (§3.7, the artifact's
+ *   rule); the identity order is never given up.
  */
 typedef struct
 {
