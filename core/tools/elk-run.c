@@ -17,6 +17,11 @@
 
 #include <elk/elk.h>
 
+/* MPI hook (issue 11): see elk-run-mpi.c and docs/clusters.md. */
+#ifdef ELK_HAVE_MPI
+#include "elk-run-mpi.h"
+#endif
+
 enum
 {
   EXIT_USAGE = 1,
@@ -259,6 +264,12 @@ main (int argc, char *argv[])
   options.timeout_s = timeout_s;
   self_exe = g_file_read_link ("/proc/self/exe", NULL);
   options.self_exe = self_exe;
+  /* MPI hook (issue 11): under mpirun with 2 or more ranks, the MPI driver
+   * runs the points instead of the thread pool. */
+#ifdef ELK_HAVE_MPI
+  if (elk_run_mpi_active ())
+    return elk_run_mpi_main (experiment, &options);
+#endif
   if (!elk_experiment_run (experiment, &options, &status, &error))
     {
       g_printerr ("elk-run: %s\n", error->message);
