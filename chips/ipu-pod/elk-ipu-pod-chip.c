@@ -44,6 +44,29 @@ elk_ipu_pod_units_get_type (void)
   return (GType) type;
 }
 
+typedef enum
+{
+  ELK_IPU_POD_MODE_TIMING,
+  ELK_IPU_POD_MODE_FUNCTIONAL,
+} ElkIpuPodMode;
+
+static GType
+elk_ipu_pod_mode_get_type (void)
+{
+  static gsize type = 0;
+  static const GEnumValue values[] = {
+    { ELK_IPU_POD_MODE_TIMING, "ELK_IPU_POD_MODE_TIMING", "timing" },
+    { ELK_IPU_POD_MODE_FUNCTIONAL, "ELK_IPU_POD_MODE_FUNCTIONAL",
+      "functional" },
+    { 0, NULL, NULL },
+  };
+
+  if (g_once_init_enter (&type))
+    g_once_init_leave (&type, g_enum_register_static ("ElkIpuPodMode",
+                                                      values));
+  return (GType) type;
+}
+
 #define ELK_TYPE_IPU_POD_CHIP (elk_ipu_pod_chip_get_type ())
 G_DECLARE_FINAL_TYPE (ElkIpuPodChip, elk_ipu_pod_chip, ELK, IPU_POD_CHIP,
                       GObject)
@@ -63,6 +86,11 @@ struct _ElkIpuPodChip
   guint64 last_events;
   double last_latency_cycles;
   char *last_report;
+  /* Functional mode. */
+  gint mode;
+  guint seed;
+  GHashTable *inputs;
+  GHashTable *last_tensors;
 };
 
 enum
@@ -92,9 +120,20 @@ enum
   PROP_LAST_EVENTS,
   PROP_LAST_LATENCY_CYCLES,
   PROP_LAST_REPORT,
+  PROP_MODE,
+  PROP_SEED,
+  PROP_INPUTS,
+  PROP_LAST_TENSORS,
   N_PROPS
 };
 static GParamSpec *properties[N_PROPS];
+
+enum
+{
+  SIGNAL_RESOLVE_TENSOR,
+  N_SIGNALS
+};
+static guint signals[N_SIGNALS];
 
 static void elk_ipu_pod_chip_iface_init (ElkChipInterface *iface);
 
@@ -200,6 +239,19 @@ machine_from_props (const ElkIpuPodChip *self, IpuMachine *m)
   m->kernel.slice_fixed *= self->kernel_scale;
 }
 
+/* Functional mode asks the "resolve-tensor" signal for tensors that no
+ * operator writes (views such as a head-major query) and that the caller
+ * did not give. */
+static GBytes *
+resolve_tensor (const char *name, GHashTable *tensors, gpointer user_data)
+{
+  GBytes *bytes = NULL;
+
+  g_signal_emit (user_data, signals[SIGNAL_RESOLVE_TENSOR], 0, name, tensors,
+                 &bytes);
+  return bytes;
+}
+
 static ElkMetrics *
 elk_ipu_pod_chip_run_traced (ElkChip *chip,
                              ElkProgram *program,
@@ -240,6 +292,30 @@ elk_ipu_pod_chip_run_traced (ElkChip *chip,
                    "%.6g s (compute bound %.6g s)", metrics->latency_s,
                    bound_hbm, bound_compute);
       return NULL;
+    }
+
+  if (self->mode == ELK_IPU_POD_MODE_FUNCTIONAL)
+    {
+      IpuFunctional f = { 0 };
+      IpuFuncReport fr;
+      g_autoptr(GHashTable) tensors = g_hash_table_new_full (
+        g_str_hash, g_str_equal, g_free, (GDestroyNotify) g_bytes_unref);
+
+      f.inputs = self->inputs;
+      f.seed = self->seed;
+      f.resolve = resolve_tensor;
+      f.resolve_data = self;
+      f.tensors = tensors;
+      if (!elk__ipu_functional (&m, program, &f, &fr, error))
+        return NULL;
+      g_clear_pointer (&self->last_tensors, g_hash_table_unref);
+      self->last_tensors = g_steal_pointer (&tensors);
+      g_debug ("functional: %" G_GUINT64_FORMAT " operators, %"
+               G_GUINT64_FORMAT " kernel calls, %" G_GUINT64_FORMAT
+               " rotation shifts, %" G_GUINT64_FORMAT " elements from HBM, %"
+               G_GUINT64_FORMAT " between tiles (%" G_GUINT64_FORMAT
+               " across chips)", fr.ops, fr.kernel_calls, fr.shifts,
+               fr.hbm_elements, fr.exchanged_elements, fr.xchip_elements);
     }
 
   self->last_sram_hwm = r.sram_hwm;
@@ -325,6 +401,10 @@ elk_ipu_pod_chip_get_property (GObject *object, guint prop_id,
       g_value_set_double (value, self->last_latency_cycles);
       break;
     case PROP_LAST_REPORT: g_value_set_string (value, self->last_report); break;
+    case PROP_MODE: g_value_set_enum (value, self->mode); break;
+    case PROP_SEED: g_value_set_uint (value, self->seed); break;
+    case PROP_INPUTS: g_value_set_boxed (value, self->inputs); break;
+    case PROP_LAST_TENSORS: g_value_set_boxed (value, self->last_tensors); break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
@@ -361,6 +441,12 @@ elk_ipu_pod_chip_set_property (GObject *object, guint prop_id,
     case PROP_EXCHANGE_CYCLES: self->exchange_cycles = g_value_get_double (value); break;
     case PROP_KERNEL_SCALE: self->kernel_scale = g_value_get_double (value); break;
     case PROP_TRACE_TILES: self->trace_tiles = g_value_get_uint (value); break;
+    case PROP_MODE: self->mode = g_value_get_enum (value); break;
+    case PROP_SEED: self->seed = g_value_get_uint (value); break;
+    case PROP_INPUTS:
+      g_clear_pointer (&self->inputs, g_hash_table_unref);
+      self->inputs = g_value_dup_boxed (value);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
@@ -372,6 +458,8 @@ elk_ipu_pod_chip_finalize (GObject *object)
   ElkIpuPodChip *self = ELK_IPU_POD_CHIP (object);
 
   g_free (self->last_report);
+  g_clear_pointer (&self->inputs, g_hash_table_unref);
+  g_clear_pointer (&self->last_tensors, g_hash_table_unref);
   G_OBJECT_CLASS (elk_ipu_pod_chip_parent_class)->finalize (object);
 }
 
@@ -458,7 +546,36 @@ elk_ipu_pod_chip_class_init (ElkIpuPodChipClass *klass)
     G_MAXDOUBLE, 0, RO);
   properties[PROP_LAST_REPORT] = g_param_spec_string ("last-report", NULL,
     "The counters of the last run, one line", NULL, RO);
+  properties[PROP_MODE] = g_param_spec_enum ("mode", NULL,
+    "timing: times and memory only; functional: also run the program on "
+    "real float data tile by tile (small graphs) and keep every tensor in "
+    "last-tensors", elk_ipu_pod_mode_get_type (), ELK_IPU_POD_MODE_TIMING,
+    FLAGS);
+  properties[PROP_SEED] = g_param_spec_uint ("seed", NULL,
+    "Functional mode: seed of the pseudo-random values (in [-1, 1)) of "
+    "tensors that have no data", 0, G_MAXUINT, 1, FLAGS);
+  properties[PROP_INPUTS] = g_param_spec_boxed ("inputs", NULL,
+    "Functional mode: GHashTable of tensor name to GBytes of float32 "
+    "row-major data for inputs and weights", G_TYPE_HASH_TABLE,
+    G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS);
+  properties[PROP_LAST_TENSORS] = g_param_spec_boxed ("last-tensors", NULL,
+    "Functional mode: every tensor of the last run (name to GBytes of "
+    "float32), inputs as used and outputs gathered from the tiles",
+    G_TYPE_HASH_TABLE, RO);
   g_object_class_install_properties (object_class, N_PROPS, properties);
+
+  /**
+   * ElkIpuPodChip::resolve-tensor:
+   * @name: a tensor no operator writes and "inputs" does not hold
+   * @tensors: the tensors so far (GHashTable of name to float32 GBytes)
+   *
+   * Returns: (transfer full) (nullable): the tensor's float32 data, or
+   *   %NULL for seeded values.
+   */
+  signals[SIGNAL_RESOLVE_TENSOR] = g_signal_new ("resolve-tensor",
+    G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0,
+    g_signal_accumulator_first_wins, NULL, NULL, G_TYPE_BYTES, 2,
+    G_TYPE_STRING, G_TYPE_HASH_TABLE);
 }
 
 static void

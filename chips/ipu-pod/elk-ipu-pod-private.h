@@ -70,4 +70,49 @@ gboolean elk__ipu_emulate (const IpuMachine *m,
                            IpuReport *report,
                            GError **error);
 
+/**
+ * IpuResolveFunc:
+ * @name: a tensor that no operator writes and the caller gave no data for
+ * @tensors: every tensor known so far (name to float32 GBytes)
+ *
+ * Returns: (transfer full) (nullable): its data, or %NULL for seeded
+ *   pseudo-random values.
+ */
+typedef GBytes *(*IpuResolveFunc) (const char *name,
+                                   GHashTable *tensors,
+                                   gpointer user_data);
+
+/**
+ * IpuFunctional:
+ *
+ * What functional mode reads and fills.  @inputs (nullable) maps tensor
+ * names to float32 row-major data; tensors without data are asked of
+ * @resolve, then filled from @seed.  @tensors receives every tensor the run
+ * used or produced (inputs as used, outputs gathered from the tiles).
+ */
+typedef struct
+{
+  GHashTable *inputs;
+  guint32 seed;
+  IpuResolveFunc resolve;
+  gpointer resolve_data;
+  GHashTable *tensors;
+} IpuFunctional;
+
+typedef struct
+{
+  guint64 ops;
+  guint64 kernel_calls;
+  guint64 shifts;               /* rotation exchanges */
+  guint64 hbm_elements;         /* read into preload layouts */
+  guint64 exchanged_elements;   /* read from another tile */
+  guint64 xchip_elements;       /* of those, from another chip */
+} IpuFuncReport;
+
+gboolean elk__ipu_functional (const IpuMachine *m,
+                              ElkProgram *program,
+                              IpuFunctional *f,
+                              IpuFuncReport *report,
+                              GError **error);
+
 G_END_DECLS

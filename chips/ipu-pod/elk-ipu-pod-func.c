@@ -1,0 +1,1203 @@
+/* elk-ipu-pod-func.c: the IPU-POD emulator's functional mode.
+ *
+ * Tiles hold real float data and the program runs on it: every
+ * preload_async copies each tile's preload-state pieces out of "HBM" (the
+ * tensors' host arrays) into that tile's buffers; every execute gathers
+ * each tile's execute-state pieces from the tiles that hold them (the
+ * producer's output layout for activations, the preload layout for
+ * weights: data distribution), runs the compute-shift steps of the plan
+ * with real kernels, moves the rotating pieces from tile to tile between
+ * steps, and reduce-scatters the partial outputs that the rotation did not
+ * consume.  The output's final layout (which tile holds which element) is
+ * what the next consumer gathers from, and what the caller reads back.
+ *
+ * The schedule is the emulator's own, derived only from the plan (spatial
+ * vector and temporal matrix), never from the compiler:
+ *
+ *  - Along loop dimension d the tile's part (sl = ceil(L / spatial)) is cut
+ *    into Tmax = max_v temporal[d][v] chunks of step = ceil(sl / Tmax).
+ *    The factors along d form a divisibility chain; their gcd rounds (as in
+ *    the timing engine) are digits of the chunk index, the coarsest first.
+ *    An operand rotating t ways along d takes part in the first rounds
+ *    whose sizes multiply to t, and holds the chunks whose leading digits
+ *    are its own.
+ *  - Every tile has one value per round, shared by all operands of the
+ *    round.  At the start it is the sum over the round's operands of that
+ *    operand's ring position digit (the replica index over the dimensions
+ *    the operand does not index, mod its rotation product, in mixed radix
+ *    over its rounds): Cannon's skew, generalised.  A shift of round r
+ *    moves every operand of r one step along its ring (each tile receives
+ *    the piece whose digit is one higher) and adds 1 to the round's value;
+ *    between two compute steps exactly one round shifts (the odometer of
+ *    the timing engine, never turning back), so every combination of
+ *    digits is computed exactly once.
+ *  - A plan whose rings cannot be laid out this way (a ring that would
+ *    hold one piece twice) is refused with an error naming the operator.
+ *
+ * Everything is plain C on arrays allocated per operator; the kernels loop
+ * over plain floats with precomputed strides.
+ */
+#include "config.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "elk-ipu-pod-private.h"
+
+#define MAX_ROUNDS 64
+#define NONE G_MAXUINT32
+
+typedef enum
+{
+  F_MAC,      /* out += a * b */
+  F_ADD,
+  F_SUB,
+  F_MUL,
+  F_DIV,
+  F_SUB_EXP,  /* exp (a - b) */
+  F_MAX2,
+  F_MIN2,
+  F_COPY_LAST, /* gather: the rows the indices select are the last input */
+  U_RELU,
+  U_SILU,
+  U_GELU,
+  U_TANH,
+  U_SQUARE,
+  U_RSQRT,
+  U_SQRT,
+  U_EXP,
+  U_NEG,
+  U_SIGMOID,
+  U_ABS,
+  U_COPY,
+  R_SUM,
+  R_MAX,
+  R_MIN,
+} FuncKind;
+
+typedef struct
+{
+  const char *type;
+  ElkOpKind kind;
+  FuncKind fn;
+} KernelName;
+
+static const KernelName kernel_names[] = {
+  { "matmul", ELK_OP_MATMUL, F_MAC },
+  { "batch-matmul", ELK_OP_MATMUL, F_MAC },
+  { "add", ELK_OP_ELEMENTWISE, F_ADD },
+  { "bias-add", ELK_OP_ELEMENTWISE, F_ADD },
+  { "sub", ELK_OP_ELEMENTWISE, F_SUB },
+  { "mul", ELK_OP_ELEMENTWISE, F_MUL },
+  { "div", ELK_OP_ELEMENTWISE, F_DIV },
+  { "sub-exp", ELK_OP_ELEMENTWISE, F_SUB_EXP },
+  { "max", ELK_OP_ELEMENTWISE, F_MAX2 },
+  { "min", ELK_OP_ELEMENTWISE, F_MIN2 },
+  { "relu", ELK_OP_UNARY, U_RELU },
+  { "silu", ELK_OP_UNARY, U_SILU },
+  { "gelu", ELK_OP_UNARY, U_GELU },
+  { "tanh", ELK_OP_UNARY, U_TANH },
+  { "square", ELK_OP_UNARY, U_SQUARE },
+  { "rsqrt", ELK_OP_UNARY, U_RSQRT },
+  { "sqrt", ELK_OP_UNARY, U_SQRT },
+  { "exp", ELK_OP_UNARY, U_EXP },
+  { "neg", ELK_OP_UNARY, U_NEG },
+  { "sigmoid", ELK_OP_UNARY, U_SIGMOID },
+  { "abs", ELK_OP_UNARY, U_ABS },
+  { "copy", ELK_OP_UNARY, U_COPY },
+  { "sum", ELK_OP_REDUCE, R_SUM },
+  { "max", ELK_OP_REDUCE, R_MAX },
+  { "min", ELK_OP_REDUCE, R_MIN },
+};
+
+/* Where the elements of a tensor live: per element the tile and the
+ * offset in that tile's buffer (NONE: nobody holds it). */
+typedef struct
+{
+  guint32 *tile;
+  guint32 *off;
+  float **bufs;     /* per tile, owned */
+  guint32 n_tiles;
+} Layout;
+
+typedef struct
+{
+  const IpuMachine *m;
+  const ElkGraph *graph;
+  IpuFunctional *f;
+  float **host;          /* per tensor: HBM / resident data, or NULL */
+  Layout *produced;      /* per tensor: the producer's output layout */
+  Layout *cold;          /* per op x operand: the preload-state layout */
+  guint32 **cold_box;    /* per op x operand: per tile lo/hi per axis */
+  IpuFuncReport *rep;
+} Func;
+
+static guint64
+ceil_div (guint64 a, guint64 b)
+{
+  return b == 0 ? 0 : (a + b - 1) / b;
+}
+
+static guint32
+gcd32 (guint32 a, guint32 b)
+{
+  while (b != 0)
+    {
+      guint32 t = a % b;
+      a = b;
+      b = t;
+    }
+  return a;
+}
+
+static void
+layout_clear (Layout *l)
+{
+  if (l->bufs != NULL)
+    for (guint32 t = 0; t < l->n_tiles; t++)
+      g_free (l->bufs[t]);
+  g_free (l->bufs);
+  g_free (l->tile);
+  g_free (l->off);
+  memset (l, 0, sizeof (*l));
+}
+
+static guint8
+operand_mask (const ElkOp *op, guint v)
+{
+  guint8 mask = 0;
+  for (guint x = 0; x < op->access[v].n_axes; x++)
+    mask |= (guint8) (1u << op->access[v].dims[x][0]);
+  return mask;
+}
+
+/* ---- Host data: given, resolved, or seeded. ---- */
+
+static guint64
+splitmix (guint64 *s)
+{
+  guint64 z = (*s += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+static float *
+host_data (Func *F, guint32 tid, GError **error)
+{
+  const ElkTensor *t = elk_graph_get_tensor (F->graph, tid);
+  GBytes *given = NULL;
+  float *data;
+
+  if (F->host[tid] != NULL)
+    return F->host[tid];
+  if (F->f->inputs != NULL)
+    given = g_hash_table_lookup (F->f->inputs, t->name);
+  if (given != NULL)
+    given = g_bytes_ref (given);
+  else if (F->f->resolve != NULL)
+    given = F->f->resolve (t->name, F->f->tensors, F->f->resolve_data);
+  data = g_new (float, MAX (t->n_elements, 1));
+  if (given != NULL)
+    {
+      if (g_bytes_get_size (given) != t->n_elements * sizeof (float))
+        {
+          g_set_error (error, ELK_CHIP_ERROR, ELK_CHIP_ERROR_RUN,
+                       "chip 'ipu-pod': functional data for tensor '%s' has "
+                       "%zu bytes, expected %" G_GUINT64_FORMAT " (%"
+                       G_GUINT64_FORMAT " float32 elements)", t->name,
+                       g_bytes_get_size (given),
+                       t->n_elements * sizeof (float), t->n_elements);
+          g_bytes_unref (given);
+          g_free (data);
+          return NULL;
+        }
+      memcpy (data, g_bytes_get_data (given, NULL),
+              t->n_elements * sizeof (float));
+      g_bytes_unref (given);
+    }
+  else
+    {
+      /* Deterministic values in [-1, 1) from the seed and the name. */
+      guint64 s = ((guint64) F->f->seed << 32) ^ g_str_hash (t->name);
+      for (guint64 i = 0; i < t->n_elements; i++)
+        data[i] = (float) ((double) (splitmix (&s) >> 11) * 0x1.0p-52 - 1.0);
+    }
+  F->host[tid] = data;
+  g_hash_table_replace (F->f->tensors, g_strdup (t->name),
+                        g_bytes_new (data, t->n_elements * sizeof (float)));
+  return data;
+}
+
+/* ---- Kernels ---- */
+
+static gboolean
+find_kernel (const ElkOp *op, FuncKind *fn, GError **error)
+{
+  GString *known;
+
+  if (op->kind == ELK_OP_GATHER)
+    {
+      *fn = F_COPY_LAST;
+      return TRUE;
+    }
+  for (guint i = 0; i < G_N_ELEMENTS (kernel_names); i++)
+    if (kernel_names[i].kind == op->kind
+        && g_strcmp0 (kernel_names[i].type, op->type) == 0)
+      {
+        *fn = kernel_names[i].fn;
+        return TRUE;
+      }
+  known = g_string_new (NULL);
+  for (guint i = 0; i < G_N_ELEMENTS (kernel_names); i++)
+    if (kernel_names[i].kind == op->kind)
+      g_string_append_printf (known, "%s%s", known->len ? ", " : "",
+                              kernel_names[i].type);
+  g_set_error (error, ELK_CHIP_ERROR, ELK_CHIP_ERROR_RUN,
+               "chip 'ipu-pod': functional mode has no kernel for operator "
+               "'%s' of type '%s' (kind %s); it knows %s", op->name,
+               op->type, elk_op_kind_to_string (op->kind),
+               known->len ? known->str : "no type of this kind");
+  g_string_free (known, TRUE);
+  return FALSE;
+}
+
+static float
+identity_of (FuncKind fn)
+{
+  return fn == R_MAX ? -INFINITY : fn == R_MIN ? INFINITY : 0.0f;
+}
+
+static inline float
+combine (FuncKind fn, float a, float b)
+{
+  return fn == R_MAX ? fmaxf (a, b) : fn == R_MIN ? fminf (a, b) : a + b;
+}
+
+static inline float
+apply_unary (FuncKind fn, float a)
+{
+  switch (fn)
+    {
+    case U_RELU: return a > 0 ? a : 0;
+    case U_SILU: return a / (1.0f + expf (-a));
+    case U_GELU: return 0.5f * a * (1.0f + erff (a * (float) M_SQRT1_2));
+    case U_TANH: return tanhf (a);
+    case U_SQUARE: return a * a;
+    case U_RSQRT: return 1.0f / sqrtf (a);
+    case U_SQRT: return sqrtf (a);
+    case U_EXP: return expf (a);
+    case U_NEG: return -a;
+    case U_SIGMOID: return 1.0f / (1.0f + expf (-a));
+    case U_ABS: return fabsf (a);
+    default: return a;
+    }
+}
+
+/* One kernel call on a tile: the box lo[d]..lo[d]+len[d] of the iteration
+ * space; operand v's element at the box origin is at base[v] in buf[v],
+ * and moving one along loop dimension d moves sd[v][d] in it. */
+static void
+run_kernel (FuncKind fn,
+            guint n_dims,
+            guint n_operands,
+            const guint64 *len,
+            float *const *buf,
+            const guint64 *base,
+            guint64 sd[][ELK_MAX_DIMS])
+{
+  guint64 idx[ELK_MAX_DIMS] = { 0 }, off[ELK_MAX_OPERANDS];
+  guint last = n_dims - 1;
+  float *out = buf[0];
+  const float *a = n_operands > 1 ? buf[1] : NULL;
+  const float *b = n_operands > 2 ? buf[2] : NULL;
+  const float *z = buf[n_operands - 1];
+
+  for (guint d = 0; d < n_dims; d++)
+    if (len[d] == 0)
+      return;
+  for (;;)
+    {
+      guint64 n = len[last];
+      guint64 s0 = sd[0][last], s1 = n_operands > 1 ? sd[1][last] : 0;
+      guint64 s2 = n_operands > 2 ? sd[2][last] : 0;
+      guint64 sz = sd[n_operands - 1][last];
+
+      for (guint v = 0; v < n_operands; v++)
+        {
+          off[v] = base[v];
+          for (guint d = 0; d < last; d++)
+            off[v] += idx[d] * sd[v][d];
+        }
+      for (guint64 i = 0; i < n; i++)
+        {
+          float *o = out + off[0] + i * s0;
+          float x = a != NULL ? a[off[1] + i * s1] : 0;
+          float y = b != NULL ? b[off[2] + i * s2] : 0;
+          switch (fn)
+            {
+            case F_MAC: *o += x * y; break;
+            case F_ADD: *o = x + y; break;
+            case F_SUB: *o = x - y; break;
+            case F_MUL: *o = x * y; break;
+            case F_DIV: *o = x / y; break;
+            case F_SUB_EXP: *o = expf (x - y); break;
+            case F_MAX2: *o = fmaxf (x, y); break;
+            case F_MIN2: *o = fminf (x, y); break;
+            case F_COPY_LAST: *o = z[off[n_operands - 1] + i * sz]; break;
+            case R_SUM: *o += x; break;
+            case R_MAX: *o = fmaxf (*o, x); break;
+            case R_MIN: *o = fminf (*o, x); break;
+            default: *o = apply_unary (fn, x); break;
+            }
+        }
+      /* The odometer over the outer dimensions. */
+      {
+        gint d;
+        for (d = (gint) last - 1; d >= 0; d--)
+          {
+            if (++idx[d] < len[d])
+              break;
+            idx[d] = 0;
+          }
+        if (d < 0)
+          return;
+      }
+    }
+}
+
+/* ---- One operator on the tiles ---- */
+
+typedef struct
+{
+  guint n;
+  guint32 size[MAX_ROUNDS];
+  guint8 dim[MAX_ROUNDS];
+  guint8 mask[MAX_ROUNDS];
+} Rounds;
+
+/* The element of operand v's tensor at loop coordinates g: flat index. */
+static guint64
+flat_index (const ElkTensor *t, const ElkAccess *acc, const guint64 *g)
+{
+  guint64 f = 0;
+  for (guint x = 0; x < acc->n_axes; x++)
+    f = f * t->shape[x] + g[acc->dims[x][0]];
+  return f;
+}
+
+/* Reads element @flat of tensor @tid for @tile, from wherever it lives:
+ * the tile itself, another tile (the exchange), or the host array. */
+typedef struct
+{
+  const Layout *lay;
+  const float *host;
+  const guint32 *box;   /* the reading tile's own preload box, or NULL */
+  const float *own;     /* the reading tile's own preload buffer */
+} Source;
+
+static gboolean
+fetch (Func *F, const Source *src, guint32 tile, guint64 flat,
+       float *out)
+{
+  if (src->lay != NULL)
+    {
+      guint32 h = src->lay->tile[flat];
+      if (h == NONE)
+        return FALSE;
+      *out = src->lay->bufs[h][src->lay->off[flat]];
+      if (h != tile)
+        {
+          F->rep->exchanged_elements++;
+          if (h / F->m->tiles_per_chip != tile / F->m->tiles_per_chip)
+            F->rep->xchip_elements++;
+        }
+      return TRUE;
+    }
+  *out = src->host[flat];
+  return TRUE;
+}
+
+/* The preload-state layout of operand v of op i (an HBM input): each tile
+ * of the preload plan holds the part (replica index mod the rotation
+ * product) of its spatial piece, read from HBM. */
+static gboolean
+preload_op (Func *F, guint i, const ElkPlan *cp, GError **error)
+{
+  const ElkOp *op = elk_graph_get_op (F->graph, i);
+  guint64 sl[ELK_MAX_DIMS];
+  guint32 cores = 1;
+
+  for (guint d = 0; d < op->n_dims; d++)
+    {
+      sl[d] = ceil_div (op->extents[d], cp->spatial[d]);
+      cores *= cp->spatial[d];
+    }
+  for (guint v = 1; v < op->n_operands; v++)
+    {
+      const ElkTensor *t = elk_graph_get_tensor (F->graph, op->tensors[v]);
+      const ElkAccess *acc = &op->access[v];
+      Layout *lay = &F->cold[i * ELK_MAX_OPERANDS + v];
+      guint32 *box;
+      guint8 mask = operand_mask (op, v);
+      guint32 tprod = 1;
+      float *host;
+
+      if (t->origin == ELK_TENSOR_ORIGIN_ACTIVATION)
+        continue;
+      host = host_data (F, op->tensors[v], error);
+      if (host == NULL)
+        return FALSE;
+      for (guint d = 0; d < op->n_dims; d++)
+        tprod *= cp->temporal[d][v];
+      lay->n_tiles = cores;
+      lay->bufs = g_new0 (float *, cores);
+      lay->tile = g_new (guint32, MAX (t->n_elements, 1));
+      lay->off = g_new (guint32, MAX (t->n_elements, 1));
+      memset (lay->tile, 0xff, sizeof (guint32) * MAX (t->n_elements, 1));
+      box = g_new0 (guint32, (gsize) cores * 2 * ELK_MAX_DIMS);
+      F->cold_box[i * ELK_MAX_OPERANDS + v] = box;
+
+      for (guint32 tile = 0; tile < cores; tile++)
+        {
+          guint32 c[ELK_MAX_DIMS], part, rest = tile;
+          guint64 ridx = 0, lo[ELK_MAX_DIMS], hi[ELK_MAX_DIMS];
+          guint64 g[ELK_MAX_DIMS], n = 1, k = 0;
+          guint32 *b = box + (gsize) tile * 2 * ELK_MAX_DIMS;
+
+          for (gint d = (gint) op->n_dims - 1; d >= 0; d--)
+            {
+              c[d] = rest % cp->spatial[d];
+              rest /= cp->spatial[d];
+            }
+          for (guint d = 0; d < op->n_dims; d++)
+            if (!(mask & (1u << d)))
+              ridx = ridx * cp->spatial[d] + c[d];
+          part = (guint32) (ridx % tprod);
+          /* The part's digits over the rotating dimensions, the last
+           * dimension fastest. */
+          for (gint d = (gint) op->n_dims - 1; d >= 0; d--)
+            {
+              guint32 tc = cp->temporal[d][v];
+              guint64 tlo = (guint64) c[d] * sl[d];
+              guint64 thi = MIN (tlo + sl[d], op->extents[d]);
+              guint64 plen = ceil_div (sl[d], tc);
+              guint32 p = part % tc;
+              part /= tc;
+              lo[d] = MIN (tlo + p * plen, thi);
+              hi[d] = MIN (tlo + (p + 1) * plen, thi);
+            }
+          for (guint x = 0; x < acc->n_axes; x++)
+            {
+              gint d = acc->dims[x][0];
+              b[2 * x] = (guint32) lo[d];
+              b[2 * x + 1] = (guint32) hi[d];
+              n *= hi[d] - lo[d];
+            }
+          lay->bufs[tile] = g_new (float, MAX (n, 1));
+          F->rep->hbm_elements += n;
+          if (n == 0)
+            continue;
+          for (guint d = 0; d < op->n_dims; d++)
+            g[d] = lo[d];
+          /* Row-major over the operand's axes: HBM to tile. */
+          for (;;)
+            {
+              guint64 fl = flat_index (t, acc, g);
+              gint x;
+              lay->bufs[tile][k] = host[fl];
+              if (lay->tile[fl] == NONE)
+                {
+                  lay->tile[fl] = tile;
+                  lay->off[fl] = (guint32) k;
+                }
+              k++;
+              for (x = (gint) acc->n_axes - 1; x >= 0; x--)
+                {
+                  gint d = acc->dims[x][0];
+                  if (++g[d] < hi[d])
+                    break;
+                  g[d] = lo[d];
+                }
+              if (x < 0)
+                break;
+            }
+        }
+      for (guint64 e = 0; e < t->n_elements; e++)
+        if (lay->tile[e] == NONE)
+          {
+            g_set_error (error, ELK_CHIP_ERROR, ELK_CHIP_ERROR_RUN,
+                         "chip 'ipu-pod': the preload-state plan of operator "
+                         "'%s' leaves element %" G_GUINT64_FORMAT " of '%s' "
+                         "on no tile", op->name, e, t->name);
+            return FALSE;
+          }
+    }
+  return TRUE;
+}
+
+typedef struct
+{
+  guint32 tmax[ELK_MAX_DIMS];
+  guint64 stp[ELK_MAX_DIMS];
+  guint64 sl[ELK_MAX_DIMS];
+  guint32 chunks[ELK_MAX_OPERANDS][ELK_MAX_DIMS]; /* per piece */
+  guint64 buf_len[ELK_MAX_OPERANDS];
+  guint64 stride[ELK_MAX_OPERANDS][ELK_MAX_DIMS]; /* per loop dim, 0 = n/a */
+} Shape;
+
+static gboolean
+execute_op (Func *F, guint i, const ElkPlan *hp, gboolean preloaded,
+            GError **error)
+{
+  const ElkOp *op = elk_graph_get_op (F->graph, i);
+  const ElkTensor *out_t = elk_graph_get_tensor (F->graph, op->tensors[0]);
+  const guint D = op->n_dims, V = op->n_operands;
+  guint32 cores = 1;
+  Shape S;
+  Rounds R = { 0 };
+  FuncKind fn;
+  gboolean ok = FALSE;
+  guint8 mask[ELK_MAX_OPERANDS];
+  guint32 P[ELK_MAX_OPERANDS], reps[ELK_MAX_OPERANDS];
+  guint64 steps = 1;
+  /* Per tile: coordinates, round values; per operand: buffers. */
+  guint32 *coord = NULL, *delta = NULL, *sender = NULL;
+  float **cur[ELK_MAX_OPERANDS] = { NULL }, **nxt[ELK_MAX_OPERANDS] = { NULL };
+  guint32 *slot = NULL;
+  Layout *outl = &F->produced[op->tensors[0]];
+
+  if (!find_kernel (op, &fn, error))
+    return FALSE;
+  if (op->n_dims == 0 || V < 2 || V > 3)
+    {
+      g_set_error (error, ELK_CHIP_ERROR, ELK_CHIP_ERROR_RUN,
+                   "chip 'ipu-pod': functional mode runs operators of 1 to "
+                   "8 loop dimensions and 1 or 2 inputs; '%s' has %u and %u",
+                   op->name, op->n_dims, V - 1);
+      return FALSE;
+    }
+  for (guint v = 0; v < V; v++)
+    {
+      const ElkAccess *acc = &op->access[v];
+      mask[v] = 0;
+      for (guint x = 0; x < acc->n_axes; x++)
+        {
+          guint8 bit = (guint8) (1u << acc->dims[x][0]);
+          if (acc->dims[x][1] >= 0 || (mask[v] & bit))
+            {
+              g_set_error (error, ELK_CHIP_ERROR, ELK_CHIP_ERROR_RUN,
+                           "chip 'ipu-pod': functional mode needs every axis "
+                           "of an operand indexed by one loop dimension of "
+                           "its own; operand %u of '%s' has a window or a "
+                           "repeated dimension", v, op->name);
+              return FALSE;
+            }
+          mask[v] |= bit;
+        }
+    }
+
+  /* Chunks and rounds per loop dimension. */
+  memset (&S, 0, sizeof (S));
+  for (guint d = 0; d < D; d++)
+    {
+      guint32 left[ELK_MAX_OPERANDS], mx = 1;
+      cores *= hp->spatial[d];
+      S.sl[d] = ceil_div (op->extents[d], hp->spatial[d]);
+      for (guint v = 0; v < V; v++)
+        {
+          left[v] = hp->temporal[d][v];
+          mx = MAX (mx, left[v]);
+        }
+      S.tmax[d] = mx;
+      S.stp[d] = ceil_div (S.sl[d], mx);
+      steps *= mx;
+      for (guint v = 0; v < V; v++)
+        S.chunks[v][d] = mx / MAX (hp->temporal[d][v], 1u);
+      for (;;)
+        {
+          guint32 gg = 0;
+          guint8 m = 0;
+          for (guint v = 0; v < V; v++)
+            if (left[v] > 1)
+              {
+                gg = gcd32 (gg, left[v]);
+                m |= (guint8) (1u << v);
+              }
+          if (m == 0)
+            break;
+          if (gg <= 1 || R.n == MAX_ROUNDS)
+            {
+              g_set_error (error, ELK_CHIP_ERROR, ELK_CHIP_ERROR_RUN,
+                           "chip 'ipu-pod': the rotation factors of operator "
+                           "'%s' along '%c' do not form a divisibility chain",
+                           op->name, op->dim_names[d]);
+              return FALSE;
+            }
+          R.size[R.n] = gg;
+          R.dim[R.n] = (guint8) d;
+          R.mask[R.n] = m;
+          R.n++;
+          for (guint v = 0; v < V; v++)
+            if (left[v] > 1)
+              left[v] /= gg;
+        }
+    }
+  for (guint v = 0; v < V; v++)
+    {
+      guint64 len = 1;
+      P[v] = 1;
+      reps[v] = 1;
+      for (guint d = 0; d < D; d++)
+        {
+          P[v] *= hp->temporal[d][v];
+          if (!(mask[v] & (1u << d)))
+            reps[v] *= hp->spatial[d];
+        }
+      if (reps[v] % P[v] != 0)
+        {
+          g_set_error (error, ELK_CHIP_ERROR, ELK_CHIP_ERROR_RUN,
+                       "chip 'ipu-pod': operand %u of '%s' rotates in %u "
+                       "parts but has %u copies", v, op->name, P[v], reps[v]);
+          return FALSE;
+        }
+      /* Buffer strides: row-major over the operand's axes. */
+      for (gint x = (gint) op->access[v].n_axes - 1; x >= 0; x--)
+        {
+          gint d = op->access[v].dims[x][0];
+          S.stride[v][d] = len;
+          len *= (guint64) S.chunks[v][d] * S.stp[d];
+        }
+      S.buf_len[v] = len;
+    }
+
+  coord = g_new (guint32, (gsize) cores * D);
+  delta = g_new0 (guint32, (gsize) cores * MAX (R.n, 1u));
+  for (guint32 t = 0; t < cores; t++)
+    {
+      guint32 rest = t;
+      for (gint d = (gint) D - 1; d >= 0; d--)
+        {
+          coord[t * D + d] = rest % hp->spatial[d];
+          rest /= hp->spatial[d];
+        }
+    }
+
+  /* Each tile's starting round values: the sum of the ring-position
+   * digits of the round's operands. */
+  for (guint v = 0; v < V; v++)
+    {
+      if (P[v] == 1)
+        continue;
+      for (guint32 t = 0; t < cores; t++)
+        {
+          guint64 ridx = 0;
+          guint32 pos;
+          for (guint d = 0; d < D; d++)
+            if (!(mask[v] & (1u << d)))
+              ridx = ridx * hp->spatial[d] + coord[t * D + d];
+          pos = (guint32) (ridx % P[v]);
+          for (gint r = (gint) R.n - 1; r >= 0; r--)
+            if (R.mask[r] & (1u << v))
+              {
+                delta[t * R.n + r] = (delta[t * R.n + r] + pos % R.size[r])
+                                     % R.size[r];
+                pos /= R.size[r];
+              }
+        }
+    }
+
+  /* The rings: for every rotating operand, the tiles of one copy group
+   * and ring must hold every combination of its digits exactly once; a
+   * tile receives, in round r, from the tile of its ring whose digit of r
+   * is one higher. */
+  sender = g_new (guint32, (gsize) MAX (R.n, 1u) * V * cores);
+  for (guint v = 0; v < V; v++)
+    {
+      guint64 n_groups = 1;
+      if (P[v] == 1)
+        continue;
+      for (guint d = 0; d < D; d++)
+        if (mask[v] & (1u << d))
+          n_groups *= hp->spatial[d];
+      n_groups *= reps[v] / P[v];
+      g_free (slot);
+      slot = g_new (guint32, n_groups * P[v]);
+      memset (slot, 0xff, sizeof (guint32) * n_groups * P[v]);
+      for (int pass = 0; pass < 2; pass++)
+        for (guint32 t = 0; t < cores; t++)
+          {
+            guint64 ridx = 0, gidx = 0, key, tuple = 0;
+            for (guint d = 0; d < D; d++)
+              {
+                if (mask[v] & (1u << d))
+                  gidx = gidx * hp->spatial[d] + coord[t * D + d];
+                else
+                  ridx = ridx * hp->spatial[d] + coord[t * D + d];
+              }
+            key = (gidx * (reps[v] / P[v]) + ridx / P[v]) * P[v];
+            for (guint r = 0; r < R.n; r++)
+              if (R.mask[r] & (1u << v))
+                tuple = tuple * R.size[r] + delta[t * R.n + r];
+            if (pass == 0)
+              {
+                if (slot[key + tuple] != NONE)
+                  {
+                    g_set_error (error, ELK_CHIP_ERROR, ELK_CHIP_ERROR_RUN,
+                                 "chip 'ipu-pod': functional mode cannot lay "
+                                 "out the rotation rings of operator '%s': "
+                                 "tiles %u and %u of one ring of operand %u "
+                                 "would start with the same piece",
+                                 op->name, slot[key + tuple], t, v);
+                    goto out;
+                  }
+                slot[key + tuple] = t;
+                continue;
+              }
+            for (guint r = 0; r < R.n; r++)
+              {
+                guint64 wt = 1, nt;
+                guint32 dg;
+                if (!(R.mask[r] & (1u << v)))
+                  continue;
+                for (guint r2 = r + 1; r2 < R.n; r2++)
+                  if (R.mask[r2] & (1u << v))
+                    wt *= R.size[r2];
+                dg = delta[t * R.n + r];
+                nt = tuple - (guint64) dg * wt
+                     + (guint64) ((dg + 1) % R.size[r]) * wt;
+                sender[((gsize) r * V + v) * cores + t] = slot[key + nt];
+              }
+          }
+    }
+
+  /* Buffers, and the input superstep: every tile gathers its pieces. */
+  for (guint v = 0; v < V; v++)
+    {
+      cur[v] = g_new0 (float *, cores);
+      if (P[v] > 1)
+        nxt[v] = g_new0 (float *, cores);
+      for (guint32 t = 0; t < cores; t++)
+        {
+          cur[v][t] = g_new (float, MAX (S.buf_len[v], 1));
+          if (v == 0)
+            for (guint64 k = 0; k < S.buf_len[v]; k++)
+              cur[v][t][k] = identity_of (fn);
+          else
+            memset (cur[v][t], 0, sizeof (float) * MAX (S.buf_len[v], 1));
+          if (P[v] > 1)
+            nxt[v][t] = g_new0 (float, MAX (S.buf_len[v], 1));
+        }
+    }
+  for (guint v = 1; v < V; v++)
+    {
+      const ElkTensor *t_in = elk_graph_get_tensor (F->graph, op->tensors[v]);
+      const ElkAccess *acc = &op->access[v];
+      Layout *cold = &F->cold[i * ELK_MAX_OPERANDS + v];
+      Source src = { 0 };
+
+      if (t_in->origin != ELK_TENSOR_ORIGIN_ACTIVATION && preloaded)
+        src.lay = cold;
+      else if (F->produced[op->tensors[v]].tile != NULL)
+        src.lay = &F->produced[op->tensors[v]];
+      else
+        {
+          src.host = host_data (F, op->tensors[v], error);
+          if (src.host == NULL)
+            goto out;
+        }
+      for (guint32 t = 0; t < cores; t++)
+        {
+          guint64 lo[ELK_MAX_DIMS], hi[ELK_MAX_DIMS], g[ELK_MAX_DIMS];
+          const guint32 *ownbox = NULL;
+          gboolean empty = FALSE;
+
+          /* The piece: along each dimension the operand indexes, the
+           * chunks whose leading round digits are the tile's. */
+          for (guint d = 0; d < D; d++)
+            {
+              guint64 tlo = (guint64) coord[t * D + d] * S.sl[d];
+              guint64 thi = MIN (tlo + S.sl[d], op->extents[d]);
+              guint64 pidx = 0, plen = (guint64) S.chunks[v][d] * S.stp[d];
+              for (guint r = 0; r < R.n; r++)
+                if (R.dim[r] == d && (R.mask[r] & (1u << v)))
+                  pidx = pidx * R.size[r] + delta[t * R.n + r];
+              lo[d] = MIN (tlo + pidx * plen, thi);
+              hi[d] = MIN (tlo + (pidx + 1) * plen, thi);
+              if (lo[d] >= hi[d] && (mask[v] & (1u << d)))
+                empty = TRUE;
+            }
+          if (empty)
+            continue;
+          if (src.lay == cold && F->cold_box[i * ELK_MAX_OPERANDS + v] != NULL
+              && t < cold->n_tiles)
+            ownbox = F->cold_box[i * ELK_MAX_OPERANDS + v]
+                     + (gsize) t * 2 * ELK_MAX_DIMS;
+          for (guint d = 0; d < D; d++)
+            g[d] = lo[d];
+          for (;;)
+            {
+              guint64 fl = flat_index (t_in, acc, g), k = 0;
+              gboolean local = ownbox != NULL;
+              float val;
+              gint x;
+
+              for (guint y = 0; y < acc->n_axes; y++)
+                {
+                  gint d = acc->dims[y][0];
+                  guint64 pl = lo[d] - (lo[d] - (guint64) coord[t * D + d]
+                                                  * S.sl[d])
+                                         % ((guint64) S.chunks[v][d]
+                                            * S.stp[d]);
+                  k += (g[d] - pl) * S.stride[v][d];
+                  if (local && (g[d] < ownbox[2 * y]
+                                || g[d] >= ownbox[2 * y + 1]))
+                    local = FALSE;
+                }
+              if (local)
+                {
+                  /* Already on this tile from its own preload. */
+                  guint64 lk = 0;
+                  for (guint y = 0; y < acc->n_axes; y++)
+                    {
+                      gint d = acc->dims[y][0];
+                      lk = lk * (ownbox[2 * y + 1] - ownbox[2 * y])
+                           + (g[d] - ownbox[2 * y]);
+                    }
+                  val = cold->bufs[t][lk];
+                }
+              else if (!fetch (F, &src, t, fl, &val))
+                {
+                  g_set_error (error, ELK_CHIP_ERROR, ELK_CHIP_ERROR_RUN,
+                               "chip 'ipu-pod': operator '%s' needs element %"
+                               G_GUINT64_FORMAT " of '%s', which no tile "
+                               "holds", op->name, fl, t_in->name);
+                  goto out;
+                }
+              cur[v][t][k] = val;
+              for (x = (gint) acc->n_axes - 1; x >= 0; x--)
+                {
+                  gint d = acc->dims[x][0];
+                  if (++g[d] < hi[d])
+                    break;
+                  g[d] = lo[d];
+                }
+              if (x < 0)
+                break;
+            }
+        }
+    }
+
+  /* The compute-shift steps. */
+  {
+    guint32 digit[MAX_ROUNDS] = { 0 };
+
+    for (guint64 s = 0; s < steps; s++)
+      {
+        gint r;
+        for (guint32 t = 0; t < cores; t++)
+          {
+            guint64 len[ELK_MAX_DIMS], base[ELK_MAX_OPERANDS];
+            float *bufs[ELK_MAX_OPERANDS];
+            guint64 lo[ELK_MAX_DIMS];
+
+            for (guint d = 0; d < D; d++)
+              {
+                guint64 tlo = (guint64) coord[t * D + d] * S.sl[d];
+                guint64 thi = MIN (tlo + S.sl[d], op->extents[d]);
+                guint64 q = 0;
+                for (guint rr = 0; rr < R.n; rr++)
+                  if (R.dim[rr] == d)
+                    q = q * R.size[rr] + delta[t * R.n + rr];
+                lo[d] = tlo + q * S.stp[d];
+                len[d] = lo[d] >= thi ? 0 : MIN (S.stp[d], thi - lo[d]);
+              }
+            for (guint v = 0; v < V; v++)
+              {
+                base[v] = 0;
+                bufs[v] = cur[v][t];
+                for (guint d = 0; d < D; d++)
+                  {
+                    guint64 tlo = (guint64) coord[t * D + d] * S.sl[d];
+                    guint64 pl = (guint64) S.chunks[v][d] * S.stp[d];
+                    base[v] += ((lo[d] - tlo) % pl) * S.stride[v][d];
+                  }
+              }
+            run_kernel (fn, D, V, len, bufs, base, S.stride);
+          }
+        F->rep->kernel_calls += cores;
+        if (s + 1 == steps)
+          break;
+        for (r = (gint) R.n - 1; r >= 0; r--)
+          {
+            if (digit[r] + 1 < R.size[r])
+              {
+                digit[r]++;
+                break;
+              }
+            digit[r] = 0;
+          }
+        g_assert (r >= 0);
+        /* Shift round r: every operand of it moves one step along its
+         * ring; the tiles' digit of r goes up by one. */
+        for (guint v = 0; v < V; v++)
+          {
+            float **tmp;
+            if (!(R.mask[r] & (1u << v)))
+              continue;
+            for (guint32 t = 0; t < cores; t++)
+              {
+                guint32 from = sender[((gsize) r * V + v) * cores + t];
+                memcpy (nxt[v][t], cur[v][from],
+                        sizeof (float) * S.buf_len[v]);
+                if (from != t)
+                  {
+                    F->rep->exchanged_elements += S.buf_len[v];
+                    if (from / F->m->tiles_per_chip
+                        != t / F->m->tiles_per_chip)
+                      F->rep->xchip_elements += S.buf_len[v];
+                  }
+              }
+            tmp = cur[v];
+            cur[v] = nxt[v];
+            nxt[v] = tmp;
+          }
+        for (guint32 t = 0; t < cores; t++)
+          delta[t * R.n + r] = (delta[t * R.n + r] + 1) % R.size[r];
+        F->rep->shifts++;
+      }
+  }
+
+  /* Partial outputs: the copies of one output piece (one per ring)
+   * reduce-scatter it, copy k owning the k-th of r parts; then every
+   * element of the output has exactly one home. */
+  {
+    guint32 r_out = reps[0] / P[0];
+    guint64 n_groups = 1;
+    guint32 *members;
+    guint32 *count;
+
+    for (guint d = 0; d < D; d++)
+      if (mask[0] & (1u << d))
+        n_groups *= hp->spatial[d];
+    n_groups *= P[0];
+    members = g_new (guint32, n_groups * r_out);
+    count = g_new0 (guint32, n_groups);
+    for (guint32 t = 0; t < cores; t++)
+      {
+        guint64 gidx = 0, tuple = 0, key;
+        for (guint d = 0; d < D; d++)
+          if (mask[0] & (1u << d))
+            gidx = gidx * hp->spatial[d] + coord[t * D + d];
+        for (guint r = 0; r < R.n; r++)
+          if (R.mask[r] & 1u)
+            tuple = tuple * R.size[r] + delta[t * R.n + r];
+        key = gidx * P[0] + tuple;
+        if (count[key] >= r_out)
+          {
+            g_set_error (error, ELK_CHIP_ERROR, ELK_CHIP_ERROR_RUN,
+                         "chip 'ipu-pod': operator '%s' ends with more than "
+                         "%u copies of one output piece", op->name, r_out);
+            g_free (members);
+            g_free (count);
+            goto out;
+          }
+        members[key * r_out + count[key]++] = t;
+      }
+    layout_clear (outl);
+    outl->n_tiles = cores;
+    outl->tile = g_new (guint32, MAX (out_t->n_elements, 1));
+    outl->off = g_new (guint32, MAX (out_t->n_elements, 1));
+    memset (outl->tile, 0xff, sizeof (guint32) * MAX (out_t->n_elements, 1));
+    for (guint64 key = 0; key < n_groups; key++)
+      {
+        guint64 n = S.buf_len[0];
+        if (count[key] != r_out)
+          {
+            g_set_error (error, ELK_CHIP_ERROR, ELK_CHIP_ERROR_RUN,
+                         "chip 'ipu-pod': operator '%s' ends with %u copies "
+                         "of an output piece, expected %u", op->name,
+                         count[key], r_out);
+            g_free (members);
+            g_free (count);
+            goto out;
+          }
+        for (guint32 k = 0; k < r_out && r_out > 1; k++)
+          {
+            guint32 me = members[key * r_out + k];
+            guint64 a = n * k / r_out, b = n * (k + 1) / r_out;
+            for (guint32 j = 0; j < r_out; j++)
+              {
+                guint32 peer = members[key * r_out + j];
+                if (j == k)
+                  continue;
+                for (guint64 e = a; e < b; e++)
+                  cur[0][me][e] = combine (fn == R_MAX || fn == R_MIN
+                                             ? fn : R_SUM,
+                                           cur[0][me][e], cur[0][peer][e]);
+                F->rep->exchanged_elements += b - a;
+                if (peer / F->m->tiles_per_chip != me / F->m->tiles_per_chip)
+                  F->rep->xchip_elements += b - a;
+              }
+          }
+        /* The homes of the piece's elements. */
+        for (guint32 k = 0; k < r_out; k++)
+          {
+            guint32 t = members[key * r_out + k];
+            guint64 a = n * k / r_out, b = n * (k + 1) / r_out;
+            guint64 lo[ELK_MAX_DIMS];
+            for (guint d = 0; d < D; d++)
+              {
+                guint64 tlo = (guint64) coord[t * D + d] * S.sl[d];
+                guint64 pidx = 0, plen = (guint64) S.chunks[0][d] * S.stp[d];
+                for (guint r = 0; r < R.n; r++)
+                  if (R.dim[r] == d && (R.mask[r] & 1u))
+                    pidx = pidx * R.size[r] + delta[t * R.n + r];
+                lo[d] = tlo + pidx * plen;
+              }
+            for (guint64 e = a; e < b; e++)
+              {
+                guint64 g[ELK_MAX_DIMS], rest = e, fl;
+                gboolean valid = TRUE;
+                const ElkAccess *acc = &op->access[0];
+                for (gint x = (gint) acc->n_axes - 1; x >= 0; x--)
+                  {
+                    gint d = acc->dims[x][0];
+                    guint64 ext = (guint64) S.chunks[0][d] * S.stp[d];
+                    guint64 tlo = (guint64) coord[t * D + d] * S.sl[d];
+                    g[d] = lo[d] + rest % ext;
+                    rest /= ext;
+                    if (g[d] >= MIN (tlo + S.sl[d], op->extents[d]))
+                      valid = FALSE;
+                  }
+                if (!valid)
+                  continue;
+                fl = flat_index (out_t, acc, g);
+                if (outl->tile[fl] != NONE)
+                  {
+                    g_set_error (error, ELK_CHIP_ERROR, ELK_CHIP_ERROR_RUN,
+                                 "chip 'ipu-pod': tiles %u and %u both end "
+                                 "up owning element %" G_GUINT64_FORMAT
+                                 " of '%s'", outl->tile[fl], t, fl,
+                                 out_t->name);
+                    g_free (members);
+                    g_free (count);
+                    goto out;
+                  }
+                outl->tile[fl] = t;
+                outl->off[fl] = (guint32) e;
+              }
+          }
+      }
+    g_free (members);
+    g_free (count);
+    for (guint64 e = 0; e < out_t->n_elements; e++)
+      if (outl->tile[e] == NONE)
+        {
+          g_set_error (error, ELK_CHIP_ERROR, ELK_CHIP_ERROR_RUN,
+                       "chip 'ipu-pod': after operator '%s' no tile holds "
+                       "element %" G_GUINT64_FORMAT " of its output '%s'",
+                       op->name, e, out_t->name);
+          goto out;
+        }
+    outl->bufs = cur[0];
+    cur[0] = NULL;
+  }
+
+  /* The gathered output, for the caller. */
+  {
+    float *flat = g_new (float, MAX (out_t->n_elements, 1));
+    for (guint64 e = 0; e < out_t->n_elements; e++)
+      flat[e] = outl->bufs[outl->tile[e]][outl->off[e]];
+    g_hash_table_replace (F->f->tensors, g_strdup (out_t->name),
+                          g_bytes_new_take (flat, out_t->n_elements
+                                                    * sizeof (float)));
+  }
+  F->rep->ops++;
+  ok = TRUE;
+
+out:
+  for (guint v = 0; v < V; v++)
+    {
+      for (guint32 t = 0; t < cores; t++)
+        {
+          if (cur[v] != NULL)
+            g_free (cur[v][t]);
+          if (nxt[v] != NULL)
+            g_free (nxt[v][t]);
+        }
+      g_free (cur[v]);
+      g_free (nxt[v]);
+    }
+  g_free (slot);
+  g_free (sender);
+  g_free (delta);
+  g_free (coord);
+  return ok;
+}
+
+gboolean
+elk__ipu_functional (const IpuMachine *m,
+                     ElkProgram *program,
+                     IpuFunctional *f,
+                     IpuFuncReport *report,
+                     GError **error)
+{
+  ElkGraph *graph = elk_program_get_graph (program);
+  const guint n_ops = elk_graph_get_n_ops (graph);
+  const guint n_tensors = elk_graph_get_n_tensors (graph);
+  g_autofree gboolean *preloaded = g_new0 (gboolean, n_ops);
+  Func F = { 0 };
+  gboolean ok = TRUE;
+
+  memset (report, 0, sizeof (*report));
+  F.m = m;
+  F.graph = graph;
+  F.f = f;
+  F.rep = report;
+  F.host = g_new0 (float *, n_tensors);
+  F.produced = g_new0 (Layout, n_tensors);
+  F.cold = g_new0 (Layout, (gsize) n_ops * ELK_MAX_OPERANDS);
+  F.cold_box = g_new0 (guint32 *, (gsize) n_ops * ELK_MAX_OPERANDS);
+
+  for (guint s = 0; ok && s < elk_program_get_n_steps (program); s++)
+    {
+      const ElkStep *step = elk_program_get_step (program, s);
+      const ElkProgramOp *pop = elk_program_peek_op (program, step->op);
+
+      if (step->kind == ELK_STEP_PRELOAD)
+        {
+          ok = preload_op (&F, step->op, &pop->preload_plan, error);
+          preloaded[step->op] = TRUE;
+        }
+      else
+        {
+          ok = execute_op (&F, step->op, &pop->exec_plan,
+                           preloaded[step->op], error);
+          /* The preload space becomes the execution space and is gone
+           * with the operator. */
+          for (guint v = 0; v < ELK_MAX_OPERANDS; v++)
+            {
+              layout_clear (&F.cold[step->op * ELK_MAX_OPERANDS + v]);
+              g_clear_pointer (&F.cold_box[step->op * ELK_MAX_OPERANDS + v],
+                               g_free);
+            }
+        }
+    }
+
+  for (guint t = 0; t < n_tensors; t++)
+    {
+      g_free (F.host[t]);
+      layout_clear (&F.produced[t]);
+    }
+  for (guint k = 0; k < n_ops * ELK_MAX_OPERANDS; k++)
+    {
+      layout_clear (&F.cold[k]);
+      g_free (F.cold_box[k]);
+    }
+  g_free (F.host);
+  g_free (F.produced);
+  g_free (F.cold);
+  g_free (F.cold_box);
+  return ok;
+}

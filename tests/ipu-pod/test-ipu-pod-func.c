@@ -1,0 +1,902 @@
+/* test-ipu-pod-func.c: the "ipu-pod" chip's functional mode against a
+ * reference evaluator written here.
+ *
+ * The emulator runs programs tile by tile on real floats (data
+ * distribution, compute-shift steps, rotations, partial-sum reductions);
+ * this file evaluates the same graphs the obvious way, in double, one loop
+ * nest per operator over the whole iteration space, and compares every
+ * operator's gathered output.  Single operators run under every plan and
+ * every (preload, execute) pair of their plan tables and some hand-made
+ * plans; the tiny Llama-2 GGUF model runs one decode step with its real
+ * F16 weights, compiled by the elk scheduler.
+ */
+#include <math.h>
+#include <stdarg.h>
+#include <string.h>
+#include <elk/elk.h>
+
+#include "elk-llama-private.h"
+
+static ElkRegistry *registry;
+
+static GObject *
+make (GType kind, const char *name, const char *first_prop, ...)
+{
+  g_autoptr(GError) error = NULL;
+  const ElkFeature *f = elk_registry_find (registry, kind, name, &error);
+  GObject *obj;
+  va_list ap;
+
+  g_assert_no_error (error);
+  g_assert_nonnull (f);
+  va_start (ap, first_prop);
+  obj = g_object_new_valist (f->type, first_prop, ap);
+  va_end (ap);
+  return obj;
+}
+
+/* Two chips of 8 tiles: plans cross chips and rings wrap around them. */
+static ElkChip *
+func_chip (guint cores)
+{
+  GObject *chip = make (ELK_TYPE_CHIP, "ipu-pod", "chips", 2, "cores", cores,
+                        NULL);
+  GParamSpec *ps = g_object_class_find_property (G_OBJECT_GET_CLASS (chip),
+                                                 "mode");
+  GEnumClass *ec = g_type_class_ref (ps->value_type);
+  GEnumValue *ev = g_enum_get_value_by_nick (ec, "functional");
+
+  g_assert_nonnull (ev);
+  g_object_set (chip, "mode", ev->value, NULL);
+  g_type_class_unref (ec);
+  return ELK_CHIP (chip);
+}
+
+/* ---- The reference evaluator ---- */
+
+static double
+ref_unary (const char *type, double x)
+{
+  if (!strcmp (type, "relu")) return x > 0 ? x : 0;
+  if (!strcmp (type, "silu")) return x / (1 + exp (-x));
+  if (!strcmp (type, "gelu")) return 0.5 * x * (1 + erf (x / sqrt (2.0)));
+  if (!strcmp (type, "tanh")) return tanh (x);
+  if (!strcmp (type, "square")) return x * x;
+  if (!strcmp (type, "rsqrt")) return 1 / sqrt (x);
+  if (!strcmp (type, "sqrt")) return sqrt (x);
+  if (!strcmp (type, "exp")) return exp (x);
+  if (!strcmp (type, "sigmoid")) return 1 / (1 + exp (-x));
+  g_error ("reference: no unary '%s'", type);
+  return 0;
+}
+
+static double
+ref_binary (const char *type, double a, double b)
+{
+  if (!strcmp (type, "add") || !strcmp (type, "bias-add")) return a + b;
+  if (!strcmp (type, "sub")) return a - b;
+  if (!strcmp (type, "mul")) return a * b;
+  if (!strcmp (type, "div")) return a / b;
+  if (!strcmp (type, "sub-exp")) return exp (a - b);
+  g_error ("reference: no binary '%s'", type);
+  return 0;
+}
+
+/* Evaluates @op over its whole iteration space; @in are its inputs. */
+static double *
+ref_op (const ElkGraph *g, const ElkOp *op, double *const *in)
+{
+  const ElkTensor *ot = elk_graph_get_tensor (g, op->tensors[0]);
+  double *out = g_new (double, MAX (ot->n_elements, 1));
+  guint64 idx[ELK_MAX_DIMS] = { 0 };
+  gboolean is_max = op->kind == ELK_OP_REDUCE && !strcmp (op->type, "max");
+
+  for (guint64 e = 0; e < ot->n_elements; e++)
+    out[e] = is_max ? -INFINITY : 0;
+  for (;;)
+    {
+      guint64 f[ELK_MAX_OPERANDS];
+      gint d;
+
+      for (guint v = 0; v < op->n_operands; v++)
+        {
+          const ElkTensor *t = elk_graph_get_tensor (g, op->tensors[v]);
+          f[v] = 0;
+          for (guint x = 0; x < op->access[v].n_axes; x++)
+            f[v] = f[v] * t->shape[x] + idx[op->access[v].dims[x][0]];
+        }
+      switch (op->kind)
+        {
+        case ELK_OP_MATMUL:
+          out[f[0]] += in[0][f[1]] * in[1][f[2]];
+          break;
+        case ELK_OP_ELEMENTWISE:
+          out[f[0]] = ref_binary (op->type, in[0][f[1]], in[1][f[2]]);
+          break;
+        case ELK_OP_UNARY:
+          out[f[0]] = ref_unary (op->type, in[0][f[1]]);
+          break;
+        case ELK_OP_REDUCE:
+          out[f[0]] = is_max ? MAX (out[f[0]], in[0][f[1]])
+                             : out[f[0]] + in[0][f[1]];
+          break;
+        case ELK_OP_GATHER:
+          out[f[0]] = in[op->n_operands - 2][f[op->n_operands - 1]];
+          break;
+        default:
+          g_error ("reference: no kind %d", op->kind);
+        }
+      for (d = (gint) op->n_dims - 1; d >= 0; d--)
+        {
+          if (++idx[d] < op->extents[d])
+            break;
+          idx[d] = 0;
+        }
+      if (d < 0)
+        break;
+    }
+  return out;
+}
+
+typedef GBytes *(*ViewFunc) (const char *name, GHashTable *tensors);
+
+static double *
+to_double (GBytes *b, guint64 n)
+{
+  gsize size;
+  const float *f = g_bytes_get_data (b, &size);
+  double *d = g_new (double, MAX (n, 1));
+  g_assert_cmpuint (size, ==, n * sizeof (float));
+  for (guint64 i = 0; i < n; i++)
+    d[i] = f[i];
+  return d;
+}
+
+static GBytes *
+from_double (const double *d, guint64 n)
+{
+  float *f = g_new (float, MAX (n, 1));
+  for (guint64 i = 0; i < n; i++)
+    f[i] = (float) d[i];
+  return g_bytes_new_take (f, n * sizeof (float));
+}
+
+/* Runs the whole graph on the reference: inputs (tensors no operator
+ * writes) come from @emu, where the emulator recorded what it used, or from
+ * @view applied to the reference's own tensors.  Returns the largest error
+ * of any operator's output relative to that output's largest magnitude,
+ * and checks each against @tol. */
+static double
+compare_graph (const ElkGraph *g, GHashTable *emu, ViewFunc view,
+               double tol, const char *what)
+{
+  const guint nt = elk_graph_get_n_tensors (g);
+  g_autofree double **val = g_new0 (double *, nt);
+  g_autofree gboolean *produced = g_new0 (gboolean, nt);
+  g_autoptr(GHashTable) refs = g_hash_table_new_full (
+    g_str_hash, g_str_equal, NULL, (GDestroyNotify) g_bytes_unref);
+  double worst = 0;
+  const char *worst_op = "";
+
+  for (guint i = 0; i < elk_graph_get_n_ops (g); i++)
+    produced[elk_graph_get_op (g, i)->tensors[0]] = TRUE;
+  for (guint i = 0; i < elk_graph_get_n_ops (g); i++)
+    {
+      const ElkOp *op = elk_graph_get_op (g, i);
+      const ElkTensor *ot = elk_graph_get_tensor (g, op->tensors[0]);
+      double *in[ELK_MAX_OPERANDS] = { NULL };
+      GBytes *eb;
+      g_autofree double *ev = NULL;
+      double scale = 0, err = 0;
+
+      for (guint v = 1; v < op->n_operands; v++)
+        {
+          guint32 tid = op->tensors[v];
+          const ElkTensor *t = elk_graph_get_tensor (g, tid);
+          if (val[tid] == NULL)
+            {
+              GBytes *b = NULL;
+              g_assert_false (produced[tid]);
+              if (view != NULL)
+                b = view (t->name, refs);
+              if (b == NULL)
+                {
+                  GBytes *e = g_hash_table_lookup (emu, t->name);
+                  g_assert_nonnull (e);
+                  b = g_bytes_ref (e);
+                }
+              val[tid] = to_double (b, t->n_elements);
+              g_hash_table_insert (refs, t->name, b);
+            }
+          in[v - 1] = val[tid];
+        }
+      val[op->tensors[0]] = ref_op (g, op, in);
+      g_hash_table_insert (refs, ot->name,
+                           from_double (val[op->tensors[0]],
+                                        ot->n_elements));
+      eb = g_hash_table_lookup (emu, ot->name);
+      if (eb == NULL)
+        g_error ("%s: the emulator returned no '%s'", what, ot->name);
+      ev = to_double (eb, ot->n_elements);
+      for (guint64 e = 0; e < ot->n_elements; e++)
+        scale = MAX (scale, fabs (val[op->tensors[0]][e]));
+      for (guint64 e = 0; e < ot->n_elements; e++)
+        {
+          double d = fabs (ev[e] - val[op->tensors[0]][e]);
+          if (!(d <= tol * MAX (scale, 1e-30)))
+            g_error ("%s: operator '%s' element %" G_GUINT64_FORMAT
+                     ": emulator %.9g, reference %.9g (scale %.3g)", what,
+                     op->name, e, ev[e], val[op->tensors[0]][e], scale);
+          err = MAX (err, d / MAX (scale, 1e-30));
+        }
+      g_assert_cmpfloat (scale, >, 0);
+      if (err >= worst)
+        {
+          worst = err;
+          worst_op = op->name;
+        }
+    }
+  g_test_message ("%s: worst relative error %.3g (operator '%s')", what,
+                  worst, worst_op);
+  for (guint t = 0; t < nt; t++)
+    g_free (val[t]);
+  return worst;
+}
+
+/* ---- Single operators under many plans ---- */
+
+typedef struct
+{
+  const char *name;
+  const char *type;
+  ElkOpKind kind;
+  const char *spec;
+  const char *extents;  /* "m=5,k=7,n=9" */
+  ElkTensorOrigin origin[3]; /* of the inputs, in spec order */
+  gboolean positive;    /* inputs must be positive (rsqrt) */
+} OpCase;
+
+static const OpCase op_cases[] = {
+  { "matmul", "matmul", ELK_OP_MATMUL, "mk,kn->mn", "m=5,k=7,n=9",
+    { ELK_TENSOR_ORIGIN_ACTIVATION, ELK_TENSOR_ORIGIN_WEIGHT }, FALSE },
+  { "matmul-wide", "matmul", ELK_OP_MATMUL, "mk,kn->mn", "m=3,k=13,n=11",
+    { ELK_TENSOR_ORIGIN_ACTIVATION, ELK_TENSOR_ORIGIN_WEIGHT }, FALSE },
+  { "score", "batch-matmul", ELK_OP_MATMUL, "bhqe,bhse->bhqs",
+    "b=3,h=2,q=1,s=7,e=5",
+    { ELK_TENSOR_ORIGIN_ACTIVATION, ELK_TENSOR_ORIGIN_KV_CACHE }, FALSE },
+  { "score-gqa", "batch-matmul", ELK_OP_MATMUL, "bhgqe,bhse->bhgqs",
+    "b=2,h=2,g=3,q=1,s=5,e=3",
+    { ELK_TENSOR_ORIGIN_ACTIVATION, ELK_TENSOR_ORIGIN_KV_CACHE }, FALSE },
+  { "value", "batch-matmul", ELK_OP_MATMUL, "bhqs,bhse->bhqe",
+    "b=3,h=2,q=1,s=7,e=5",
+    { ELK_TENSOR_ORIGIN_ACTIVATION, ELK_TENSOR_ORIGIN_KV_CACHE }, FALSE },
+  { "residual", "add", ELK_OP_ELEMENTWISE, "mk,mk->mk", "m=5,k=9",
+    { ELK_TENSOR_ORIGIN_ACTIVATION, ELK_TENSOR_ORIGIN_ACTIVATION }, FALSE },
+  { "scale", "mul", ELK_OP_ELEMENTWISE, "mk,m->mk", "m=5,k=9",
+    { ELK_TENSOR_ORIGIN_ACTIVATION, ELK_TENSOR_ORIGIN_ACTIVATION }, FALSE },
+  { "gain", "mul", ELK_OP_ELEMENTWISE, "mk,k->mk", "m=5,k=9",
+    { ELK_TENSOR_ORIGIN_ACTIVATION, ELK_TENSOR_ORIGIN_WEIGHT }, FALSE },
+  { "bias", "bias-add", ELK_OP_ELEMENTWISE, "mn,n->mn", "m=3,n=11",
+    { ELK_TENSOR_ORIGIN_ACTIVATION, ELK_TENSOR_ORIGIN_WEIGHT }, FALSE },
+  { "centre", "sub", ELK_OP_ELEMENTWISE, "mk,m->mk", "m=7,k=5",
+    { ELK_TENSOR_ORIGIN_ACTIVATION, ELK_TENSOR_ORIGIN_ACTIVATION }, FALSE },
+  { "softmax-exp", "sub-exp", ELK_OP_ELEMENTWISE, "bhqs,bhq->bhqs",
+    "b=3,h=2,q=1,s=7",
+    { ELK_TENSOR_ORIGIN_ACTIVATION, ELK_TENSOR_ORIGIN_ACTIVATION }, FALSE },
+  { "softmax-div", "div", ELK_OP_ELEMENTWISE, "bhqs,bhq->bhqs",
+    "b=3,h=2,q=1,s=7",
+    { ELK_TENSOR_ORIGIN_ACTIVATION, ELK_TENSOR_ORIGIN_ACTIVATION }, TRUE },
+  { "silu", "silu", ELK_OP_UNARY, "mf->mf", "m=3,f=13",
+    { ELK_TENSOR_ORIGIN_ACTIVATION }, FALSE },
+  { "gelu", "gelu", ELK_OP_UNARY, "mf->mf", "m=3,f=13",
+    { ELK_TENSOR_ORIGIN_ACTIVATION }, FALSE },
+  { "relu", "relu", ELK_OP_UNARY, "n->n", "n=37",
+    { ELK_TENSOR_ORIGIN_WEIGHT }, FALSE },
+  { "square", "square", ELK_OP_UNARY, "mk->mk", "m=5,k=7",
+    { ELK_TENSOR_ORIGIN_ACTIVATION }, FALSE },
+  { "rsqrt", "rsqrt", ELK_OP_UNARY, "m->m", "m=11",
+    { ELK_TENSOR_ORIGIN_ACTIVATION }, TRUE },
+  { "tanh", "tanh", ELK_OP_UNARY, "mk->mk", "m=3,k=5",
+    { ELK_TENSOR_ORIGIN_ACTIVATION }, FALSE },
+  { "rowsum", "sum", ELK_OP_REDUCE, "mk->m", "m=5,k=19",
+    { ELK_TENSOR_ORIGIN_ACTIVATION }, FALSE },
+  { "softmax-max", "max", ELK_OP_REDUCE, "bhqs->bhq", "b=3,h=2,q=1,s=13",
+    { ELK_TENSOR_ORIGIN_ACTIVATION }, FALSE },
+  { "softmax-sum", "sum", ELK_OP_REDUCE, "bhqs->bhq", "b=3,h=2,q=1,s=13",
+    { ELK_TENSOR_ORIGIN_ACTIVATION }, FALSE },
+  { "embed", "gather", ELK_OP_GATHER, "m,mk->mk", "m=5,k=9",
+    { ELK_TENSOR_ORIGIN_ACTIVATION, ELK_TENSOR_ORIGIN_WEIGHT }, FALSE },
+};
+
+static guint64
+letter_extent (const char *extents, char letter)
+{
+  g_auto(GStrv) parts = g_strsplit (extents, ",", -1);
+  for (guint i = 0; parts[i] != NULL; i++)
+    if (parts[i][0] == letter)
+      return g_ascii_strtoull (parts[i] + 2, NULL, 10);
+  g_error ("no extent for '%c' in %s", letter, extents);
+  return 0;
+}
+
+static ElkGraph *
+op_graph (const OpCase *c)
+{
+  g_autoptr(GError) error = NULL;
+  ElkGraph *g = elk_graph_new (c->name);
+  g_auto(GStrv) sides = g_strsplit (c->spec, "->", 2);
+  g_auto(GStrv) ins = g_strsplit (sides[0], ",", -1);
+  guint32 ts[ELK_MAX_OPERANDS];
+  guint n = g_strv_length (ins);
+
+  for (guint i = 0; i <= n; i++)
+    {
+      const char *axes = i < n ? ins[i] : sides[1];
+      guint64 shape[ELK_MAX_DIMS];
+      char name[64];
+      gint t;
+      for (guint a = 0; axes[a]; a++)
+        shape[a] = letter_extent (c->extents, axes[a]);
+      g_snprintf (name, sizeof (name), i < n ? "%s.in%u" : "%s.out",
+                  c->name, i);
+      t = elk_graph_add_tensor (g, name, ELK_DTYPE_F16,
+                                i < n ? c->origin[i]
+                                      : ELK_TENSOR_ORIGIN_ACTIVATION,
+                                (guint) strlen (axes), shape, 0, &error);
+      g_assert_no_error (error);
+      ts[i] = (guint32) t;
+    }
+  elk_graph_add_op (g, c->name, c->type, c->kind, -1, c->spec, ts, n + 1,
+                    NULL, &error);
+  g_assert_no_error (error);
+  return g;
+}
+
+/* Positive data for operators that need it (rsqrt, div). */
+static GHashTable *
+positive_inputs (ElkGraph *g)
+{
+  GHashTable *h = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
+                                         (GDestroyNotify) g_bytes_unref);
+  const ElkOp *op = elk_graph_get_op (g, 0);
+
+  for (guint v = 1; v < op->n_operands; v++)
+    {
+      const ElkTensor *t = elk_graph_get_tensor (g, op->tensors[v]);
+      float *f = g_new (float, t->n_elements);
+      for (guint64 i = 0; i < t->n_elements; i++)
+        f[i] = 0.25f + (float) ((i * 7919 + v * 31) % 97) / 16.0f;
+      g_hash_table_insert (h, g_strdup (t->name),
+                           g_bytes_new_take (f, t->n_elements * 4));
+    }
+  return h;
+}
+
+static void
+plan_pattern (const ElkOp *op, const ElkPlan *p, GString *s)
+{
+  for (guint d = 0; d < op->n_dims; d++)
+    for (guint v = 0; v < op->n_operands; v++)
+      if (p->temporal[d][v] > 1)
+        g_string_append_printf (s, "%u%c%u ", v, op->dim_names[d],
+                                p->temporal[d][v]);
+}
+
+/* Runs the one-operator graph @g with (@hot, @cold) and compares. */
+static double
+run_one (ElkChip *chip, ElkGraph *g, const ElkPlan *hot, const ElkPlan *cold,
+         const char *what)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(ElkProgram) p = elk_program_new (g);
+  g_autoptr(ElkMetrics) m = NULL;
+  g_autoptr(GHashTable) tensors = NULL;
+  ElkProgramOp *pop = elk_program_get_op (p, 0);
+
+  pop->exec_plan = *hot;
+  pop->preload_plan = *cold;
+  if (elk_op_get_hbm_bytes (g, elk_graph_get_op (g, 0)) > 0)
+    elk_program_add_preload (p, 0);
+  elk_program_add_execute (p, 0);
+  m = elk_chip_run (chip, p, NULL, &error);
+  if (error != NULL)
+    g_error ("%s: %s", what, error->message);
+  g_object_get (chip, "last-tensors", &tensors, NULL);
+  g_assert_nonnull (tensors);
+  return compare_graph (g, tensors, NULL, 1e-5, what);
+}
+
+/* Every plan of the table (preloaded in its own layout) and every
+ * (preload, execute) pair of the cold-hot table, for every operator kind. */
+static void
+test_ops_all_plans (void)
+{
+  g_autoptr(ElkChip) chip = func_chip (16);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(ElkChipSpec) spec = elk_chip_dup_spec (chip, &error);
+  g_autoptr(GHashTable) patterns = g_hash_table_new_full (g_str_hash,
+                                                          g_str_equal,
+                                                          g_free, NULL);
+  guint runs = 0;
+  double worst = 0;
+
+  g_assert_no_error (error);
+  for (guint c = 0; c < G_N_ELEMENTS (op_cases); c++)
+    {
+      g_autoptr(ElkGraph) g = op_graph (&op_cases[c]);
+      g_autoptr(ElkPlanSet) set = elk_plan_set_new (g, spec, NULL, &error);
+      const ElkPlanTable *tab;
+      const ElkOp *op = elk_graph_get_op (g, 0);
+      g_autoptr(GHashTable) pos = op_cases[c].positive ? positive_inputs (g)
+                                                       : NULL;
+
+      g_assert_no_error (error);
+      g_object_set (chip, "inputs", pos, NULL);
+      tab = elk_plan_set_get_table (set, 0);
+      for (guint k = 0; k < tab->n_plans + tab->n_cold_hot; k++)
+        {
+          const ElkPlan *hot, *cold;
+          g_autofree char *what = NULL;
+          GString *pat = g_string_new (op_cases[c].name);
+
+          if (k < tab->n_plans)
+            hot = cold = &tab->plans[k];
+          else
+            {
+              const ElkColdHot *ch = &tab->cold_hot[k - tab->n_plans];
+              hot = &tab->plans[ch->hot_plan];
+              cold = &tab->plans[ch->cold_plan];
+            }
+          g_string_append (pat, ": ");
+          plan_pattern (op, hot, pat);
+          what = g_strdup_printf ("%s plan %u", op_cases[c].name, k);
+          worst = MAX (worst, run_one (chip, g, hot, cold, what));
+          g_hash_table_add (patterns, g_string_free (pat, FALSE));
+          runs++;
+        }
+    }
+  g_object_set (chip, "inputs", NULL, NULL);
+  g_test_message ("%u runs of %zu operators, %u rotation patterns, worst "
+                  "relative error %.3g", runs, G_N_ELEMENTS (op_cases),
+                  g_hash_table_size (patterns), worst);
+  g_print ("# functional: %u plan runs over %zu operators, %u distinct "
+           "rotation patterns, worst relative error %.3g\n", runs,
+           G_N_ELEMENTS (op_cases), g_hash_table_size (patterns), worst);
+  g_assert_cmpfloat (worst, <, 1e-5);
+}
+
+/* Plans made by hand and checked by elk_plan_evaluate: Cannon's two
+ * rotating inputs, a divisibility chain (4 and 2), the output rotating
+ * along two dimensions, the output rotating with partial sums left over,
+ * an input rotating along an output dimension, a rotating reduce. */
+typedef struct
+{
+  const char *op;      /* index into op_cases by name */
+  guint32 spatial[ELK_MAX_DIMS];
+  struct { guint d, v, t; } rot[4];
+  guint n_rot;
+  gboolean cold_more;  /* preload with every rotation factor doubled */
+} HandPlan;
+
+static const HandPlan hand_plans[] = {
+  /* matmul m=5 k=7 n=9: dims m, n, k (output letters first). */
+  { "matmul", { 2, 2, 1 }, { { 2, 1, 2 }, { 2, 2, 2 } }, 2, FALSE },
+  { "matmul", { 2, 4, 1 }, { { 2, 1, 4 }, { 2, 2, 2 } }, 2, FALSE },
+  { "matmul", { 1, 1, 4 }, { { 0, 0, 2 }, { 1, 0, 2 } }, 2, FALSE },
+  { "matmul", { 1, 1, 4 }, { { 0, 0, 2 } }, 1, FALSE },
+  { "matmul", { 1, 3, 1 }, { { 0, 1, 3 } }, 1, FALSE },
+  { "matmul", { 2, 2, 3 }, { { 2, 1, 2 }, { 0, 0, 3 } }, 2, FALSE },
+  { "matmul", { 2, 2, 2 }, { { 2, 1, 2 } }, 1, TRUE },
+  { "matmul", { 4, 2, 2 }, { { 2, 2, 2 } }, 1, TRUE },
+  /* softmax-max b=3 h=2 q=1 s=13: the output rotating along b. */
+  { "softmax-max", { 1, 1, 1, 4 }, { { 0, 0, 2 } }, 1, FALSE },
+  { "softmax-max", { 1, 2, 1, 6 }, { { 0, 0, 3 } }, 1, FALSE },
+  { "rowsum", { 1, 6 }, { { 0, 0, 3 } }, 1, FALSE },
+  /* score b=3 h=2 q=1 e=5 s=7 (dims b h q s e): Q rotating along e, the
+   * output along s with partial sums left. */
+  { "score", { 1, 1, 1, 3, 1 }, { { 4, 1, 3 } }, 1, FALSE },
+  { "score", { 1, 1, 1, 1, 4 }, { { 3, 0, 2 } }, 1, FALSE },
+  { "score-gqa", { 2, 1, 1, 1, 1, 2 }, { { 1, 0, 1 } }, 0, FALSE },
+};
+
+static void
+test_ops_hand_plans (void)
+{
+  g_autoptr(ElkChip) chip = func_chip (16);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(ElkChipSpec) spec = elk_chip_dup_spec (chip, &error);
+  double worst = 0;
+
+  g_assert_no_error (error);
+  for (guint h = 0; h < G_N_ELEMENTS (hand_plans); h++)
+    {
+      const HandPlan *hp = &hand_plans[h];
+      const OpCase *c = NULL;
+      g_autoptr(ElkGraph) g = NULL;
+      const ElkOp *op;
+      ElkPlan hot = { 0 }, cold;
+      g_autofree char *what = NULL;
+      GString *pat = g_string_new (NULL);
+
+      for (guint k = 0; k < G_N_ELEMENTS (op_cases); k++)
+        if (!strcmp (op_cases[k].name, hp->op))
+          c = &op_cases[k];
+      g_assert_nonnull (c);
+      g = op_graph (c);
+      op = elk_graph_get_op (g, 0);
+      hot.n_dims = (guint8) op->n_dims;
+      hot.n_operands = (guint8) op->n_operands;
+      for (guint d = 0; d < op->n_dims; d++)
+        {
+          hot.spatial[d] = hp->spatial[d];
+          for (guint v = 0; v < op->n_operands; v++)
+            hot.temporal[d][v] = 1;
+        }
+      for (guint r = 0; r < hp->n_rot; r++)
+        hot.temporal[hp->rot[r].d][hp->rot[r].v] = hp->rot[r].t;
+      if (!elk_plan_evaluate (g, 0, spec, &hot, &error))
+        g_error ("hand plan %u: %s", h, error->message);
+      cold = hot;
+      if (hp->cold_more)
+        {
+          /* The preload layout cuts the weight's copies further: data
+           * distribution has to gather the missing parts. */
+          for (guint d = 0; d < op->n_dims; d++)
+            {
+              guint32 t = hot.temporal[d][2] * 2;
+              ElkPlan trial = cold;
+              trial.temporal[d][2] = t;
+              if (elk_plan_evaluate (g, 0, spec, &trial, NULL))
+                {
+                  cold = trial;
+                  break;
+                }
+            }
+          g_assert_false (memcmp (cold.temporal, hot.temporal,
+                                  sizeof (hot.temporal)) == 0);
+        }
+      plan_pattern (op, &hot, pat);
+      what = g_strdup_printf ("%s hand plan %u (%s)", hp->op, h, pat->str);
+      g_string_free (pat, TRUE);
+      worst = MAX (worst, run_one (chip, g, &hot, &cold, what));
+    }
+  g_print ("# functional: %zu hand-made plans, worst relative error %.3g\n",
+           G_N_ELEMENTS (hand_plans), worst);
+}
+
+/* A plan whose operator has no kernel, and data of the wrong size, are
+ * errors that name the operator or tensor. */
+static void
+test_bad_input (void)
+{
+  g_autoptr(ElkChip) chip = func_chip (16);
+  g_autoptr(GError) error = NULL;
+  OpCase c = op_cases[0];
+  g_autoptr(ElkGraph) g = NULL;
+  g_autoptr(ElkProgram) p = NULL;
+  g_autoptr(ElkMetrics) m = NULL;
+  g_autoptr(GHashTable) in = g_hash_table_new_full (
+    g_str_hash, g_str_equal, g_free, (GDestroyNotify) g_bytes_unref);
+  ElkProgramOp *pop;
+  ElkPlan plan = { 0 };
+
+  c.type = "frobnicate";
+  g = op_graph (&c);
+  p = elk_program_new (g);
+  pop = elk_program_get_op (p, 0);
+  plan.n_dims = 3;
+  plan.n_operands = 3;
+  for (guint d = 0; d < 3; d++)
+    {
+      plan.spatial[d] = 1;
+      for (guint v = 0; v < 3; v++)
+        plan.temporal[d][v] = 1;
+    }
+  plan.cores_used = 1;
+  pop->exec_plan = pop->preload_plan = plan;
+  elk_program_add_preload (p, 0);
+  elk_program_add_execute (p, 0);
+  m = elk_chip_run (chip, p, NULL, &error);
+  g_assert_null (m);
+  g_assert_error (error, ELK_CHIP_ERROR, ELK_CHIP_ERROR_RUN);
+  g_assert_nonnull (strstr (error->message, "'matmul'"));
+  g_assert_nonnull (strstr (error->message, "frobnicate"));
+  g_clear_error (&error);
+
+  g_clear_pointer (&g, elk_graph_unref);
+  g_clear_pointer (&p, elk_program_unref);
+  g = op_graph (&op_cases[0]);
+  p = elk_program_new (g);
+  pop = elk_program_get_op (p, 0);
+  pop->exec_plan = pop->preload_plan = plan;
+  elk_program_add_preload (p, 0);
+  elk_program_add_execute (p, 0);
+  g_hash_table_insert (in, g_strdup ("matmul.in1"),
+                       g_bytes_new_take (g_new0 (float, 3), 12));
+  g_object_set (chip, "inputs", in, NULL);
+  m = elk_chip_run (chip, p, NULL, &error);
+  g_assert_null (m);
+  g_assert_error (error, ELK_CHIP_ERROR, ELK_CHIP_ERROR_RUN);
+  g_assert_nonnull (strstr (error->message, "'matmul.in1'"));
+  g_assert_nonnull (strstr (error->message, "expected 252"));
+}
+
+/* ---- One decode step of the tiny Llama-2 with its real weights ---- */
+
+static float
+half_to_float (guint16 h)
+{
+  guint32 sign = (h >> 15) & 1, exp = (h >> 10) & 0x1f, man = h & 0x3ff;
+  float v;
+  if (exp == 0)
+    v = ldexpf ((float) man, -24);
+  else if (exp == 31)
+    v = man ? NAN : INFINITY;
+  else
+    v = ldexpf ((float) (man | 0x400), (int) exp - 25);
+  return sign ? -v : v;
+}
+
+/* A GGUF tensor as row-major floats (the file's dims reversed). */
+static float *
+gguf_floats (ElkGguf *gguf, const guint8 *file, const char *name,
+             guint64 *rows, guint64 *cols)
+{
+  const ElkGgufTensor *t = elk_gguf_find_tensor (gguf, name);
+  const guint8 *p;
+  float *f;
+
+  g_assert_nonnull (t);
+  p = file + elk_gguf_get_data_offset (gguf) + t->offset;
+  f = g_new (float, t->n_elements);
+  for (guint64 i = 0; i < t->n_elements; i++)
+    {
+      if (t->type == 1) /* F16 */
+        {
+          guint16 h;
+          memcpy (&h, p + 2 * i, 2);
+          f[i] = half_to_float (GUINT16_FROM_LE (h));
+        }
+      else
+        {
+          g_assert_cmpuint (t->type, ==, 0); /* F32 */
+          memcpy (&f[i], p + 4 * i, 4);
+        }
+    }
+  *cols = t->dims[0];
+  *rows = t->n_elements / t->dims[0];
+  return f;
+}
+
+static void
+put (GHashTable *h, const ElkGraph *g, const char *name, float *data,
+     guint64 n)
+{
+  gint id = elk_graph_find_tensor (g, name);
+  if (id < 0)
+    g_error ("the llama graph has no tensor '%s'", name);
+  g_assert_cmpuint (elk_graph_get_tensor (g, (guint) id)->n_elements, ==, n);
+  g_hash_table_insert (h, g_strdup (name), g_bytes_new_take (data, n * 4));
+}
+
+/* The graph's "kn" weight of @n_parts file tensors [out][in], stacked
+ * along n. */
+static void
+put_kn (GHashTable *h, const ElkGraph *g, ElkGguf *gguf, const guint8 *file,
+        const char *graph_name, const char *const *parts)
+{
+  guint64 K = 0, N = 0;
+  float *w;
+  guint64 n0 = 0;
+
+  for (guint i = 0; parts[i]; i++)
+    {
+      guint64 r, c;
+      g_autofree float *f = gguf_floats (gguf, file, parts[i], &r, &c);
+      K = c;
+      N += r;
+    }
+  w = g_new (float, K * N);
+  for (guint i = 0; parts[i]; i++)
+    {
+      guint64 r, c;
+      g_autofree float *f = gguf_floats (gguf, file, parts[i], &r, &c);
+      for (guint64 o = 0; o < r; o++)
+        for (guint64 k = 0; k < c; k++)
+          w[k * N + n0 + o] = f[o * c + k];
+      n0 += r;
+    }
+  put (h, g, graph_name, w, K * N);
+}
+
+/* The views the llama graph reads (reshapes and slices no operator
+ * writes), from the tensors computed so far: used alike by the emulator
+ * (through "resolve-tensor") and by the reference. */
+static GBytes *
+llama_view (const char *name, GHashTable *tensors)
+{
+  GBytes *src;
+  const float *f;
+  gsize size;
+
+  if (g_str_has_suffix (name, ".q"))
+    {
+      /* [b, h, 1, e] from the first h*e columns of the QKV output. */
+      g_autofree char *qkv = g_strdup_printf ("%.*s.attn_qkv.out",
+                                              (int) (strlen (name) - 2),
+                                              name);
+      guint64 b = 3, he = 8, w = 24;
+      float *q;
+      src = g_hash_table_lookup (tensors, qkv);
+      g_assert_nonnull (src);
+      f = g_bytes_get_data (src, &size);
+      g_assert_cmpuint (size, ==, b * w * 4);
+      q = g_new (float, b * he);
+      for (guint64 i = 0; i < b; i++)
+        memcpy (q + i * he, f + i * w, he * 4);
+      return g_bytes_new_take (q, b * he * 4);
+    }
+  if (g_str_has_suffix (name, ".out.rows"))
+    {
+      /* [b, h, 1, e] seen as [b, h*e]: the same bytes. */
+      g_autofree char *base = g_strndup (name, strlen (name) - 5);
+      src = g_hash_table_lookup (tensors, base);
+      g_assert_nonnull (src);
+      return g_bytes_ref (src);
+    }
+  if (g_str_has_suffix (name, ".out.gate") || g_str_has_suffix (name,
+                                                                ".out.up"))
+    {
+      gboolean up = g_str_has_suffix (name, ".up");
+      g_autofree char *base = g_strndup (name, strlen (name)
+                                                 - (up ? 3 : 5));
+      guint64 b = 3, w = 64, half = 32;
+      float *o;
+      src = g_hash_table_lookup (tensors, base);
+      g_assert_nonnull (src);
+      f = g_bytes_get_data (src, &size);
+      g_assert_cmpuint (size, ==, b * w * 4);
+      o = g_new (float, b * half);
+      for (guint64 i = 0; i < b; i++)
+        memcpy (o + i * half, f + i * w + (up ? half : 0), half * 4);
+      return g_bytes_new_take (o, b * half * 4);
+    }
+  return NULL;
+}
+
+static GBytes *
+on_resolve (GObject *chip, const char *name, GHashTable *tensors,
+            gpointer user_data)
+{
+  return llama_view (name, tensors);
+}
+
+static void
+test_llama_decode (void)
+{
+  const char *corpus = g_getenv ("ELK_CORPUS");
+  g_autofree char *path = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GObject) fe = NULL, sched = NULL, alloc = NULL;
+  g_autoptr(ElkChip) chip = NULL;
+  g_autoptr(ElkGraph) g = NULL;
+  g_autoptr(ElkChipSpec) spec = NULL;
+  g_autoptr(ElkPlanSet) plans = NULL;
+  g_autoptr(ElkProgram) program = NULL;
+  g_autoptr(ElkMetrics) m = NULL;
+  g_autoptr(GHashTable) in = NULL, tensors = NULL;
+  g_autofree guint8 *file = NULL;
+  gsize file_len;
+  ElkGguf *gguf;
+  const guint32 tokens[3] = { 1, 15043, 31999 };
+  double worst;
+
+  path = g_build_filename (corpus != NULL ? corpus : "",
+                           "gguf", "llama-2-tiny-random.gguf", NULL);
+  if (corpus == NULL || !g_file_test (path, G_FILE_TEST_EXISTS))
+    {
+      g_test_skip ("../shared/corpus/gguf/llama-2-tiny-random.gguf is "
+                   "absent (set ELK_CORPUS)");
+      return;
+    }
+  if (elk_registry_lookup (registry, ELK_TYPE_FRONTEND, "llama") == NULL
+      || elk_registry_lookup (registry, ELK_TYPE_SCHEDULER, "elk") == NULL)
+    {
+      g_test_skip ("needs the llama frontend and the elk scheduler");
+      return;
+    }
+  fe = make (ELK_TYPE_FRONTEND, "llama", "model", path, "batch", 3, "seq",
+             5, NULL);
+  g = elk_frontend_load (ELK_FRONTEND (fe), &error);
+  g_assert_no_error (error);
+  for (guint i = 0; i < elk_graph_get_n_ops (g); i++)
+    {
+      const ElkOp *op = elk_graph_get_op (g, i);
+      g_test_message ("op %u %s %s", i, op->name, op->type);
+    }
+
+  /* The real weights, from the file's data section. */
+  gguf = elk_gguf_open (path, &error);
+  g_assert_no_error (error);
+  g_file_get_contents (path, (char **) &file, &file_len, &error);
+  g_assert_no_error (error);
+  in = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
+                              (GDestroyNotify) g_bytes_unref);
+  {
+    guint64 r, c;
+    g_autofree float *emb = gguf_floats (gguf, file, "token_embd.weight", &r,
+                                         &c);
+    float *rows = g_new (float, 3 * c), *ids = g_new (float, 3);
+    for (guint i = 0; i < 3; i++)
+      {
+        memcpy (rows + i * c, emb + tokens[i] * c, c * 4);
+        ids[i] = (float) tokens[i];
+      }
+    put (in, g, "token_embd.rows", rows, 3 * c);
+    put (in, g, "tokens", ids, 3);
+  }
+  {
+    static const char *const norms[] = { "blk.0.attn_norm.weight",
+                                         "blk.0.ffn_norm.weight",
+                                         "output_norm.weight" };
+    for (guint i = 0; i < G_N_ELEMENTS (norms); i++)
+      {
+        guint64 r, c;
+        float *f = gguf_floats (gguf, file, norms[i], &r, &c);
+        put (in, g, norms[i], f, r * c);
+      }
+  }
+  put_kn (in, g, gguf, file, "blk.0.attn_qkv.weight",
+          (const char *const[]) { "blk.0.attn_q.weight",
+                                  "blk.0.attn_k.weight",
+                                  "blk.0.attn_v.weight", NULL });
+  put_kn (in, g, gguf, file, "blk.0.attn_output.weight",
+          (const char *const[]) { "blk.0.attn_output.weight", NULL });
+  put_kn (in, g, gguf, file, "blk.0.ffn_gate_up.weight",
+          (const char *const[]) { "blk.0.ffn_gate.weight",
+                                  "blk.0.ffn_up.weight", NULL });
+  put_kn (in, g, gguf, file, "blk.0.ffn_down.weight",
+          (const char *const[]) { "blk.0.ffn_down.weight", NULL });
+  put_kn (in, g, gguf, file, "output.weight",
+          (const char *const[]) { "output.weight", NULL });
+  elk_gguf_free (gguf);
+
+  /* Compiled by elk on two chips of 32 tiles; the KV cache is seeded. */
+  chip = func_chip (64);
+  g_object_set (chip, "inputs", in, "seed", 7, NULL);
+  g_signal_connect (chip, "resolve-tensor", G_CALLBACK (on_resolve), NULL);
+  sched = make (ELK_TYPE_SCHEDULER, "elk", NULL);
+  alloc = make (ELK_TYPE_ALLOCATOR, "reservation", NULL);
+  spec = elk_chip_dup_spec (chip, &error);
+  g_assert_no_error (error);
+  plans = elk_plan_set_new (g, spec, NULL, &error);
+  g_assert_no_error (error);
+  program = elk_scheduler_schedule (ELK_SCHEDULER (sched), plans,
+                                    ELK_ALLOCATOR (alloc), &error);
+  g_assert_no_error (error);
+  m = elk_chip_run (chip, program, plans, &error);
+  g_assert_no_error (error);
+  g_object_get (chip, "last-tensors", &tensors, NULL);
+  worst = compare_graph (g, tensors, llama_view, 1e-4, "llama decode");
+  g_print ("# functional: tiny Llama-2 decode (b3, s5, %u operators, "
+           "real F16 weights) on 2x32 tiles: worst relative error %.3g\n",
+           elk_graph_get_n_ops (g), worst);
+}
+
+int
+main (int argc, char *argv[])
+{
+  int ret;
+
+  g_test_init (&argc, &argv, NULL);
+  registry = elk_registry_new ();
+  elk_registry_add_default_paths (registry);
+  elk_registry_scan (registry);
+  g_test_add_func ("/ipu-pod/functional/all-plans", test_ops_all_plans);
+  g_test_add_func ("/ipu-pod/functional/hand-plans", test_ops_hand_plans);
+  g_test_add_func ("/ipu-pod/functional/bad-input", test_bad_input);
+  g_test_add_func ("/ipu-pod/functional/llama-decode", test_llama_decode);
+  ret = g_test_run ();
+  g_object_unref (registry);
+  return ret;
+}
