@@ -33,6 +33,7 @@ G_DEFINE_QUARK (elk-llama-error-quark, elk_llama_error)
 struct _ElkGguf
 {
   char *path;
+  ElkLlamaLimits limits;
   GMappedFile *map;
   GBytes *bytes;
   const guint8 *data;
@@ -181,6 +182,37 @@ value_min_size (ElkGgufType type)
   return value_type_size (type);
 }
 
+/**
+ * elk_llama_limits_init:
+ *
+ * Fills @limits with the defaults (ELK_LLAMA_DEFAULT_*).
+ */
+void
+elk_llama_limits_init (ElkLlamaLimits *limits)
+{
+  limits->max_file_size = ELK_LLAMA_DEFAULT_MAX_FILE_SIZE;
+  limits->max_config_size = ELK_LLAMA_DEFAULT_MAX_CONFIG_SIZE;
+  limits->max_tensors = ELK_LLAMA_DEFAULT_MAX_TENSORS;
+  limits->max_metadata = ELK_LLAMA_DEFAULT_MAX_METADATA;
+  limits->max_string_length = ELK_LLAMA_DEFAULT_MAX_STRING_LENGTH;
+  limits->max_array_length = ELK_LLAMA_DEFAULT_MAX_ARRAY_LENGTH;
+  limits->max_json_depth = ELK_LLAMA_DEFAULT_MAX_JSON_DEPTH;
+}
+
+/* Past a limit the message names the limit and the frontend parameter
+ * that raises it. */
+static void
+set_limit_error (GError **error, const ElkGguf *gguf, gsize offset,
+                 const char *what, guint64 value, const char *param,
+                 guint64 limit)
+{
+  g_set_error (error, ELK_LLAMA_ERROR, ELK_LLAMA_ERROR_LIMIT,
+               "%s: offset %" G_GSIZE_FORMAT ": %s is %" G_GUINT64_FORMAT
+               ", more than the %s limit of %" G_GUINT64_FORMAT "; raise "
+               "the llama frontend's '%s' parameter to read this file",
+               gguf->path, offset, what, value, param, limit, param);
+}
+
 G_GNUC_PRINTF (4, 5)
 static void
 set_format_error (GError **error, const ElkGguf *gguf, gsize offset,
@@ -273,6 +305,15 @@ read_string (Reader *r, const char **str, gsize *len, const char *what,
                         " bytes of the file remain (file size %"
                         G_GSIZE_FORMAT ")",
                         what, n, r->gguf->size - r->pos, r->gguf->size);
+      return FALSE;
+    }
+  if (n > r->gguf->limits.max_string_length)
+    {
+      g_autofree char *length_of = g_strdup_printf ("the length of %s",
+                                                    what);
+      set_limit_error (error, r->gguf, start, length_of, n,
+                       "max-string-length",
+                       r->gguf->limits.max_string_length);
       return FALSE;
     }
   *str = (const char *) r->gguf->data + r->pos;
@@ -392,6 +433,15 @@ read_value (Reader *r, ElkGgufType type, ElkGgufValue *value,
                               key, count,
                               elk_gguf_type_name ((ElkGgufType) elem_type),
                               r->gguf->size - r->pos);
+            return FALSE;
+          }
+        if (count > r->gguf->limits.max_array_length)
+          {
+            g_autofree char *what = g_strdup_printf ("the length of array "
+                                                     "'%s'", key);
+            set_limit_error (error, r->gguf, start + 4, what, count,
+                             "max-array-length",
+                             r->gguf->limits.max_array_length);
             return FALSE;
           }
         value->elem_type = (ElkGgufType) elem_type;
@@ -521,6 +571,18 @@ parse_header (ElkGguf *gguf, Reader *r, guint64 *n_tensors, guint64 *n_kv,
                         "tensor count %" G_GUINT64_FORMAT " cannot fit in "
                         "the %" G_GSIZE_FORMAT " bytes that follow the "
                         "header", *n_tensors, gguf->size - r->pos);
+      return FALSE;
+    }
+  if (*n_kv > gguf->limits.max_metadata)
+    {
+      set_limit_error (error, gguf, 16, "the metadata count", *n_kv,
+                       "max-metadata-entries", gguf->limits.max_metadata);
+      return FALSE;
+    }
+  if (*n_tensors > gguf->limits.max_tensors)
+    {
+      set_limit_error (error, gguf, 8, "the tensor count", *n_tensors,
+                       "max-tensors", gguf->limits.max_tensors);
       return FALSE;
     }
   return TRUE;
@@ -786,10 +848,14 @@ check_tensor_data (ElkGguf *gguf, Reader *r, GError **error)
 }
 
 static ElkGguf *
-gguf_new (const char *display_name)
+gguf_new (const char *display_name, const ElkLlamaLimits *limits)
 {
   ElkGguf *gguf = g_new0 (ElkGguf, 1);
   gguf->path = g_strdup (display_name);
+  if (limits != NULL)
+    gguf->limits = *limits;
+  else
+    elk_llama_limits_init (&gguf->limits);
   gguf->keys = g_ptr_array_new_with_free_func (g_free);
   gguf->values = g_array_new (FALSE, TRUE, sizeof (ElkGgufValue));
   gguf->key_index = g_hash_table_new (g_str_hash, g_str_equal);
@@ -805,6 +871,12 @@ gguf_parse (ElkGguf *gguf, GError **error)
   Reader r = { gguf, 0 };
   guint64 n_tensors, n_kv;
 
+  if (gguf->size > gguf->limits.max_file_size)
+    {
+      set_limit_error (error, gguf, 0, "the file size", gguf->size,
+                       "max-file-size", gguf->limits.max_file_size);
+      return FALSE;
+    }
   return parse_header (gguf, &r, &n_tensors, &n_kv, error)
          && parse_metadata (gguf, &r, n_kv, error)
          && parse_alignment (gguf, error)
@@ -825,10 +897,24 @@ gguf_parse (ElkGguf *gguf, GError **error)
 ElkGguf *
 elk_gguf_open (const char *path, GError **error)
 {
+  return elk_gguf_open_with_limits (path, NULL, error);
+}
+
+/**
+ * elk_gguf_open_with_limits:
+ * @limits: (nullable): the limits; %NULL for the defaults
+ *
+ * Like elk_gguf_open(), refusing a file beyond @limits with
+ * %ELK_LLAMA_ERROR_LIMIT.
+ */
+ElkGguf *
+elk_gguf_open_with_limits (const char *path, const ElkLlamaLimits *limits,
+                           GError **error)
+{
   g_autoptr (GError) local_error = NULL;
   ElkGguf *gguf;
 
-  gguf = gguf_new (path);
+  gguf = gguf_new (path, limits);
   gguf->map = g_mapped_file_new (path, FALSE, &local_error);
   if (gguf->map == NULL)
     {
@@ -860,7 +946,16 @@ ElkGguf *
 elk_gguf_new_from_bytes (GBytes *bytes, const char *display_name,
                          GError **error)
 {
-  ElkGguf *gguf = gguf_new (display_name);
+  return elk_gguf_new_from_bytes_with_limits (bytes, display_name, NULL,
+                                              error);
+}
+
+ElkGguf *
+elk_gguf_new_from_bytes_with_limits (GBytes *bytes, const char *display_name,
+                                     const ElkLlamaLimits *limits,
+                                     GError **error)
+{
+  ElkGguf *gguf = gguf_new (display_name, limits);
   gsize size;
 
   gguf->bytes = g_bytes_ref (bytes);

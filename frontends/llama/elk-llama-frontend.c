@@ -40,6 +40,7 @@ struct _ElkLlamaFrontend
   char *model;
   char *preset;
   ElkLlamaBuildOptions options;
+  ElkLlamaLimits limits;
 };
 
 enum
@@ -56,6 +57,13 @@ enum
   PROP_LAYERS,
   PROP_SPLIT_FACTOR,
   PROP_SPLIT_CORES,
+  PROP_MAX_FILE_SIZE,
+  PROP_MAX_CONFIG_SIZE,
+  PROP_MAX_TENSORS,
+  PROP_MAX_METADATA_ENTRIES,
+  PROP_MAX_STRING_LENGTH,
+  PROP_MAX_ARRAY_LENGTH,
+  PROP_MAX_JSON_DEPTH,
   N_PROPS
 };
 
@@ -87,7 +95,8 @@ elk_llama_frontend_load (ElkFrontend *frontend, GError **error)
                    has_model ? "; both are set" : "; neither is set");
       return NULL;
     }
-  model = has_model ? elk_llama_model_new_from_file (self->model, error)
+  model = has_model ? elk_llama_model_new_from_file_with_limits (
+                        self->model, &self->limits, error)
                     : elk_llama_model_new_from_preset (self->preset, error);
   if (model == NULL)
     return NULL;
@@ -141,6 +150,27 @@ elk_llama_frontend_get_property (GObject *object, guint prop_id,
     case PROP_SPLIT_CORES:
       g_value_set_uint (value, self->options.split_cores);
       break;
+    case PROP_MAX_FILE_SIZE:
+      g_value_set_uint64 (value, self->limits.max_file_size);
+      break;
+    case PROP_MAX_CONFIG_SIZE:
+      g_value_set_uint64 (value, self->limits.max_config_size);
+      break;
+    case PROP_MAX_TENSORS:
+      g_value_set_uint64 (value, self->limits.max_tensors);
+      break;
+    case PROP_MAX_METADATA_ENTRIES:
+      g_value_set_uint64 (value, self->limits.max_metadata);
+      break;
+    case PROP_MAX_STRING_LENGTH:
+      g_value_set_uint64 (value, self->limits.max_string_length);
+      break;
+    case PROP_MAX_ARRAY_LENGTH:
+      g_value_set_uint64 (value, self->limits.max_array_length);
+      break;
+    case PROP_MAX_JSON_DEPTH:
+      g_value_set_uint (value, self->limits.max_json_depth);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
@@ -188,6 +218,27 @@ elk_llama_frontend_set_property (GObject *object, guint prop_id,
       break;
     case PROP_SPLIT_CORES:
       self->options.split_cores = g_value_get_uint (value);
+      break;
+    case PROP_MAX_FILE_SIZE:
+      self->limits.max_file_size = g_value_get_uint64 (value);
+      break;
+    case PROP_MAX_CONFIG_SIZE:
+      self->limits.max_config_size = g_value_get_uint64 (value);
+      break;
+    case PROP_MAX_TENSORS:
+      self->limits.max_tensors = g_value_get_uint64 (value);
+      break;
+    case PROP_MAX_METADATA_ENTRIES:
+      self->limits.max_metadata = g_value_get_uint64 (value);
+      break;
+    case PROP_MAX_STRING_LENGTH:
+      self->limits.max_string_length = g_value_get_uint64 (value);
+      break;
+    case PROP_MAX_ARRAY_LENGTH:
+      self->limits.max_array_length = g_value_get_uint64 (value);
+      break;
+    case PROP_MAX_JSON_DEPTH:
+      self->limits.max_json_depth = g_value_get_uint (value);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -272,6 +323,40 @@ elk_llama_frontend_class_init (ElkLlamaFrontendClass *klass)
       "Core count in the splitting threshold (the artifact's num_cores; "
       "5888 = IPU-POD4)", 1, 1u << 24, ELK_LLAMA_DEFAULT_SPLIT_CORES, rw);
 
+  /* Resource limits (docs/reliability.md).  Counts are checked against
+   * the file size first, so these only matter for honest files. */
+  props[PROP_MAX_FILE_SIZE] = g_param_spec_uint64 (
+      "max-file-size", "Largest GGUF file",
+      "Largest accepted GGUF file in bytes; the file is mapped and its "
+      "tensor data never read", 1, G_MAXUINT64,
+      ELK_LLAMA_DEFAULT_MAX_FILE_SIZE, rw);
+  props[PROP_MAX_CONFIG_SIZE] = g_param_spec_uint64 (
+      "max-config-size", "Largest config.json",
+      "Largest accepted Hugging Face config.json in bytes", 1,
+      G_MAXUINT32, ELK_LLAMA_DEFAULT_MAX_CONFIG_SIZE, rw);
+  props[PROP_MAX_TENSORS] = g_param_spec_uint64 (
+      "max-tensors", "Most tensors", "Most tensors in a GGUF file", 1,
+      G_MAXUINT32, ELK_LLAMA_DEFAULT_MAX_TENSORS, rw);
+  props[PROP_MAX_METADATA_ENTRIES] = g_param_spec_uint64 (
+      "max-metadata-entries", "Most metadata entries",
+      "Most metadata key-value pairs in a GGUF file", 1, G_MAXUINT32,
+      ELK_LLAMA_DEFAULT_MAX_METADATA, rw);
+  props[PROP_MAX_STRING_LENGTH] = g_param_spec_uint64 (
+      "max-string-length", "Longest string",
+      "Longest GGUF string (keys, values, tensor names) in bytes", 1,
+      G_MAXUINT64, ELK_LLAMA_DEFAULT_MAX_STRING_LENGTH, rw);
+  props[PROP_MAX_ARRAY_LENGTH] = g_param_spec_uint64 (
+      "max-array-length", "Longest array",
+      "Most elements in one GGUF metadata array (token lists are the "
+      "longest: 32000 to 256000)", 1, G_MAXUINT64,
+      ELK_LLAMA_DEFAULT_MAX_ARRAY_LENGTH, rw);
+  props[PROP_MAX_JSON_DEPTH] = g_param_spec_uint (
+      "max-json-depth", "Deepest JSON nesting",
+      "Deepest nesting of arrays and objects in a config.json (the JSON "
+      "parser recurses once per level)", 1,
+      ELK_LLAMA_MAX_JSON_DEPTH_CEILING, ELK_LLAMA_DEFAULT_MAX_JSON_DEPTH,
+      rw);
+
   g_object_class_install_properties (object_class, N_PROPS, props);
 }
 
@@ -279,6 +364,7 @@ static void
 elk_llama_frontend_init (ElkLlamaFrontend *self)
 {
   elk_llama_build_options_init (&self->options);
+  elk_llama_limits_init (&self->limits);
 }
 
 static gboolean

@@ -10,6 +10,9 @@
 
 #include <string.h>
 
+#include <sys/stat.h>
+
+#include <glib/gstdio.h>
 #include <json-glib/json-glib.h>
 
 #include "elk-llama-private.h"
@@ -92,6 +95,88 @@ find (const HfReader *r, const char *const *keys, const char **found)
     }
   *found = keys[0];
   return NULL;
+}
+
+/* json-glib parses nested arrays and objects recursively, without a
+ * depth limit, so the nesting is measured first: a config.json of a few
+ * hundred kilobytes of '[' would otherwise overflow the stack.  Strings
+ * are skipped (escaped quotes included); the text need not be valid JSON
+ * here, json-glib judges that afterwards. */
+static gboolean
+check_depth (const HfReader *r, guint max_depth, GError **error)
+{
+  guint depth = 0, line = 1;
+  gboolean in_string = FALSE;
+
+  for (gsize i = 0; i < r->length; i++)
+    {
+      char c = r->text[i];
+      if (c == '\n')
+        line++;
+      if (in_string)
+        {
+          if (c == '\\')
+            i++;
+          else if (c == '"')
+            in_string = FALSE;
+          continue;
+        }
+      if (c == '"')
+        in_string = TRUE;
+      else if (c == '[' || c == '{')
+        {
+          if (++depth > max_depth)
+            {
+              g_set_error (error, ELK_LLAMA_ERROR, ELK_LLAMA_ERROR_LIMIT,
+                           "%s:%u: arrays and objects are nested more than "
+                           "%u deep, the max-json-depth limit; raise the "
+                           "llama frontend's 'max-json-depth' parameter to "
+                           "read this file", r->path, line, max_depth);
+              return FALSE;
+            }
+        }
+      else if ((c == ']' || c == '}') && depth > 0)
+        depth--;
+    }
+  return TRUE;
+}
+
+/* A key given twice is ambiguous (json-glib keeps the last, Python's json
+ * module too, but a person reading the file may see the first), so it is
+ * an error.  json-glib reports each member after adding it; a member
+ * seen before in the same object is a duplicate. */
+typedef struct
+{
+  GHashTable *seen; /* "object-address/name" */
+  char *duplicate;
+  guint line;
+} DuplicateCheck;
+
+static void
+on_object_member (JsonParser *parser, JsonObject *object,
+                  const char *name, gpointer user_data)
+{
+  DuplicateCheck *check = user_data;
+  char *key;
+
+  if (check->duplicate != NULL)
+    return;
+  key = g_strdup_printf ("%p/%s", (void *) object, name);
+  if (!g_hash_table_add (check->seen, key))
+    {
+      check->duplicate = g_strdup (name);
+      check->line = json_parser_get_current_line (parser);
+    }
+}
+
+/* Products of numbers from the file: saturate instead of wrapping, so
+ * that an absurd value fails the range checks instead of becoming a small
+ * one. */
+static guint64
+mul_saturated (guint64 a, guint64 b)
+{
+  guint64 p;
+  return g_uint64_checked_mul (&p, a, b) ? p : G_MAXUINT64;
 }
 
 #define KEYS(...) ((const char *const[]) { __VA_ARGS__, NULL })
@@ -335,7 +420,7 @@ read_falcon (HfReader *r, GError **error)
       return FALSE;
     }
   m->n_kv_heads = multi_query ? 1 : m->n_heads;
-  m->ffn = 4 * m->hidden;
+  m->ffn = mul_saturated (4, m->hidden);
   if (!get_uint (r, KEYS ("ffn_hidden_size"), FALSE, &m->ffn, error))
     return FALSE;
   if (m->context == 0)
@@ -354,7 +439,7 @@ read_gpt2 (HfReader *r, GError **error)
 {
   ElkLlamaModel *m = r->model;
 
-  m->ffn = 4 * m->hidden;
+  m->ffn = mul_saturated (4, m->hidden);
   if (!get_uint (r, KEYS ("n_inner"), FALSE, &m->ffn, error))
     return FALSE;
   m->norm = ELK_LLAMA_NORM_LAYER;
@@ -452,8 +537,18 @@ read_vit (HfReader *r, GError **error)
                    "classifier head", r->path);
       return FALSE;
     }
-  m->patch_in = channels * patch * patch;
-  m->n_patches = (image / patch) * (image / patch);
+  m->patch_in = mul_saturated (channels, mul_saturated (patch, patch));
+  m->n_patches = mul_saturated (image / patch, image / patch);
+  if (m->patch_in > (G_GUINT64_CONSTANT (1) << 32)
+      || m->n_patches > (G_GUINT64_CONSTANT (1) << 32))
+    {
+      g_set_error (error, ELK_LLAMA_ERROR, ELK_LLAMA_ERROR_INVALID,
+                   "%s: image_size %" G_GUINT64_FORMAT ", patch_size %"
+                   G_GUINT64_FORMAT " and num_channels %" G_GUINT64_FORMAT
+                   " give patches beyond any real model", r->path, image,
+                   patch, channels);
+      return FALSE;
+    }
   m->context = m->n_patches + 1;
   m->norm = ELK_LLAMA_NORM_LAYER;
   m->norm_bias = TRUE;
@@ -497,7 +592,29 @@ ElkLlamaModel *
 elk_llama_model_new_from_hf_data (const char *data, gssize length,
                                   const char *display_name, GError **error)
 {
+  return elk_llama_model_new_from_hf_data_with_limits (data, length,
+                                                       display_name, NULL,
+                                                       error);
+}
+
+/**
+ * elk_llama_model_new_from_hf_data_with_limits:
+ * @limits: (nullable): the limits; %NULL for the defaults
+ *
+ * Like elk_llama_model_new_from_hf_data(), refusing a file beyond @limits
+ * (size, nesting) with %ELK_LLAMA_ERROR_LIMIT.
+ */
+ElkLlamaModel *
+elk_llama_model_new_from_hf_data_with_limits (const char *data,
+                                              gssize length,
+                                              const char *display_name,
+                                              const ElkLlamaLimits *limits,
+                                              GError **error)
+{
   g_autoptr (JsonParser) parser = json_parser_new ();
+  ElkLlamaLimits defaults;
+  DuplicateCheck check = { NULL, NULL, 0 };
+  gboolean parsed;
   g_autoptr (ElkLlamaModel) model = NULL;
   g_autoptr (GError) local_error = NULL;
   HfReader r = { .path = display_name, .text = data,
@@ -505,7 +622,40 @@ elk_llama_model_new_from_hf_data (const char *data, gssize length,
   JsonNode *root;
   const char *model_type;
 
-  if (!json_parser_load_from_data (parser, data, length, &local_error))
+  if (limits == NULL)
+    {
+      elk_llama_limits_init (&defaults);
+      limits = &defaults;
+    }
+  if (r.length > limits->max_config_size)
+    {
+      g_set_error (error, ELK_LLAMA_ERROR, ELK_LLAMA_ERROR_LIMIT,
+                   "%s: the file has %" G_GSIZE_FORMAT " bytes, more than "
+                   "the max-config-size limit of %" G_GUINT64_FORMAT
+                   "; raise the llama frontend's 'max-config-size' "
+                   "parameter to read it", display_name, r.length,
+                   limits->max_config_size);
+      return NULL;
+    }
+  if (!check_depth (&r, limits->max_json_depth, error))
+    return NULL;
+
+  check.seen = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  g_signal_connect (parser, "object-member", G_CALLBACK (on_object_member),
+                    &check);
+  parsed = json_parser_load_from_data (parser, data, length, &local_error);
+  g_signal_handlers_disconnect_by_data (parser, &check);
+  g_hash_table_unref (check.seen);
+  if (parsed && check.duplicate != NULL)
+    {
+      g_set_error (error, ELK_LLAMA_ERROR, ELK_LLAMA_ERROR_FORMAT,
+                   "%s:%u: key '%s' appears twice in one object",
+                   display_name, check.line, check.duplicate);
+      g_free (check.duplicate);
+      return NULL;
+    }
+  g_free (check.duplicate);
+  if (!parsed)
     {
       /* json-glib's message already carries "line:column". */
       g_set_error (error, ELK_LLAMA_ERROR, ELK_LLAMA_ERROR_FORMAT,
@@ -581,9 +731,37 @@ elk_llama_model_new_from_hf_data (const char *data, gssize length,
 ElkLlamaModel *
 elk_llama_model_new_from_hf_config (const char *path, GError **error)
 {
+  return elk_llama_model_new_from_hf_config_with_limits (path, NULL, error);
+}
+
+ElkLlamaModel *
+elk_llama_model_new_from_hf_config_with_limits (const char *path,
+                                                const ElkLlamaLimits *limits,
+                                                GError **error)
+{
   g_autofree char *data = NULL;
   gsize length;
   g_autoptr (GError) local_error = NULL;
+  ElkLlamaLimits defaults;
+  GStatBuf st;
+
+  if (limits == NULL)
+    {
+      elk_llama_limits_init (&defaults);
+      limits = &defaults;
+    }
+  /* Refuse a huge file before reading it into memory. */
+  if (g_stat (path, &st) == 0 && S_ISREG (st.st_mode)
+      && (guint64) st.st_size > limits->max_config_size)
+    {
+      g_set_error (error, ELK_LLAMA_ERROR, ELK_LLAMA_ERROR_LIMIT,
+                   "%s: the file has %" G_GUINT64_FORMAT " bytes, more than "
+                   "the max-config-size limit of %" G_GUINT64_FORMAT
+                   "; raise the llama frontend's 'max-config-size' "
+                   "parameter to read it", path, (guint64) st.st_size,
+                   limits->max_config_size);
+      return NULL;
+    }
 
   if (!g_file_get_contents (path, &data, &length, &local_error))
     {
@@ -592,6 +770,7 @@ elk_llama_model_new_from_hf_config (const char *path, GError **error)
                    local_error->message);
       return NULL;
     }
-  return elk_llama_model_new_from_hf_data (data, (gssize) length, path,
-                                           error);
+  return elk_llama_model_new_from_hf_data_with_limits (data,
+                                                       (gssize) length,
+                                                       path, limits, error);
 }

@@ -493,6 +493,14 @@ elk_llama_model_new_from_gguf (ElkGguf *gguf, GError **error)
 ElkLlamaModel *
 elk_llama_model_new_from_file (const char *path, GError **error)
 {
+  return elk_llama_model_new_from_file_with_limits (path, NULL, error);
+}
+
+ElkLlamaModel *
+elk_llama_model_new_from_file_with_limits (const char *path,
+                                           const ElkLlamaLimits *limits,
+                                           GError **error)
+{
   char head[64];
   gsize n = 0;
   FILE *fp;
@@ -511,7 +519,7 @@ elk_llama_model_new_from_file (const char *path, GError **error)
 
   if (n >= 4 && memcmp (head, "GGUF", 4) == 0)
     {
-      ElkGguf *gguf = elk_gguf_open (path, error);
+      ElkGguf *gguf = elk_gguf_open_with_limits (path, limits, error);
       ElkLlamaModel *model;
       if (gguf == NULL)
         return NULL;
@@ -526,7 +534,8 @@ elk_llama_model_new_from_file (const char *path, GError **error)
       if (g_ascii_isspace (head[i]) || (guchar) head[i] >= 0x80)
         continue;
       if (head[i] == '{')
-        return elk_llama_model_new_from_hf_config (path, error);
+        return elk_llama_model_new_from_hf_config_with_limits (path, limits,
+                                                               error);
       break;
     }
   g_set_error (error, ELK_LLAMA_ERROR, ELK_LLAMA_ERROR_FORMAT,

@@ -24,6 +24,8 @@ G_BEGIN_DECLS
  * @ELK_LLAMA_ERROR_UNSUPPORTED: a well-formed file that elk cannot use (an
  *   unknown architecture, GGUF version 1, an unknown tensor type).
  * @ELK_LLAMA_ERROR_INVALID: inconsistent hyper-parameters or properties.
+ * @ELK_LLAMA_ERROR_LIMIT: a resource limit (#ElkLlamaLimits) was exceeded;
+ *   the message names the limit and the parameter that raises it.
  */
 typedef enum
 {
@@ -31,10 +33,57 @@ typedef enum
   ELK_LLAMA_ERROR_FORMAT,
   ELK_LLAMA_ERROR_UNSUPPORTED,
   ELK_LLAMA_ERROR_INVALID,
+  ELK_LLAMA_ERROR_LIMIT,
 } ElkLlamaError;
 
 #define ELK_LLAMA_ERROR (elk_llama_error_quark ())
 GQuark elk_llama_error_quark (void);
+
+/* ------------------------------------------------------------------ */
+/* Resource limits                                                      */
+/* ------------------------------------------------------------------ */
+
+/**
+ * ElkLlamaLimits:
+ * @max_file_size: largest GGUF file, in bytes.  The file is mapped and
+ *   its tensor data is never read, so this only bounds address space.
+ * @max_config_size: largest config.json, in bytes (read into memory).
+ * @max_tensors: most tensor infos in a GGUF file.
+ * @max_metadata: most metadata key-value pairs in a GGUF file.
+ * @max_string_length: longest GGUF string (keys, values, tensor names).
+ * @max_array_length: most elements in one GGUF metadata array.
+ * @max_json_depth: deepest nesting of arrays and objects in config.json.
+ *
+ * What the readers accept before they refuse a file with
+ * %ELK_LLAMA_ERROR_LIMIT.  Every field is a parameter of the llama
+ * frontend (max-file-size, max-config-size, max-tensors,
+ * max-metadata-entries, max-string-length, max-array-length,
+ * max-json-depth) and docs/reliability.md lists the defaults.  Counts are
+ * also checked against the file size first, so a corrupted count is a
+ * format error whatever the limits are.
+ */
+typedef struct
+{
+  guint64 max_file_size;
+  guint64 max_config_size;
+  guint64 max_tensors;
+  guint64 max_metadata;
+  guint64 max_string_length;
+  guint64 max_array_length;
+  guint max_json_depth;
+} ElkLlamaLimits;
+
+#define ELK_LLAMA_DEFAULT_MAX_FILE_SIZE (G_GUINT64_CONSTANT (1) << 40)
+#define ELK_LLAMA_DEFAULT_MAX_CONFIG_SIZE (G_GUINT64_CONSTANT (16) << 20)
+#define ELK_LLAMA_DEFAULT_MAX_TENSORS 65536
+#define ELK_LLAMA_DEFAULT_MAX_METADATA 65536
+#define ELK_LLAMA_DEFAULT_MAX_STRING_LENGTH (G_GUINT64_CONSTANT (16) << 20)
+#define ELK_LLAMA_DEFAULT_MAX_ARRAY_LENGTH (G_GUINT64_CONSTANT (1) << 24)
+/* json-glib parses recursively; real configs nest three or four deep. */
+#define ELK_LLAMA_DEFAULT_MAX_JSON_DEPTH 64
+#define ELK_LLAMA_MAX_JSON_DEPTH_CEILING 4096
+
+void elk_llama_limits_init (ElkLlamaLimits *limits);
 
 /* ------------------------------------------------------------------ */
 /* GGUF                                                                 */
@@ -116,6 +165,14 @@ ElkGguf *elk_gguf_open (const char *path, GError **error);
 ElkGguf *elk_gguf_new_from_bytes (GBytes *bytes,
                                   const char *display_name,
                                   GError **error);
+/* The same with explicit limits (%NULL for the defaults). */
+ElkGguf *elk_gguf_open_with_limits (const char *path,
+                                    const ElkLlamaLimits *limits,
+                                    GError **error);
+ElkGguf *elk_gguf_new_from_bytes_with_limits (GBytes *bytes,
+                                              const char *display_name,
+                                              const ElkLlamaLimits *limits,
+                                              GError **error);
 void elk_gguf_free (ElkGguf *gguf);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (ElkGguf, elk_gguf_free)
 
@@ -291,6 +348,13 @@ ElkLlamaModel *elk_llama_model_new_from_preset (const char *name,
                                                 GError **error);
 ElkLlamaModel *elk_llama_model_new_from_file (const char *path,
                                               GError **error);
+ElkLlamaModel *elk_llama_model_new_from_hf_data_with_limits (
+    const char *data, gssize length, const char *display_name,
+    const ElkLlamaLimits *limits, GError **error);
+ElkLlamaModel *elk_llama_model_new_from_hf_config_with_limits (
+    const char *path, const ElkLlamaLimits *limits, GError **error);
+ElkLlamaModel *elk_llama_model_new_from_file_with_limits (
+    const char *path, const ElkLlamaLimits *limits, GError **error);
 
 /* Presets. */
 const char *const *elk_llama_preset_names (void);

@@ -47,6 +47,8 @@ struct _ElkOnnxFrontend
   ElkOnnxDType dtype;
   guint64 max_file_size;
   guint64 max_tensor_elements;
+  guint max_nesting;
+  guint64 max_nodes;
 };
 
 enum
@@ -59,6 +61,8 @@ enum
   PROP_DTYPE,
   PROP_MAX_FILE_SIZE,
   PROP_MAX_TENSOR_ELEMENTS,
+  PROP_MAX_NESTING,
+  PROP_MAX_NODES,
   N_PROPS
 };
 
@@ -93,6 +97,8 @@ elk_onnx_frontend_load (ElkFrontend *frontend, GError **error)
   options.dtype = dtypes[self->dtype];
   options.max_file_size = self->max_file_size;
   options.max_tensor_elements = self->max_tensor_elements;
+  options.max_nesting = self->max_nesting;
+  options.max_nodes = self->max_nodes;
   return elk__onnx_load (self->model, &options, error);
 }
 
@@ -131,6 +137,12 @@ elk_onnx_frontend_get_property (GObject *object, guint prop_id,
     case PROP_MAX_TENSOR_ELEMENTS:
       g_value_set_uint64 (value, self->max_tensor_elements);
       break;
+    case PROP_MAX_NESTING:
+      g_value_set_uint (value, self->max_nesting);
+      break;
+    case PROP_MAX_NODES:
+      g_value_set_uint64 (value, self->max_nodes);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
@@ -168,6 +180,12 @@ elk_onnx_frontend_set_property (GObject *object, guint prop_id,
       break;
     case PROP_MAX_TENSOR_ELEMENTS:
       self->max_tensor_elements = g_value_get_uint64 (value);
+      break;
+    case PROP_MAX_NESTING:
+      self->max_nesting = g_value_get_uint (value);
+      break;
+    case PROP_MAX_NODES:
+      self->max_nodes = g_value_get_uint64 (value);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -234,6 +252,18 @@ elk_onnx_frontend_class_init (ElkOnnxFrontendClass *klass)
     "dimension of 2^40, say) is an error",
     1, G_GUINT64_CONSTANT (1) << 48, ELK_ONNX_DEFAULT_MAX_TENSOR_ELEMENTS,
     rw);
+  /* protobuf-c recurses once per level with no limit of its own; beyond
+   * a thousand levels even a raised limit would risk the stack. */
+  props[PROP_MAX_NESTING] = g_param_spec_uint (
+    "max-nesting", "Deepest nesting",
+    "Deepest accepted nesting of the file's protobuf messages (model, "
+    "graph, node, attribute, subgraph, type); a deeper file is an error "
+    "instead of a stack overflow",
+    4, 1000, ELK_ONNX_DEFAULT_MAX_NESTING, rw);
+  props[PROP_MAX_NODES] = g_param_spec_uint64 (
+    "max-nodes", "Largest graph",
+    "Largest accepted graph, in nodes",
+    1, G_MAXUINT32, ELK_ONNX_DEFAULT_MAX_NODES, rw);
   g_object_class_install_properties (object_class, N_PROPS, props);
 }
 
@@ -243,6 +273,8 @@ elk_onnx_frontend_init (ElkOnnxFrontend *self)
   self->dtype = ELK_ONNX_DTYPE_FILE;
   self->max_file_size = ELK_ONNX_DEFAULT_MAX_FILE_SIZE;
   self->max_tensor_elements = ELK_ONNX_DEFAULT_MAX_TENSOR_ELEMENTS;
+  self->max_nesting = ELK_ONNX_DEFAULT_MAX_NESTING;
+  self->max_nodes = ELK_ONNX_DEFAULT_MAX_NODES;
 }
 
 static gboolean

@@ -500,7 +500,9 @@ value_set_shape (Loader *l, Value *v, int dtype, guint rank,
           g_set_error (error, ELK_GRAPH_ERROR, ELK_GRAPH_ERROR_LIMIT,
                        "%s: tensor '%s' of shape %s has more than %"
                        G_GUINT64_FORMAT " elements (the max-tensor-elements "
-                       "limit)", l->path, v->name, shape,
+                       "limit; raise the onnx frontend's "
+                       "'max-tensor-elements' parameter to read it)",
+                       l->path, v->name, shape,
                        l->opts.max_tensor_elements);
           return FALSE;
         }
@@ -4178,12 +4180,195 @@ fuse_patterns (Loader *l)
 /* ------------------------------------------------------------------ */
 /* Reading the model                                                   */
 
+/* ------------------------------------------------------------------ */
+/* Nesting check                                                       */
+
+/* protobuf-c decodes nested messages recursively and has no depth limit,
+ * and ONNX messages nest without bound (a node's attribute holds a graph
+ * whose node holds an attribute ...; a TypeProto holds a sequence of a
+ * TypeProto ...).  A few hundred kilobytes of nesting would overflow the
+ * stack, so the wire format is walked first, without recursion into
+ * anything but the message fields below, and a file nested deeper than
+ * the max-nesting limit is refused before protobuf-c sees it. */
+
+typedef enum
+{
+  PB_LEAF,
+  PB_MODEL,
+  PB_GRAPH,
+  PB_NODE,
+  PB_ATTRIBUTE,
+  PB_TENSOR,
+  PB_SPARSE_TENSOR,
+  PB_VALUE_INFO,
+  PB_TYPE,
+  PB_TYPE_TENSOR,
+  PB_TYPE_ELEM,  /* TypeProto.Sequence and .Optional: field 1 */
+  PB_TYPE_MAP,
+  PB_SHAPE,
+  PB_FUNCTION,
+  PB_TRAINING,
+  PB_ANNOTATION,
+  PB_ENTRY,
+  PB_N_KINDS
+} PbKind;
+
+/* The message-typed fields of onnx.proto, by message. */
+static const struct
+{
+  PbKind parent;
+  guint field;
+  PbKind child;
+} pb_fields[] = {
+  { PB_MODEL, 7, PB_GRAPH },          { PB_MODEL, 8, PB_ENTRY },
+  { PB_MODEL, 14, PB_ENTRY },         { PB_MODEL, 20, PB_TRAINING },
+  { PB_MODEL, 25, PB_FUNCTION },
+  { PB_GRAPH, 1, PB_NODE },           { PB_GRAPH, 5, PB_TENSOR },
+  { PB_GRAPH, 15, PB_SPARSE_TENSOR }, { PB_GRAPH, 11, PB_VALUE_INFO },
+  { PB_GRAPH, 12, PB_VALUE_INFO },    { PB_GRAPH, 13, PB_VALUE_INFO },
+  { PB_GRAPH, 14, PB_ANNOTATION },
+  { PB_NODE, 5, PB_ATTRIBUTE },
+  { PB_ATTRIBUTE, 5, PB_TENSOR },     { PB_ATTRIBUTE, 6, PB_GRAPH },
+  { PB_ATTRIBUTE, 22, PB_SPARSE_TENSOR }, { PB_ATTRIBUTE, 14, PB_TYPE },
+  { PB_ATTRIBUTE, 10, PB_TENSOR },    { PB_ATTRIBUTE, 11, PB_GRAPH },
+  { PB_ATTRIBUTE, 23, PB_SPARSE_TENSOR }, { PB_ATTRIBUTE, 15, PB_TYPE },
+  { PB_TENSOR, 3, PB_ENTRY },         { PB_TENSOR, 13, PB_ENTRY },
+  { PB_SPARSE_TENSOR, 1, PB_TENSOR }, { PB_SPARSE_TENSOR, 2, PB_TENSOR },
+  { PB_VALUE_INFO, 2, PB_TYPE },
+  { PB_TYPE, 1, PB_TYPE_TENSOR },     { PB_TYPE, 4, PB_TYPE_ELEM },
+  { PB_TYPE, 5, PB_TYPE_MAP },        { PB_TYPE, 9, PB_TYPE_ELEM },
+  { PB_TYPE, 8, PB_TYPE_TENSOR },
+  { PB_TYPE_TENSOR, 2, PB_SHAPE },
+  { PB_TYPE_ELEM, 1, PB_TYPE },       { PB_TYPE_MAP, 2, PB_TYPE },
+  { PB_SHAPE, 1, PB_ENTRY },
+  { PB_FUNCTION, 7, PB_NODE },        { PB_FUNCTION, 9, PB_ENTRY },
+  { PB_TRAINING, 1, PB_GRAPH },       { PB_TRAINING, 2, PB_GRAPH },
+  { PB_TRAINING, 3, PB_ENTRY },       { PB_TRAINING, 4, PB_ENTRY },
+  { PB_ANNOTATION, 2, PB_ENTRY },
+};
+
+static PbKind
+pb_child (PbKind parent, guint64 field)
+{
+  for (guint i = 0; i < G_N_ELEMENTS (pb_fields); i++)
+    if (pb_fields[i].parent == parent && pb_fields[i].field == field)
+      return pb_fields[i].child;
+  return PB_LEAF;
+}
+
+static gboolean
+pb_varint (const guint8 *p, gsize len, gsize *pos, guint64 *out)
+{
+  guint64 v = 0;
+  for (guint shift = 0; shift < 64 && *pos < len; shift += 7)
+    {
+      guint8 b = p[(*pos)++];
+      v |= (guint64) (b & 0x7f) << shift;
+      if ((b & 0x80) == 0)
+        {
+          *out = v;
+          return TRUE;
+        }
+    }
+  return FALSE;
+}
+
+typedef enum
+{
+  PB_OK,
+  PB_CORRUPT,
+  PB_TOO_DEEP,
+} PbScan;
+
+/* Walks one message of @kind at nesting @depth (the model is 1).  The
+ * recursion is bounded by @max: it stops at the first message deeper than
+ * that. */
+static PbScan
+pb_scan (const guint8 *p, gsize len, PbKind kind, guint depth, guint max)
+{
+  gsize pos = 0;
+
+  if (depth > max)
+    return PB_TOO_DEEP;
+  while (pos < len)
+    {
+      guint64 tag, n;
+      PbKind child;
+      PbScan r;
+
+      if (!pb_varint (p, len, &pos, &tag) || (tag >> 3) == 0)
+        return PB_CORRUPT;
+      switch (tag & 7)
+        {
+        case 0:
+          if (!pb_varint (p, len, &pos, &n))
+            return PB_CORRUPT;
+          break;
+        case 1:
+          if (len - pos < 8)
+            return PB_CORRUPT;
+          pos += 8;
+          break;
+        case 5:
+          if (len - pos < 4)
+            return PB_CORRUPT;
+          pos += 4;
+          break;
+        case 2:
+          if (!pb_varint (p, len, &pos, &n) || n > len - pos)
+            return PB_CORRUPT;
+          child = pb_child (kind, tag >> 3);
+          if (child != PB_LEAF && child != PB_ENTRY)
+            {
+              r = pb_scan (p + pos, (gsize) n, child, depth + 1, max);
+              if (r != PB_OK)
+                return r;
+            }
+          else if (child == PB_ENTRY && depth + 1 > max)
+            return PB_TOO_DEEP;
+          pos += (gsize) n;
+          break;
+        default:
+          /* Groups (3, 4) are not supported by protobuf-c either. */
+          return PB_CORRUPT;
+        }
+    }
+  return PB_OK;
+}
+
+static gboolean
+check_nesting (Loader *l, const guint8 *data, gsize len, GError **error)
+{
+  switch (pb_scan (data, len, PB_MODEL, 1, l->opts.max_nesting))
+    {
+    case PB_OK:
+      return TRUE;
+    case PB_TOO_DEEP:
+      g_set_error (error, ELK_GRAPH_ERROR, ELK_GRAPH_ERROR_LIMIT,
+                   "%s: the model's messages (graphs, nodes, attributes, "
+                   "subgraphs, types) are nested more than %u levels deep, "
+                   "the max-nesting limit; raise the onnx frontend's "
+                   "'max-nesting' parameter to read it", l->path,
+                   l->opts.max_nesting);
+      return FALSE;
+    default:
+      g_set_error (error, ELK_GRAPH_ERROR, ELK_GRAPH_ERROR_INVALID,
+                   "%s: not a valid ONNX model: the protobuf data is "
+                   "truncated or corrupted", l->path);
+      return FALSE;
+    }
+}
+
+/* ------------------------------------------------------------------ */
+
 void
 elk__onnx_options_init (ElkOnnxOptions *options)
 {
   memset (options, 0, sizeof *options);
   options->max_file_size = ELK_ONNX_DEFAULT_MAX_FILE_SIZE;
   options->max_tensor_elements = ELK_ONNX_DEFAULT_MAX_TENSOR_ELEMENTS;
+  options->max_nesting = ELK_ONNX_DEFAULT_MAX_NESTING;
+  options->max_nodes = ELK_ONNX_DEFAULT_MAX_NODES;
 }
 
 static void
@@ -4692,6 +4877,53 @@ check_outputs (Loader *l, gboolean compare, GError **error)
   return TRUE;
 }
 
+/* Names end up in error messages and result files, which are UTF-8. */
+static gboolean
+check_utf8 (Loader *l, const char *what, size_t index, const char *s,
+            GError **error)
+{
+  if (s == NULL || g_utf8_validate (s, -1, NULL))
+    return TRUE;
+  g_set_error (error, ELK_GRAPH_ERROR, ELK_GRAPH_ERROR_INVALID,
+               "%s: %s %zu has a name or type that is not valid UTF-8",
+               l->path, what, index);
+  return FALSE;
+}
+
+static gboolean
+check_names (Loader *l, GError **error)
+{
+  const Onnx__GraphProto *g = l->model->graph;
+
+  for (size_t i = 0; i < g->n_node; i++)
+    {
+      const Onnx__NodeProto *p = g->node[i];
+      if (!check_utf8 (l, "node", i, p->name, error)
+          || !check_utf8 (l, "node", i, p->op_type, error)
+          || !check_utf8 (l, "node", i, p->domain, error))
+        return FALSE;
+      for (size_t k = 0; k < p->n_input; k++)
+        if (!check_utf8 (l, "node", i, p->input[k], error))
+          return FALSE;
+      for (size_t k = 0; k < p->n_output; k++)
+        if (!check_utf8 (l, "node", i, p->output[k], error))
+          return FALSE;
+      for (size_t k = 0; k < p->n_attribute; k++)
+        if (!check_utf8 (l, "node", i, p->attribute[k]->name, error))
+          return FALSE;
+    }
+  for (size_t i = 0; i < g->n_initializer; i++)
+    if (!check_utf8 (l, "initializer", i, g->initializer[i]->name, error))
+      return FALSE;
+  for (size_t i = 0; i < g->n_input; i++)
+    if (!check_utf8 (l, "graph input", i, g->input[i]->name, error))
+      return FALSE;
+  for (size_t i = 0; i < g->n_output; i++)
+    if (!check_utf8 (l, "graph output", i, g->output[i]->name, error))
+      return FALSE;
+  return TRUE;
+}
+
 static gboolean
 check_model (Loader *l, GError **error)
 {
@@ -4702,6 +4934,17 @@ check_model (Loader *l, GError **error)
     {
       g_set_error (error, ELK_GRAPH_ERROR, ELK_GRAPH_ERROR_INVALID,
                    "%s: the model has no graph", l->path);
+      return FALSE;
+    }
+  if (!check_names (l, error))
+    return FALSE;
+  if (m->graph->n_node > l->opts.max_nodes)
+    {
+      g_set_error (error, ELK_GRAPH_ERROR, ELK_GRAPH_ERROR_LIMIT,
+                   "%s: the graph has %zu nodes, more than the max-nodes "
+                   "limit of %" G_GUINT64_FORMAT "; raise the onnx "
+                   "frontend's 'max-nodes' parameter to read it", l->path,
+                   m->graph->n_node, l->opts.max_nodes);
       return FALSE;
     }
   if (m->has_ir_version && (m->ir_version < 3 || m->ir_version > 10))
@@ -4943,10 +5186,14 @@ elk__onnx_load (const char *path, const ElkOnnxOptions *options,
     {
       g_set_error (error, ELK_GRAPH_ERROR, ELK_GRAPH_ERROR_LIMIT,
                    "%s: the file has %zu bytes; a model must have between 1 "
-                   "and %" G_GUINT64_FORMAT " (max-file-size)", path, len,
-                   l.opts.max_file_size);
+                   "and %" G_GUINT64_FORMAT " (the max-file-size limit; "
+                   "raise the onnx frontend's 'max-file-size' parameter "
+                   "for a larger file)", path, len, l.opts.max_file_size);
       goto out;
     }
+  if (!check_nesting (&l, (const guint8 *) g_mapped_file_get_contents (l.file),
+                      len, error))
+    goto out;
   l.model = onnx__model_proto__unpack (
     NULL, len, (const uint8_t *) g_mapped_file_get_contents (l.file));
   if (l.model == NULL)

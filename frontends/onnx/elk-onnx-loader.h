@@ -18,6 +18,14 @@ G_BEGIN_DECLS
 #define ELK_ONNX_DEFAULT_MAX_TENSOR_ELEMENTS (G_GUINT64_CONSTANT (1) << 36)
 /* protobuf cannot represent messages above 2 GiB, so neither can a file. */
 #define ELK_ONNX_DEFAULT_MAX_FILE_SIZE (G_GUINT64_CONSTANT (2) << 30)
+/* Messages nest at most this deep (a model, its graph, a node, an
+ * attribute, a subgraph, ...; or a TypeProto sequence of sequences): the
+ * protobuf decoder recurses once per level, so a crafted file could
+ * otherwise exhaust the stack.  Real models nest fewer than 20 levels. */
+#define ELK_ONNX_DEFAULT_MAX_NESTING 64
+/* The largest accepted graph, in nodes.  The largest exports elk reads
+ * (decoder stacks with unrolled norms) have a few ten thousand. */
+#define ELK_ONNX_DEFAULT_MAX_NODES 1000000
 /* The newest opset of the default domain whose operator semantics the
  * loader implements. */
 #define ELK_ONNX_MAX_OPSET 18
@@ -32,6 +40,8 @@ G_BEGIN_DECLS
  * @name: (nullable): the model name for results; default the file name.
  * @max_file_size: largest accepted .onnx file, in bytes.
  * @max_tensor_elements: largest accepted tensor, in elements.
+ * @max_nesting: deepest accepted nesting of protobuf messages.
+ * @max_nodes: largest accepted graph, in nodes.
  */
 typedef struct
 {
@@ -41,6 +51,8 @@ typedef struct
   const char *name;
   guint64 max_file_size;
   guint64 max_tensor_elements;
+  guint max_nesting;
+  guint64 max_nodes;
 } ElkOnnxOptions;
 
 void elk__onnx_options_init (ElkOnnxOptions *options);

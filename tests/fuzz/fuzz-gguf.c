@@ -1,0 +1,65 @@
+/* tests/fuzz/fuzz-gguf.c: the GGUF reader, then the mapping from GGUF
+ * metadata to a model and a one-layer graph of that model. */
+#include "config.h"
+
+#include "elk-fuzz.h"
+#include "elk-llama-private.h"
+
+int
+LLVMFuzzerInitialize (int *argc, char ***argv)
+{
+  elk_fuzz_fail_on_warnings ();
+  return 0;
+}
+
+int
+LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
+{
+  g_autoptr (GBytes) bytes = g_bytes_new (data, size);
+  g_autoptr (GError) error = NULL;
+  ElkGguf *gguf;
+  ElkLlamaModel *model;
+  const ElkGgufValue *tokens;
+
+  gguf = elk_gguf_new_from_bytes (bytes, "fuzz.gguf", &error);
+  elk_fuzz_check (gguf != NULL, error);
+  if (gguf == NULL)
+    return 0;
+
+  /* Walk the token list as the model reader and tools do. */
+  tokens = elk_gguf_lookup (gguf, "tokenizer.ggml.tokens");
+  if (tokens != NULL && tokens->type == ELK_GGUF_TYPE_ARRAY)
+    for (guint64 i = 0; i < MIN (tokens->count, 64); i++)
+      {
+        ElkGgufValue v;
+        g_autoptr (GError) e = NULL;
+        gboolean ok = elk_gguf_array_nth (gguf, tokens, i, &v, &e);
+        elk_fuzz_check (ok, e);
+        if (!ok)
+          break;
+      }
+
+  model = elk_llama_model_new_from_gguf (gguf, &error);
+  elk_fuzz_check (model != NULL, error);
+  if (model == NULL)
+    {
+      elk_gguf_free (gguf);
+      return 0;
+    }
+  (void) elk_llama_model_count_params (model, 0);
+  {
+    ElkLlamaBuildOptions options;
+    g_autoptr (GError) e = NULL;
+    ElkGraph *graph;
+
+    elk_llama_build_options_init (&options);
+    options.layers = 1;
+    options.batch = 1;
+    options.seq = 16;
+    graph = elk_llama_build_graph (model, &options, &e);
+    elk_fuzz_check (graph != NULL, e);
+    g_clear_pointer (&graph, elk_graph_unref);
+  }
+  elk_llama_model_free (model);
+  return 0;
+}
