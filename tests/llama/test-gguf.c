@@ -804,6 +804,76 @@ test_unknown_arch (void)
   gw_free (w);
 }
 
+/* Every limit refuses a file just past it, with ELK_LLAMA_ERROR_LIMIT and
+ * a message that names the parameter that raises it; the same file reads
+ * with the default limits. */
+static void
+expect_limit (GBytes *bytes, const ElkLlamaLimits *limits,
+              const char *param)
+{
+  g_autoptr (GError) error = NULL;
+  ElkGguf *g;
+
+  g = elk_gguf_new_from_bytes_with_limits (bytes, "limits.gguf", limits,
+                                           &error);
+  g_assert_null (g);
+  g_assert_error (error, ELK_LLAMA_ERROR, ELK_LLAMA_ERROR_LIMIT);
+  g_test_message ("%s", error->message);
+  g_assert_nonnull (strstr (error->message, param));
+  g_clear_error (&error);
+  g = elk_gguf_new_from_bytes_with_limits (bytes, "limits.gguf", NULL,
+                                           &error);
+  g_assert_no_error (error);
+  elk_gguf_free (g);
+}
+
+static void
+test_limits (void)
+{
+  GgufWriter *w = gw_new (FALSE);
+  g_autoptr (GBytes) bytes = NULL;
+  ElkLlamaLimits limits;
+
+  gw_header (w, 3, 0, N_ALL_TYPES_KEYS);
+  write_all_types (w);
+  bytes = gw_bytes (w);
+
+  elk_llama_limits_init (&limits);
+  limits.max_metadata = N_ALL_TYPES_KEYS - 1;
+  expect_limit (bytes, &limits, "'max-metadata-entries'");
+
+  elk_llama_limits_init (&limits);
+  limits.max_string_length = 4; /* "hello" and the keys are longer */
+  expect_limit (bytes, &limits, "'max-string-length'");
+
+  elk_llama_limits_init (&limits);
+  limits.max_array_length = 2; /* t.arr_u32 has 3 */
+  expect_limit (bytes, &limits, "'max-array-length'");
+
+  elk_llama_limits_init (&limits);
+  limits.max_file_size = g_bytes_get_size (bytes) - 1;
+  expect_limit (bytes, &limits, "'max-file-size'");
+  gw_free (w);
+}
+
+static void
+test_limit_tensors (void)
+{
+  g_autoptr (GError) error = NULL;
+  g_autofree char *path = corpus_file ("llama-2-tiny-random.gguf");
+  ElkLlamaLimits limits;
+  ElkGguf *g;
+
+  if (path == NULL)
+    return;
+  elk_llama_limits_init (&limits);
+  limits.max_tensors = 2;
+  g = elk_gguf_open_with_limits (path, &limits, &error);
+  g_assert_null (g);
+  g_assert_error (error, ELK_LLAMA_ERROR, ELK_LLAMA_ERROR_LIMIT);
+  g_assert_nonnull (strstr (error->message, "'max-tensors'"));
+}
+
 int
 main (int argc, char **argv)
 {
@@ -828,5 +898,7 @@ main (int argc, char **argv)
   g_test_add_func ("/llama/gguf/corrupt/truncated", test_truncated);
   g_test_add_func ("/llama/gguf/corrupt/fields", test_corrupted);
   g_test_add_func ("/llama/gguf/unknown-arch", test_unknown_arch);
+  g_test_add_func ("/llama/gguf/limits", test_limits);
+  g_test_add_func ("/llama/gguf/limits/tensors", test_limit_tensors);
   return g_test_run ();
 }

@@ -905,6 +905,67 @@ test_frontend (void)
   g_object_unref (obj);
 }
 
+/* config.json limits: nesting (json-glib recurses once per level), size,
+ * and keys given twice. */
+static void
+test_hf_limits (void)
+{
+  const char *base = "{\"model_type\": \"llama\", \"num_hidden_layers\": 2, "
+                     "\"hidden_size\": 64, \"num_attention_heads\": 4, "
+                     "\"intermediate_size\": 128, \"vocab_size\": 100, "
+                     "\"max_position_embeddings\": 256";
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GString) deep = g_string_new (base);
+  g_autofree char *nested = NULL, *dup = NULL;
+  ElkLlamaLimits limits;
+  ElkLlamaModel *m;
+
+  /* A million levels would overflow the stack without the check. */
+  g_string_append (deep, ", \"x\": ");
+  for (guint i = 0; i < 1000000; i++)
+    g_string_append_c (deep, '[');
+  for (guint i = 0; i < 1000000; i++)
+    g_string_append_c (deep, ']');
+  g_string_append (deep, "}");
+  m = elk_llama_model_new_from_hf_data (deep->str, -1, "deep.json", &error);
+  g_assert_null (m);
+  g_assert_error (error, ELK_LLAMA_ERROR, ELK_LLAMA_ERROR_LIMIT);
+  g_assert_nonnull (strstr (error->message, "'max-json-depth'"));
+  g_clear_error (&error);
+
+  /* Brackets inside strings do not count; depth 3 passes a limit of 3. */
+  nested = g_strdup_printf ("%s, \"s\": \"[[[[\\\"[[\", "
+                            "\"o\": {\"a\": [1]}}", base);
+  elk_llama_limits_init (&limits);
+  limits.max_json_depth = 3;
+  m = elk_llama_model_new_from_hf_data_with_limits (nested, -1, "n.json",
+                                                    &limits, &error);
+  g_assert_no_error (error);
+  elk_llama_model_free (m);
+  limits.max_json_depth = 2;
+  m = elk_llama_model_new_from_hf_data_with_limits (nested, -1, "n.json",
+                                                    &limits, &error);
+  g_assert_null (m);
+  g_assert_error (error, ELK_LLAMA_ERROR, ELK_LLAMA_ERROR_LIMIT);
+  g_clear_error (&error);
+
+  elk_llama_limits_init (&limits);
+  limits.max_config_size = 100;
+  m = elk_llama_model_new_from_hf_data_with_limits (nested, -1, "n.json",
+                                                    &limits, &error);
+  g_assert_null (m);
+  g_assert_error (error, ELK_LLAMA_ERROR, ELK_LLAMA_ERROR_LIMIT);
+  g_assert_nonnull (strstr (error->message, "'max-config-size'"));
+  g_clear_error (&error);
+
+  dup = g_strdup_printf ("%s,\n\"hidden_size\": 128}", base);
+  m = elk_llama_model_new_from_hf_data (dup, -1, "dup.json", &error);
+  g_assert_null (m);
+  g_assert_error (error, ELK_LLAMA_ERROR, ELK_LLAMA_ERROR_FORMAT);
+  g_assert_nonnull (strstr (error->message, "dup.json:2: key 'hidden_size' "
+                                            "appears twice"));
+}
+
 int
 main (int argc, char **argv)
 {
@@ -919,6 +980,7 @@ main (int argc, char **argv)
   g_test_add_func ("/llama/paper/split", test_paper_split);
   g_test_add_func ("/llama/hf/configs", test_hf_configs);
   g_test_add_func ("/llama/hf/errors", test_hf_errors);
+  g_test_add_func ("/llama/hf/limits", test_hf_limits);
   g_test_add_func ("/llama/gguf/tiny-graph", test_gguf_tiny_graph);
   g_test_add_func ("/llama/gguf/quantized", test_gguf_quantized);
   g_test_add_func ("/llama/frontend", test_frontend);

@@ -1270,6 +1270,48 @@ test_plugin (void)
   rm_rf (dir);
 }
 
+/* The graph-size and nesting limits refuse the small model when lowered
+ * below it, naming the parameter; the defaults accept it. */
+static void
+test_limits (void)
+{
+  g_autofree char *dir = make_tmpdir ();
+  g_autofree char *path = g_build_filename (dir, "small.onnx", NULL);
+  g_autoptr (GError) error = NULL;
+  Builder *b = builder_small ("batch", "seq");
+  ElkOnnxOptions options;
+  ElkGraph *g;
+
+  builder_write (b, path);
+  builder_free (b);
+
+  elk__onnx_options_init (&options);
+  options.dims = "batch=2,seq=4";
+  options.max_nodes = 1;
+  g = elk__onnx_load (path, &options, &error);
+  g_assert_null (g);
+  assert_error_mentions (error, ELK_GRAPH_ERROR, ELK_GRAPH_ERROR_LIMIT,
+                         "2 nodes", "'max-nodes'");
+  g_clear_error (&error);
+
+  /* Model, graph, value info, type, tensor type, shape, dimension. */
+  elk__onnx_options_init (&options);
+  options.dims = "batch=2,seq=4";
+  options.max_nesting = 5;
+  g = elk__onnx_load (path, &options, &error);
+  g_assert_null (g);
+  assert_error_mentions (error, ELK_GRAPH_ERROR, ELK_GRAPH_ERROR_LIMIT,
+                         "'max-nesting'", NULL);
+  g_clear_error (&error);
+
+  elk__onnx_options_init (&options);
+  options.dims = "batch=2,seq=4";
+  g = elk__onnx_load (path, &options, &error);
+  g_assert_no_error (error);
+  elk_graph_unref (g);
+  rm_rf (dir);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -1292,6 +1334,7 @@ main (int argc, char **argv)
   g_test_add_func ("/onnx/malformed/truncated", test_malformed_truncated);
   g_test_add_func ("/onnx/malformed/cases", test_malformed);
   g_test_add_func ("/onnx/layout-only", test_layout_only);
+  g_test_add_func ("/onnx/limits", test_limits);
   g_test_add_func ("/onnx/plugin", test_plugin);
   return g_test_run ();
 }
