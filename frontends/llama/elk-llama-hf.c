@@ -750,8 +750,15 @@ elk_llama_model_new_from_hf_config_with_limits (const char *path,
       elk_llama_limits_init (&defaults);
       limits = &defaults;
     }
-  /* Refuse a huge file before reading it into memory. */
-  if (g_stat (path, &st) == 0 && S_ISREG (st.st_mode)
+  /* Refuse a huge file before reading it into memory, and anything that
+   * is not a regular file (/dev/zero would never end). */
+  if (g_stat (path, &st) == 0 && !S_ISREG (st.st_mode))
+    {
+      g_set_error (error, ELK_LLAMA_ERROR, ELK_LLAMA_ERROR_IO,
+                   "%s: cannot read the config: not a regular file", path);
+      return NULL;
+    }
+  if (g_stat (path, &st) == 0
       && (guint64) st.st_size > limits->max_config_size)
     {
       g_set_error (error, ELK_LLAMA_ERROR, ELK_LLAMA_ERROR_LIMIT,
