@@ -21,8 +21,7 @@ elk_fuzz_check (gboolean ok, GError *error)
 {
   if (ok == (error != NULL))
     {
-      g_printerr ("contract broken: %s with %s\n",
-                  ok ? "success" : "failure",
+      g_printerr ("contract broken: %s with %s\n", ok ? "success" : "failure",
                   error != NULL ? error->message : "no error");
       abort ();
     }
@@ -38,4 +37,16 @@ elk_fuzz_fail_on_warnings (void)
 {
   g_log_set_always_fatal (G_LOG_LEVEL_WARNING | G_LOG_LEVEL_CRITICAL
                           | G_LOG_LEVEL_ERROR);
+}
+
+/* A hash of the input, to pick build options (batch, sequence length,
+ * phase, element type) that vary with it, up to the frontend's parameter
+ * ranges: a size product that overflows must be an error, not a wrap. */
+static inline guint64
+elk_fuzz_hash (const uint8_t *data, size_t size)
+{
+  guint64 h = G_GUINT64_CONSTANT (14695981039346656037);
+  for (size_t i = 0; i < size; i++)
+    h = (h ^ data[i]) * G_GUINT64_CONSTANT (1099511628211);
+  return h;
 }

@@ -34,8 +34,7 @@ LLVMFuzzerInitialize (int *argc, char ***argv)
           elk_registry_add_path (registry, dirs[i]);
       elk_registry_scan (registry);
     }
-  fake_path = g_build_filename (ELK_FUZZ_FIXTURE_EXPERIMENTS, "fuzz.xml",
-                                NULL);
+  fake_path = g_build_filename (ELK_FUZZ_FIXTURE_EXPERIMENTS, "fuzz.xml", NULL);
   return 0;
 }
 

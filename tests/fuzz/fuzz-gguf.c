@@ -2,8 +2,7 @@
  * metadata to a model and a one-layer graph of that model. */
 #include "config.h"
 
-#include "elk-fuzz.h"
-#include "elk-llama-private.h"
+#include "elk-fuzz-llama.h"
 
 int
 LLVMFuzzerInitialize (int *argc, char ***argv)
@@ -54,8 +53,8 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
 
     elk_llama_build_options_init (&options);
     options.layers = 1;
-    options.batch = 1;
-    options.seq = 16;
+    elk_fuzz_pick_options (&options, data, size);
+
     graph = elk_llama_build_graph (model, &options, &e);
     elk_fuzz_check (graph != NULL, e);
     g_clear_pointer (&graph, elk_graph_unref);

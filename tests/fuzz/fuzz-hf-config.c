@@ -2,8 +2,7 @@
  * a one-layer graph of the model it describes. */
 #include "config.h"
 
-#include "elk-fuzz.h"
-#include "elk-llama-private.h"
+#include "elk-fuzz-llama.h"
 
 int
 LLVMFuzzerInitialize (int *argc, char ***argv)
@@ -22,8 +21,7 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
 
   if (size > G_MAXSSIZE)
     return 0;
-  model = elk_llama_model_new_from_hf_data ((const char *) data,
-                                            (gssize) size,
+  model = elk_llama_model_new_from_hf_data ((const char *) data, (gssize) size,
                                             "fuzz/config.json", &error);
   elk_fuzz_check (model != NULL, error);
   if (model == NULL)
@@ -32,8 +30,8 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
 
   elk_llama_build_options_init (&options);
   options.layers = 1;
-  options.batch = 1;
-  options.seq = 16;
+  elk_fuzz_pick_options (&options, data, size);
+
   graph = elk_llama_build_graph (model, &options, &error);
   elk_fuzz_check (graph != NULL, error);
   g_clear_pointer (&graph, elk_graph_unref);

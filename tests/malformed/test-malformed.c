@@ -38,7 +38,10 @@ typedef struct
   gint code;
 } CodeName;
 
-#define CODE(domain, code) { #code, domain, code }
+#define CODE(domain, code)                                                     \
+  {                                                                            \
+#code, domain, code                                                        \
+  }
 
 static const CodeName code_names[] = {
   CODE (elk_experiment_error_quark, ELK_EXPERIMENT_ERROR_IO),
@@ -91,8 +94,7 @@ run_reader (const char *reader, const char *path, GError **error)
 {
   if (g_str_equal (reader, "experiment"))
     {
-      g_autoptr (ElkExperiment) e = elk_experiment_load (path, registry,
-                                                         error);
+      g_autoptr (ElkExperiment) e = elk_experiment_load (path, registry, error);
       return e != NULL;
     }
   if (g_str_equal (reader, "gguf"))
@@ -131,8 +133,8 @@ static void
 test_case (gconstpointer data)
 {
   const Case *c = data;
-  g_autofree char *path = g_test_build_filename (G_TEST_DIST, "malformed",
-                                                 c->file, NULL);
+  g_autofree char *path
+      = g_test_build_filename (G_TEST_DIST, "malformed", c->file, NULL);
   g_autofree char *base = g_path_get_basename (path);
   g_autoptr (GError) error = NULL;
   const CodeName *expected = NULL;
@@ -179,9 +181,8 @@ list_all (void)
 
   for (guint d = 0; d < G_N_ELEMENTS (dirs); d++)
     {
-      g_autofree char *dir_path = g_test_build_filename (G_TEST_DIST,
-                                                         "malformed",
-                                                         dirs[d], NULL);
+      g_autofree char *dir_path
+          = g_test_build_filename (G_TEST_DIST, "malformed", dirs[d], NULL);
       g_autoptr (GDir) dir = g_dir_open (dir_path, 0, NULL);
       g_autoptr (GPtrArray) names = g_ptr_array_new_with_free_func (g_free);
       const char *name;
@@ -193,21 +194,20 @@ list_all (void)
       g_ptr_array_sort (names, compare_names);
       for (guint i = 0; i < names->len; i++)
         {
-          g_autofree char *path = g_build_filename (
-              dir_path, (char *) names->pdata[i], NULL);
+          g_autofree char *path
+              = g_build_filename (dir_path, (char *) names->pdata[i], NULL);
           g_autoptr (GError) error = NULL;
           const CodeName *code;
 
           if (run_reader (reader_for_dir (dirs[d]), path, &error))
             {
-              g_print ("%s/%s %s ACCEPTED\n", dirs[d],
-                       (char *) names->pdata[i], reader_for_dir (dirs[d]));
+              g_print ("%s/%s %s ACCEPTED\n", dirs[d], (char *) names->pdata[i],
+                       reader_for_dir (dirs[d]));
               continue;
             }
           code = code_lookup (error->domain, error->code);
-          g_print ("%s/%s %s %s %s\n# %s\n", dirs[d],
-                   (char *) names->pdata[i], reader_for_dir (dirs[d]),
-                   g_quark_to_string (error->domain),
+          g_print ("%s/%s %s %s %s\n# %s\n", dirs[d], (char *) names->pdata[i],
+                   reader_for_dir (dirs[d]), g_quark_to_string (error->domain),
                    code != NULL ? code->name : "UNKNOWN", error->message);
         }
     }
@@ -223,8 +223,7 @@ main (int argc, char **argv)
   g_auto (GStrv) lines = NULL;
   g_autoptr (GError) error = NULL;
   g_autoptr (GPtrArray) cases = g_ptr_array_new_with_free_func (case_free);
-  g_autoptr (GHashTable) listed = g_hash_table_new (g_str_hash,
-                                                    g_str_equal);
+  g_autoptr (GHashTable) listed = g_hash_table_new (g_str_hash, g_str_equal);
   const char *dirs[] = { "xml", "gguf", "json", "onnx" };
   int status;
 
@@ -245,8 +244,8 @@ main (int argc, char **argv)
       return status;
     }
 
-  manifest_path = g_test_build_filename (G_TEST_DIST, "malformed",
-                                         "MANIFEST", NULL);
+  manifest_path
+      = g_test_build_filename (G_TEST_DIST, "malformed", "MANIFEST", NULL);
   g_assert_true (g_file_get_contents (manifest_path, &text, NULL, &error));
   g_assert_no_error (error);
   lines = g_strsplit (text, "\n", -1);
@@ -285,9 +284,8 @@ main (int argc, char **argv)
   /* Every file on disk has a MANIFEST line. */
   for (guint d = 0; d < G_N_ELEMENTS (dirs); d++)
     {
-      g_autofree char *dir_path = g_test_build_filename (G_TEST_DIST,
-                                                         "malformed",
-                                                         dirs[d], NULL);
+      g_autofree char *dir_path
+          = g_test_build_filename (G_TEST_DIST, "malformed", dirs[d], NULL);
       g_autoptr (GDir) dir = g_dir_open (dir_path, 0, NULL);
       const char *name;
 

@@ -1,0 +1,31 @@
+/* tests/fuzz/elk-fuzz-llama.h: shared by the llama frontend's targets. */
+#pragma once
+
+#include "elk-fuzz.h"
+#include "elk-llama-private.h"
+
+/* One layer, and most of the time a small batch and sequence; one input in
+ * eight gets extreme values within the frontend's parameter ranges. */
+static inline void
+elk_fuzz_pick_options (ElkLlamaBuildOptions *options,
+                       const uint8_t *data,
+                       size_t size)
+{
+  guint64 h = elk_fuzz_hash (data, size);
+
+  options->phase = (ElkLlamaPhase) (h % 3);
+  options->dtype = (ElkLlamaDType) ((h >> 2) % 4);
+  options->fuse_qkv = (h >> 4) & 1;
+  options->fuse_ffn = (h >> 5) & 1;
+  if (((h >> 6) & 7) == 0)
+    {
+      options->batch = 1 + (h >> 9) % 65536;
+      options->seq = (guint64) ((h >> 25) % ((1u << 24) + 1));
+      options->split_factor = (gint) ((h >> 50) % 1026) - 1;
+    }
+  else
+    {
+      options->batch = 1 + (h >> 9) % 4;
+      options->seq = (h >> 12) % 64;
+    }
+}
