@@ -993,6 +993,23 @@ draw_line_figure (const ElkFigure *figure, cairo_t *cr)
 {
   const LineFigure *lines = figure->data;
   double top = line_top (lines, figure->width);
+  double shared_ymax = 0;
+
+  /* Small multiples share one vertical scale, so that panels can be
+   * compared by eye. */
+  for (guint p = 0; p < lines->panels->len; p++)
+    {
+      const LinePanel *panel = lines->panels->pdata[p];
+      for (guint s = 0; s <= lines->n_series; s++)
+        {
+          GArray *points = s < lines->n_series ? panel->series[s]
+                                               : panel->hollow;
+          for (guint i = 0; points != NULL && i < points->len; i++)
+            if (!g_array_index (points, LinePoint, i).failed)
+              shared_ymax = MAX (shared_ymax,
+                                 g_array_index (points, LinePoint, i).y);
+        }
+    }
 
   set_gray (cr, 0.05);
   set_font (cr, TITLE_SIZE, TRUE);
@@ -1028,6 +1045,7 @@ draw_line_figure (const ElkFigure *figure, cairo_t *cr)
             }
         }
       g_array_sort (xs, (GCompareFunc) compare_x);
+      ymax = shared_ymax;
       if (xmin > xmax)
         xmin = 0, xmax = 1;
       if (lines->diagonal)
