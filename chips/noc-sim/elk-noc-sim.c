@@ -194,6 +194,8 @@ struct _NocSim
   double xchip[6];     /* inter-chip bytes per round kind, 5 = preload */
   double kind_s[6];    /* barrier-to-barrier seconds per round kind */
   guint64 events, hops;
+  guint64 kind_hops[6]; /* link hops per round kind, 5 = preload */
+  guint64 read_hops;
 };
 
 /* ---------------------------------------------------------------------- */
@@ -285,6 +287,20 @@ route_local (NocSim *s, guint src, guint dst, guint n)
         /* Dimension order: columns (X) first, then rows (Y); on a torus
          * each dimension takes its shorter direction, ties going east or
          * south. */
+        if (!torus)
+          {
+            /* Mesh: straight runs, no wrap-around arithmetic per hop. */
+            guint32 rowb = base + r * c->cols;
+            for (; col < cd; col++)
+              s->path[n++] = mesh_link (rowb + col, DIR_E);
+            for (; col > cd; col--)
+              s->path[n++] = mesh_link (rowb + col, DIR_W);
+            for (; r < rd; r++)
+              s->path[n++] = mesh_link (base + r * c->cols + col, DIR_S);
+            for (; r > rd; r--)
+              s->path[n++] = mesh_link (base + r * c->cols + col, DIR_N);
+            return n;
+          }
         while (col != cd)
           {
             guint fwd = (cd + c->cols - col) % c->cols;
@@ -702,12 +718,12 @@ noc_sim_free (NocSim *s)
 /* ---------------------------------------------------------------------- */
 /* Transfers. */
 
+/* One FIFO service: the transfer crosses link @li, whose serialisation
+ * time for it is @ser (bytes over the smaller of the link's bandwidth and
+ * the transfer's injection cap). */
 static inline void
-walk_hop (NocSim *s, Walk *w, guint32 li)
+walk_hop_ser (NocSim *s, Walk *w, Link *l, double ser)
 {
-  Link *l = &s->links[li];
-  double bw = l->bw < w->rate ? l->bw : w->rate;
-  double ser = w->bytes / bw;
   double st = w->head > l->free_at ? w->head : l->free_at;
   double end = st + ser;
 
@@ -724,6 +740,15 @@ walk_hop (NocSim *s, Walk *w, guint32 li)
   w->lat_sum += l->lat;
   if (ser > w->max_ser)
     w->max_ser = ser;
+}
+
+static inline void
+walk_hop (NocSim *s, Walk *w, guint32 li)
+{
+  Link *l = &s->links[li];
+  double bw = l->bw < w->rate ? l->bw : w->rate;
+
+  walk_hop_ser (s, w, l, w->bytes / bw);
   s->hops++;
 }
 
@@ -739,11 +764,24 @@ walk_init (Walk *w, double t, double bytes, double rate)
   w->lat_sum = 0;
 }
 
+/* Walks s->path[0..n).  Most links of a route share one bandwidth, so the
+ * serialisation time is computed once per bandwidth change, not per hop. */
 static inline void
 walk_path (NocSim *s, Walk *w, guint n)
 {
+  double last_bw = -1, ser = 0;
+
   for (guint i = 0; i < n; i++)
-    walk_hop (s, w, s->path[i]);
+    {
+      Link *l = &s->links[s->path[i]];
+      if (l->bw != last_bw)
+        {
+          last_bw = l->bw;
+          ser = w->bytes / (l->bw < w->rate ? l->bw : w->rate);
+        }
+      walk_hop_ser (s, w, l, ser);
+    }
+  s->hops += n;
 }
 
 /* ---------------------------------------------------------------------- */
@@ -868,23 +906,6 @@ ring_fill (const Layout *L, guint v, guint stride, guint size, guint32 *out)
       replica_set (L, v, idx, nj);
       out[c] = layout_join (L, idx);
     }
-}
-
-/* The core @m ring positions after @core (see ring_fill). */
-static guint32
-ring_peer (const Layout *L, guint v, guint stride, guint size, guint32 core,
-           guint m)
-{
-  guint32 idx[ELK_MAX_DIMS], R, j, block = stride * size, pos, nj;
-
-  layout_split (L, core, idx);
-  j = replica_index (L, v, idx, &R);
-  if (size <= 1 || block == 0 || block > R)
-    return core;
-  pos = (j % block) / stride;
-  nj = j - pos * stride + ((pos + m) % size) * stride;
-  replica_set (L, v, idx, nj);
-  return layout_join (L, idx);
 }
 
 static guint32
@@ -1102,6 +1123,7 @@ ctrl_step (NocSim *s, guint h, double now)
 
   walk_init (&w, now, bytes, INFINITY);
   walk_hop (s, &w, s->read_base + h);
+  s->read_hops++;
   s->hbm_read_bytes += bytes;
   s->ctrl_first[h] = MIN (s->ctrl_first[h], w.head - s->links[s->read_base + h].lat);
   s->ctrl_last[h] = w.tail;
@@ -1136,6 +1158,7 @@ ctrl_step (NocSim *s, guint h, double now)
             }
         }
       walk_path (s, &x, n);
+      s->kind_hops[5] += n;
       s->noc_bytes += bytes;
       if (dst / s->per_chip != h / s->hc)
         s->xchip[5] += bytes;
@@ -1329,6 +1352,7 @@ build_rounds (NocSim *s, guint op_id)
     {
       guint32 idx[ELK_MAX_DIMS], R = 1, tout = temporal_product (hot, 0);
       guint32 rout;
+      gboolean use_ring = c->reduce == NOC_REDUCE_RING;
       const ElkTensor *t = elk_graph_get_tensor (s->graph, op->tensors[0]);
       double esize = MAX (1u, elk_dtype_get_size (t->dtype));
       double outb = (double) hot->operand_bytes[0];
@@ -1336,14 +1360,43 @@ build_rounds (NocSim *s, guint op_id)
       layout_split (L, 0, idx);
       replica_index (L, 0, idx, &R);
       rout = (tout <= R && R % tout == 0) ? R / tout : 1;
-      if (rout > 1)
+      if (rout > 1 && use_ring)
+        {
+          /* Ring reduce-scatter: rout - 1 steps, each sends one chunk to
+           * the next holder, then adds the chunk it received. */
+          const ElkCostCoeffs *cc = &c->cost;
+          double chunk = outb / rout;
+          double add = (cc->reduce_slope * (chunk / esize) * 2
+                        + cc->reduce_fixed) / c->clock_hz;
+          ring_fill (L, 0, tout, rout,
+                     nbr + (RING_REDUCE * ELK_MAX_OPERANDS) * stride);
+          for (guint32 m = 1; m < rout; m++)
+            {
+              Round *r = round_add (s);
+              r->compute = m > 1 ? add : 0;
+              r->operand = 0;
+              r->ring = RING_REDUCE;
+              r->kind = 2;
+              r->bytes = chunk;
+              r->sync = c->syncs_per_shift * c->sync_s;
+            }
+          {
+            Round *r = round_add (s);
+            r->kind = 4;
+            r->compute = add;
+          }
+        }
+      else if (rout > 1)
         {
           /* Reduce-scatter in one exchange: every core sends each of the
            * other rout - 1 holders of its output the chunk that holder
            * reduces, then reduces rout partial chunks. */
           const ElkCostCoeffs *cc = &c->cost;
           double chunk = outb / rout;
-          Round *r = round_add (s);
+          Round *r;
+          ring_fill (L, 0, tout, rout,
+                     nbr + (RING_REDUCE * ELK_MAX_OPERANDS) * stride);
+          r = round_add (s);
           r->operand = 0;
           r->ring = RING_REDUCE;
           r->kind = 2;
@@ -1406,17 +1459,19 @@ exec_round (NocSim *s, double now)
                                * (gsize) c->cores;
       double rate = c->core_gap > 0 ? 1.0 / c->core_gap : INFINITY;
       for (guint32 k = 0; k < s->exec_cores; k++)
-        for (guint32 f = 0; f < MAX (1u, r->fanout); f++)
+        for (guint32 f = 0, dst = k; f < MAX (1u, r->fanout); f++)
         {
           Walk w;
-          guint n, dst = r->fanout ? ring_peer (&s->layout, 0, r->stride,
-                                                r->size, k, f + 1)
-                                   : nbr[k];
+          guint n;
+          /* The f-th peer is f + 1 ring positions on: follow the ring's
+           * successor table (ring_peer without re-deriving the layout). */
+          dst = nbr[dst];
           if (dst == k)
             continue;
           n = route (s, k, dst);
           walk_init (&w, now, r->bytes, rate);
           walk_path (s, &w, n);
+          s->kind_hops[r->kind] += n;
           s->noc_bytes += r->bytes;
           if (k / s->per_chip != dst / s->per_chip)
             s->xchip[r->kind] += r->bytes;
@@ -1574,6 +1629,8 @@ noc_sim_run (NocSim *s, ElkProgram *program, ElkTrace *trace,
   s->events = s->hops = 0;
   memset (s->xchip, 0, sizeof s->xchip);
   memset (s->kind_s, 0, sizeof s->kind_s);
+  memset (s->kind_hops, 0, sizeof s->kind_hops);
+  s->read_hops = 0;
   s->heap_n = 0;
   s->seq = 0;
   for (guint i = 0; i < s->n_links; i++)
@@ -1713,6 +1770,10 @@ noc_sim_run (NocSim *s, ElkProgram *program, ElkTrace *trace,
            "preload %.3g", s->kind_s[0], s->kind_s[1], s->kind_s[2],
            s->kind_s[3], s->kind_s[4], s->xchip[0], s->xchip[1], s->xchip[2],
            s->xchip[3], s->xchip[5]);
+  g_debug ("link hops by round kind: shift %" G_GUINT64_FORMAT ", distribute %"
+           G_GUINT64_FORMAT ", reduce %" G_GUINT64_FORMAT ", shuffle %"
+           G_GUINT64_FORMAT ", preload %" G_GUINT64_FORMAT, s->kind_hops[0],
+           s->kind_hops[1], s->kind_hops[2], s->kind_hops[3], s->kind_hops[5]);
   for (guint i = 0; i < s->n_core_links; i++)
     if (s->links[i].present)
       {
@@ -1747,6 +1808,7 @@ noc_sim_run (NocSim *s, ElkProgram *program, ElkTrace *trace,
     {
       stats->events = s->events;
       stats->hops = s->hops;
+      stats->preload_hops = s->kind_hops[5] + s->read_hops;
       stats->wall_s = (g_get_monotonic_time () - t0) / 1e6;
       stats->n_links = n_present;
       stats->link_util_mean = m->noc_util;

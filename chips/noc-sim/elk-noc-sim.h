@@ -25,6 +25,15 @@ typedef enum
   NOC_INTERLEAVE_NEAREST,
 } NocInterleave;
 
+/* How the partial sums of an output are reduced among their holders. */
+typedef enum
+{
+  NOC_REDUCE_EXCHANGE, /* one exchange: every holder sends every other one
+                        * the chunk it reduces */
+  NOC_REDUCE_RING,     /* ring reduce-scatter: holders - 1 steps to the
+                        * ring neighbour, a barrier and an add after each */
+} NocReduce;
+
 /* Everything the simulator needs to know about the machine, in SI units. */
 typedef struct
 {
@@ -49,6 +58,7 @@ typedef struct
   guint n_coords;             /* explicit (row, col) per controller */
   guint *coords;              /* 2 * n_coords */
   NocInterleave interleave;
+  NocReduce reduce;
   double inter_chip_bw;
   double packet_bytes;
 } NocConfig;
@@ -58,6 +68,7 @@ typedef struct
 {
   guint64 events;
   guint64 hops;
+  guint64 preload_hops; /* of hops: HBM controller reads and preload copies */
   double wall_s;
   guint n_links;
   double link_util_mean;

@@ -5,7 +5,9 @@
  * simulator as a 2-D mesh (4 chips of 32x46) and as all-to-all, and prints
  * simulated events (heap events and link hops) per second, wall time of
  * the simulation alone, and the process's peak RSS.  Target on a 2-core
- * machine: at least 5 M events/s, the mesh run under 60 s and 2 GiB. */
+ * machine: at least 5 M events/s, the mesh run under 60 s and 2 GiB.  An
+ * event is a heap event (docs/chip-noc-sim.md, "What counts as an
+ * event"); link hops are reported beside it, not counted in it. */
 #include "config.h"
 
 #include <stdio.h>
@@ -91,8 +93,8 @@ main (int argc, char *argv[])
       g_autoptr(NocSim) sim = NULL;
       GEnumClass *k = g_type_class_ref (ELK_TYPE_TOPOLOGY);
       NocStats st = { 0 };
-      struct rusage ru;
-      double rate;
+      struct rusage ru, ru0;
+      double rate, cpu;
 
       g_object_set (chip, "topology",
                     g_enum_get_value_by_nick (k, topos[t])->value, NULL);
@@ -105,20 +107,42 @@ main (int argc, char *argv[])
                                         ELK_ALLOCATOR (alloc), &error);
       g_assert_no_error (error);
       sim = sim_for (spec);
+      getrusage (RUSAGE_SELF, &ru0);
       m = noc_sim_run (sim, program, NULL, &st, &error);
       g_assert_no_error (error);
       getrusage (RUSAGE_SELF, &ru);
+      cpu = (ru.ru_utime.tv_sec - ru0.ru_utime.tv_sec)
+            + (ru.ru_utime.tv_usec - ru0.ru_utime.tv_usec) / 1e6
+            + (ru.ru_stime.tv_sec - ru0.ru_stime.tv_sec)
+            + (ru.ru_stime.tv_usec - ru0.ru_stime.tv_usec) / 1e6;
       rate = (st.events + st.hops) / MAX (st.wall_s, 1e-9);
       printf ("noc-sim %s %ux%u x %u chips, %u cores, llama2-13b-paper b32 "
               "s2048 (basic): latency %.4f ms; %" G_GUINT64_FORMAT
-              " events + %" G_GUINT64_FORMAT " link hops in %.2f s wall = "
-              "%.1f M events/s (%.1f M heap events/s); peak RSS %.0f MiB\n",
+              " heap events + %" G_GUINT64_FORMAT " link hops (%"
+              G_GUINT64_FORMAT " of them preload) in %.2f s wall, %.2f s CPU"
+              " = %.1f M heap events/s (%.1f M/s counting hops; per CPU "
+              "second %.1f M heap events/s); peak RSS %.0f MiB\n",
               topos[t], spec->mesh_rows, spec->mesh_cols, spec->n_chips,
-              spec->cores, m->latency_s * 1e3, st.events, st.hops, st.wall_s,
-              rate / 1e6, st.events / MAX (st.wall_s, 1e-9) / 1e6,
-              ru.ru_maxrss / 1024.0);
-      if (rate < 5e6 || st.wall_s > 60 || ru.ru_maxrss > 2 * 1024 * 1024)
-        status = 1;
+              spec->cores, m->latency_s * 1e3, st.events, st.hops,
+              st.preload_hops, st.wall_s, cpu,
+              st.events / MAX (st.wall_s, 1e-9) / 1e6, rate / 1e6,
+              st.events / MAX (cpu, 1e-9) / 1e6, ru.ru_maxrss / 1024.0);
+      /* An event is a heap event (an HBM packet read or an execution
+       * round); link hops are the FIFO services inside it.  The rate is
+       * taken per CPU second so that other load on the machine does not
+       * decide it; the wall-time target is checked as measured. */
+      if (st.events / MAX (cpu, 1e-9) < 5e6)
+        {
+          printf ("  below target: %.1f M heap events per CPU second < 5\n",
+                  st.events / MAX (cpu, 1e-9) / 1e6);
+          status = 1;
+        }
+      if (st.wall_s > 60 || ru.ru_maxrss > 2 * 1024 * 1024)
+        {
+          printf ("  above target: %.1f s wall (60), %.0f MiB (2048)\n",
+                  st.wall_s, ru.ru_maxrss / 1024.0);
+          status = 1;
+        }
     }
   return status;
 }
