@@ -17,6 +17,10 @@
 
 #include <elk/elk.h>
 
+#ifdef ELK_HAVE_REPORT
+#include <elk-report.h>
+#endif
+
 /* MPI hook (issue 11): see elk-run-mpi.c and docs/clusters.md. */
 #ifdef ELK_HAVE_MPI
 #include "elk-run-mpi.h"
@@ -43,7 +47,7 @@ main (int argc, char *argv[])
   gint jobs = (gint) g_get_num_processors ();
   gboolean validate = FALSE, quiet = FALSE, verbose = FALSE, version = FALSE;
   gboolean resume = FALSE, isolate = FALSE, merge = FALSE, yes = FALSE;
-  gboolean quick = FALSE;
+  gboolean quick = FALSE, png = FALSE, no_report = FALSE;
   g_autofree char *shard = NULL;
   double timeout_s = 0;
   gint internal_point = -1;
@@ -72,6 +76,10 @@ main (int argc, char *argv[])
     { "trace", 0, 0, G_OPTION_ARG_INT, &trace_point,
       "Also write a Chrome/Perfetto trace of point P "
       "(trace-P-LABEL.json in the output folder)", "P" },
+    { "png", 0, 0, G_OPTION_ARG_NONE, &png,
+      "Also write a PNG beside every SVG figure", NULL },
+    { "no-report", 0, 0, G_OPTION_ARG_NONE, &no_report,
+      "Do not draw figures and report.html after the run", NULL },
     { "quick", 0, 0, G_OPTION_ARG_NONE, &quick,
       "Smoke test: first value of every sweep axis, at most 2 layers", NULL },
     { "max-points", 0, 0, G_OPTION_ARG_INT, &max_points,
@@ -280,6 +288,31 @@ main (int argc, char *argv[])
                 output_dir != NULL
                   ? output_dir
                   : elk_experiment_get_output_dir (experiment));
+
+#ifdef ELK_HAVE_REPORT
+  /* Figures and report.html, also when some points failed: the report
+   * shows failed rows as failed. */
+  if (!no_report)
+    {
+      ElkReportOptions report_options = { 0 };
+      report_options.write_png = png;
+      if (!elk_report_build (output_dir != NULL
+                               ? output_dir
+                               : elk_experiment_get_output_dir (experiment),
+                             elk_experiment_get_path (experiment),
+                             &report_options, &error))
+        {
+          g_printerr ("elk-run: the results are written, but the report "
+                      "failed: %s\n", error->message);
+          return EXIT_OUTPUT_FAILED;
+        }
+    }
+#else
+  if (png)
+    g_printerr ("elk-run: --png: this elk was built without the 'report' "
+                "feature (cairo), so no figures are drawn\n");
+#endif
+
   switch (status)
     {
     case ELK_RUN_PLUGIN_FAILED:
