@@ -758,7 +758,7 @@ test_gguf_quantized (void)
   guint64 expected;
 
 #define T(name_, ne0_, ne1_, type_, bytes_)                                   \
-  t[n++] = (typeof (t[0])) { name_, ne0_, ne1_, type_, bytes_ }
+  t[n++] = (__typeof__ (t[0])) { name_, ne0_, ne1_, type_, bytes_ }
   /* Q4_K: 144 bytes per 256; Q6_K: 210 bytes per 256. */
   T ("token_embd.weight", d, vocab, 12, vocab * 144);
   for (guint l = 0; l < 2; l++)
