@@ -55,7 +55,17 @@ enumerate (Enum *e, guint k)
   for (guint g = k > e->max_disp ? k - e->max_disp : 0;
        g < e->n_groups && g <= k + e->max_disp; g++)
     {
+      gboolean earlier_twin = FALSE;
       if (e->used[g])
+        continue;
+      /* Groups of the same kind keep their relative order.  Swapping two
+       * of them gives the same kind sequence, and the stable choice never
+       * needs a larger displacement, so this loses no distinct order; it
+       * makes every leaf distinct, so that max_orders bounds the search
+       * even on graphs where most groups are alike (train-forward). */
+      for (guint h = 0; h < g && !earlier_twin; h++)
+        earlier_twin = !e->used[h] && e->kind[h] == e->kind[g];
+      if (earlier_twin)
         continue;
       e->used[g] = TRUE;
       e->perm[k] = g;
