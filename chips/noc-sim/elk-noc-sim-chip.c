@@ -89,6 +89,22 @@ noc_reduce_get_type (void)
   return (GType) type;
 }
 
+static GType
+noc_gateway_get_type (void)
+{
+  static gsize type = 0;
+  static const GEnumValue values[] = {
+    { NOC_GATEWAY_EDGE, "NOC_GATEWAY_EDGE", "edge" },
+    { NOC_GATEWAY_SINGLE, "NOC_GATEWAY_SINGLE", "single" },
+    { 0, NULL, NULL },
+  };
+
+  if (g_once_init_enter (&type))
+    g_once_init_leave (&type, g_enum_register_static ("ElkNocSimGateway",
+                                                      values));
+  return (GType) type;
+}
+
 #define ELK_TYPE_NOC_SIM_CHIP (elk_noc_sim_chip_get_type ())
 G_DECLARE_FINAL_TYPE (ElkNocSimChip, elk_noc_sim_chip, ELK, NOC_SIM_CHIP,
                       GObject)
@@ -98,7 +114,7 @@ struct _ElkNocSimChip
   GObject parent_instance;
   guint chips, cores, sram_kib, reserved_kib, mesh_rows, mesh_cols;
   guint hbm_channels, packet_bytes, hbm_attach, trace_links;
-  gint topology, units, placement, interleave, reduce;
+  gint topology, units, placement, interleave, reduce, gateway;
   double link_bw_gbps, hbm_bw_gbps, hbm_per_core_gbps, inter_chip_bw_gbps;
   double clock_ghz, matmul_tflops, vector_tflops;
   double hop_latency_ns, hbm_latency_ns, gap_cycles_per_byte, sync_cycles;
@@ -138,6 +154,7 @@ enum
   PROP_HBM_PORT_GBPS,
   PROP_HBM_INTERLEAVE,
   PROP_REDUCE,
+  PROP_GATEWAY,
   PROP_REPORT_DIR,
   PROP_TRACE_LINKS,
   N_PROPS
@@ -377,6 +394,7 @@ build_sim (ElkNocSimChip *self, const ElkChipSpec *spec, GError **error)
   cfg.placement = (NocPlacement) self->placement;
   cfg.interleave = (NocInterleave) self->interleave;
   cfg.reduce = (NocReduce) self->reduce;
+  cfg.gateway = (NocGateway) self->gateway;
   cfg.inter_chip_bw = spec->inter_chip_bw;
   cfg.packet_bytes = self->packet_bytes;
   if (cfg.placement == NOC_PLACE_COORDS
@@ -558,6 +576,7 @@ elk_noc_sim_chip_get_property (GObject *object, guint prop_id, GValue *value,
     case PROP_HBM_PORT_GBPS: g_value_set_double (value, self->hbm_port_gbps); break;
     case PROP_HBM_INTERLEAVE: g_value_set_enum (value, self->interleave); break;
     case PROP_REDUCE: g_value_set_enum (value, self->reduce); break;
+    case PROP_GATEWAY: g_value_set_enum (value, self->gateway); break;
     case PROP_REPORT_DIR: g_value_set_string (value, self->report_dir); break;
     case PROP_TRACE_LINKS: g_value_set_uint (value, self->trace_links); break;
     default:
@@ -609,6 +628,7 @@ elk_noc_sim_chip_set_property (GObject *object, guint prop_id,
     case PROP_HBM_PORT_GBPS: self->hbm_port_gbps = g_value_get_double (value); break;
     case PROP_HBM_INTERLEAVE: self->interleave = g_value_get_enum (value); break;
     case PROP_REDUCE: self->reduce = g_value_get_enum (value); break;
+    case PROP_GATEWAY: self->gateway = g_value_get_enum (value); break;
     case PROP_REPORT_DIR:
       g_free (self->report_dir);
       self->report_dir = g_value_dup_string (value);
@@ -727,6 +747,12 @@ elk_noc_sim_chip_class_init (ElkNocSimChipClass *klass)
     "or ring (ring reduce-scatter: holders - 1 steps to the ring "
     "neighbour, each closed by a barrier and an add)",
     noc_reduce_get_type (), NOC_REDUCE_EXCHANGE, FLAGS);
+  properties[PROP_GATEWAY] = g_param_spec_enum ("inter-chip-gateway", NULL,
+    "Where cross-chip traffic leaves and enters a mesh or torus chip: edge "
+    "(the east-edge router of the sender's row, the west-edge router of "
+    "that row on the other chip) or single (one router in the middle of "
+    "the east / west edge, through which all of it funnels)",
+    noc_gateway_get_type (), NOC_GATEWAY_EDGE, FLAGS);
   properties[PROP_REPORT_DIR] = g_param_spec_string ("report-dir", NULL,
     "If set, each run writes per-link utilisation (CSV, and an SVG heat map "
     "for meshes and tori) there and appends to noc-sim-runs.csv", NULL,

@@ -342,16 +342,24 @@ route_local (NocSim *s, guint src, guint dst, guint n)
     }
 }
 
-/* The router a chip's off-chip links hang off: the middle of its east
- * edge (mesh, torus), its first core (ring); unused for all-to-all. */
+/* The router through which traffic from router @from (a global id) leaves
+ * its chip (@out) or enters chip @chip.  Single gateway: the middle of the
+ * east edge (out) or the west edge (in).  Edge gateways: the east-edge
+ * router of @from's row (out), the west-edge router of the same row on
+ * the other chip (in), so that cross-chip traffic is spread over the
+ * rows.  Ring: the first core; unused for all-to-all. */
 static guint
-gateway (NocSim *s, guint chip, gboolean out)
+gateway (NocSim *s, guint chip, gboolean out, guint from)
 {
   const NocConfig *c = &s->cfg;
   guint base = chip * s->per_chip;
 
   if (c->topology == ELK_TOPOLOGY_MESH || c->topology == ELK_TOPOLOGY_TORUS)
-    return base + (c->rows / 2) * c->cols + (out ? c->cols - 1 : 0);
+    {
+      guint row = c->gateway == NOC_GATEWAY_EDGE
+                    ? (from % s->per_chip) / c->cols : c->rows / 2;
+      return base + row * c->cols + (out ? c->cols - 1 : 0);
+    }
   return base;
 }
 
@@ -370,9 +378,9 @@ route (NocSim *s, guint src, guint dst)
       s->path[n++] = s->cfg.cores + dst;
       return n;
     }
-  n = route_local (s, src, gateway (s, cs, TRUE), n);
+  n = route_local (s, src, gateway (s, cs, TRUE, src), n);
   s->path[n++] = s->interchip;
-  return route_local (s, gateway (s, cd, FALSE), dst, n);
+  return route_local (s, gateway (s, cd, FALSE, src), dst, n);
 }
 
 guint
@@ -1151,9 +1159,11 @@ ctrl_step (NocSim *s, guint h, double now)
             n = route_local (s, router, dst, n);
           else
             {
-              n = route_local (s, router, gateway (s, chip, TRUE), n);
+              n = route_local (s, router, gateway (s, chip, TRUE, router),
+                               n);
               s->path[n++] = s->interchip;
-              n = route_local (s, gateway (s, dst / s->per_chip, FALSE), dst,
+              n = route_local (s, gateway (s, dst / s->per_chip, FALSE,
+                                           router), dst,
                                n);
             }
         }

@@ -25,6 +25,13 @@ typedef enum
   NOC_INTERLEAVE_NEAREST,
 } NocInterleave;
 
+/* Where cross-chip traffic leaves and enters a mesh or torus chip. */
+typedef enum
+{
+  NOC_GATEWAY_EDGE,   /* the edge router of the sender's row */
+  NOC_GATEWAY_SINGLE, /* one router, the middle of the east / west edge */
+} NocGateway;
+
 /* How the partial sums of an output are reduced among their holders. */
 typedef enum
 {
@@ -59,6 +66,7 @@ typedef struct
   guint *coords;              /* 2 * n_coords */
   NocInterleave interleave;
   NocReduce reduce;
+  NocGateway gateway;
   double inter_chip_bw;
   double packet_bytes;
 } NocConfig;

@@ -56,6 +56,8 @@ sim_for (const ElkChipSpec *spec)
   c.hbm_port_bw = spec->link_bw;
   c.placement = NOC_PLACE_EDGES;
   c.interleave = NOC_INTERLEAVE_NEAREST;
+  c.reduce = NOC_REDUCE_EXCHANGE;
+  c.gateway = NOC_GATEWAY_EDGE;
   c.inter_chip_bw = spec->inter_chip_bw;
   c.packet_bytes = 4096;
   s = noc_sim_new (&c, &error);

@@ -2,7 +2,9 @@
  * hand: dimension-order routes on mesh, torus and ring; a preload and a
  * compute-shift execution on a contention-free all-to-all chip, against the
  * hand-computed time and the analytic chip (within 3%); contention on a
- * mesh; R1-R3 overlap; and the errors for impossible chips. */
+ * mesh; the partial-sum reduction (ring by hand, exchange with its
+ * booking-order queueing); R1-R3 overlap; and the errors for impossible
+ * chips. */
 #include "config.h"
 
 #include <math.h>
@@ -76,6 +78,35 @@ test_routes (void)
     g_assert_cmpuint (p[0], ==, 15 * 4 + 1);
     g_assert_cmpuint (p[5], ==, 4 * 4 + 3);
   }
+  for (guint single = 0; single < 2; single++)
+    {
+      /* Two 4x4 chips: core 5 (row 1, column 1 of chip 0) to core 22 (row
+       * 1, column 2 of chip 1).  Edge gateways: east along row 1 to the
+       * edge, the inter-chip link, then east from row 1's west-edge
+       * router: 2 + 1 + 2 links.  Single gateway (row 2): one hop south
+       * more on each side. */
+      g_autoptr(GError) error = NULL;
+      g_autoptr(NocSim) s = NULL;
+      NocConfig c = { 0 };
+      c.topology = ELK_TOPOLOGY_MESH;
+      c.chips = 2;
+      c.cores = 32;
+      c.rows = c.cols = 4;
+      c.link_bw = c.hbm_bw = c.hbm_port_bw = c.inter_chip_bw = 1e9;
+      c.hbm_channels = 2;
+      c.packet_bytes = 4096;
+      c.clock_hz = 1e9;
+      c.gateway = single ? NOC_GATEWAY_SINGLE : NOC_GATEWAY_EDGE;
+      s = noc_sim_new (&c, &error);
+      g_assert_no_error (error);
+      n = noc_sim_route (s, 5, 22, p, 64);
+      g_assert_cmpuint (n, ==, single ? 7 : 5);
+      g_assert_cmpuint (p[0], ==, 5 * 4 + 0);
+      /* The inter-chip link comes after 4 links per router, 2 controller
+       * reads and 2 x 12 attachments (the perimeter shared by one
+       * controller per chip). */
+      g_assert_cmpuint (p[single ? 3 : 2], ==, 4 * 32 + 2 + 2 * 12);
+    }
   {
     /* 4x4 torus: (0,0) to (0,3) is one hop west over the wrap-around;
      * (0,0) to (2,2) takes two east and two south (ties go forward). */
@@ -342,6 +373,82 @@ test_overlap (void)
                      0.03 * a2->latency_s);
 }
 
+/* The MatMul split 4 ways along n and 4 along k: each core holds the same
+ * 64 KiB weight piece as above and makes 1 KiB of partial sums, reduced
+ * among the 4 cores that share an n slice (consecutive cores).  With
+ * reduce=ring that is 3 neighbour steps of one 256 B chunk, each closed by
+ * a barrier and followed by an add: on contention-free all-to-all the
+ * time is computable by hand.  reduce=exchange sends the same bytes in one
+ * step. */
+static ElkProgram *
+reduce_program (void)
+{
+  g_autoptr(ElkGraph) g = matmul_graph (1);
+  ElkProgram *prog = elk_program_new (g);
+  ElkProgramOp *pop = elk_program_get_op (prog, 0);
+  ElkPlan *p;
+
+  fill_op (pop, FALSE);
+  p = &pop->exec_plan;
+  p->spatial[1] = 4;
+  p->spatial[2] = 4;
+  p->operand_bytes[0] = 1024;
+  p->operand_bytes[1] = 128;
+  p->replicas[1] = 4;
+  pop->preload_plan = *p;
+  elk_program_add_preload (prog, 0);
+  elk_program_add_execute (prog, 0);
+  return prog;
+}
+
+static void
+test_reduce (void)
+{
+  g_autoptr(GObject) ex = small_chip ("noc-sim", "all-to-all", 4);
+  g_autoptr(GObject) ring = small_chip ("noc-sim", "all-to-all", 4);
+  g_autoptr(ElkProgram) prog = reduce_program ();
+  g_autoptr(ElkMetrics) me = NULL, mr = NULL;
+  g_autoptr(ElkChipSpec) spec = NULL;
+  g_autoptr(GError) error = NULL;
+  double ctrl = 4 * GBPS / 4, chunk = 256, add, hand;
+
+  g_object_set (ring, "reduce", 1 /* ring */, NULL);
+  spec = elk_chip_dup_spec (ELK_CHIP (ring), &error);
+  g_assert_no_error (error);
+  add = (spec->cost.reduce_slope * (chunk / 2) * 2 + spec->cost.reduce_fixed)
+        / CLOCK;
+  hand = 64 * 4096 / ctrl + 2 * HOP             /* preload, as above */
+         + COMPUTE
+         + 3 * (chunk * GAP + 2 * HOP + 2 * SYNC) /* ring steps */
+         + 3 * add                                /* two between, one after */
+         + shuffle_time ();                       /* 256 B to the next core */
+  me = run_chip (ex, prog);
+  mr = run_chip (ring, prog);
+  g_test_message ("reduce: exchange %.9g s, ring %.9g s, hand (ring) %.9g s",
+                  me->latency_s, mr->latency_s, hand);
+  g_assert_cmpfloat_with_epsilon (mr->latency_s, hand, 1e-12);
+  {
+    /* Exchange: every core sends its 3 chunks back to back through its
+     * egress port; an ingress port serves the chunks in the order they
+     * were booked (path reservation, cores in index order).  Core 3
+     * gets core 0's third chunk first (it leaves at 2 chunk times), then
+     * core 1's second and core 2's first, which left earlier but were
+     * booked later: the round takes 5 chunk times + 2 hops where
+     * hop-by-hop arbitration would take 3.  Then one add of 4 chunks. */
+    double addx = (spec->cost.reduce_slope * (chunk / 2) * 4
+                   + spec->cost.reduce_fixed) / CLOCK;
+    double hand_x = 64 * 4096 / ctrl + 2 * HOP + COMPUTE
+                    + 5 * chunk * GAP + 2 * HOP + 2 * SYNC + addx
+                    + shuffle_time ();
+    g_test_message ("reduce: exchange hand %.9g s (%.9g s with 3 chunk "
+                    "times)", hand_x, hand_x - 2 * chunk * GAP);
+    g_assert_cmpfloat_with_epsilon (me->latency_s, hand_x, 1e-12);
+  }
+  /* Both move the same bytes: 16 cores x 3 chunks, plus the shuffle. */
+  g_assert_cmpfloat_with_epsilon (me->noc_bytes, mr->noc_bytes, 0.5);
+  g_assert_cmpfloat (me->latency_s, <, mr->latency_s);
+}
+
 /* The same program on a 4x4 mesh whose controllers sit on one edge: the
  * preload crosses several hops and shares column links, so it is slower
  * than on all-to-all with the same link bandwidth, and every topology
@@ -442,6 +549,7 @@ main (int argc, char *argv[])
   g_test_add_func ("/noc-sim/routes", test_routes);
   g_test_add_func ("/noc-sim/hand-computed", test_hand_computed);
   g_test_add_func ("/noc-sim/overlap", test_overlap);
+  g_test_add_func ("/noc-sim/reduce", test_reduce);
   g_test_add_func ("/noc-sim/topologies", test_topologies);
   g_test_add_func ("/noc-sim/bad-input", test_bad_input);
   ret = g_test_run ();
