@@ -51,7 +51,8 @@ enum
 
 /* Message tags.  Workers send HELLO once, then a RESULT per point, and
  * HEARTBEATs while a point runs; rank 0 answers HELLO and each RESULT with
- * WORK (a point, or -1 to stop). */
+ * WORK (a point, or -1 to stop), and sends HEARTBEATs to workers that wait
+ * for work while the last points run elsewhere. */
 enum
 {
   TAG_HELLO = 1,
@@ -364,24 +365,40 @@ send_with_deadline (const void *data,
   return TRUE;
 }
 
-/* Polls for a message with the given source and tag, sleeping between
- * polls (Open MPI's blocking receive spins a core, which on a machine
- * with one rank per core takes it from the points). */
+/* Waits for rank 0's next WORK message, taking its HEARTBEATs on the
+ * way; FALSE if rank 0 sent nothing at all for timeout_s.  Polls and
+ * sleeps: Open MPI's blocking receive spins a core, which on a machine
+ * with one rank per core takes it from the points. */
 static gboolean
-probe_with_deadline (int source, int tag, double timeout_s,
-                     MPI_Status *status)
+wait_for_work (double timeout_s, Work *work)
 {
-  gint64 start = g_get_monotonic_time ();
-  int flag = 0;
+  gint64 last = g_get_monotonic_time ();
 
   for (;;)
     {
-      if (MPI_Iprobe (source, tag, MPI_COMM_WORLD, &flag, status)
+      MPI_Status status;
+      int flag = 0;
+
+      if (MPI_Iprobe (0, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, &status)
           != MPI_SUCCESS)
         return FALSE;
+      if (flag && status.MPI_TAG == TAG_WORK)
+        {
+          MPI_Recv (work, sizeof *work, MPI_BYTE, 0, TAG_WORK,
+                    MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+          return TRUE;
+        }
       if (flag)
-        return TRUE;
-      if (timeout_s >= 0 && seconds_since (start) > timeout_s)
+        {
+          char buf[16];
+          int count = 0;
+          MPI_Get_count (&status, MPI_BYTE, &count);
+          MPI_Recv (buf, MIN (count, (int) sizeof buf), MPI_BYTE, 0,
+                    status.MPI_TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+          last = g_get_monotonic_time ();
+          continue;
+        }
+      if (seconds_since (last) > timeout_s)
         return FALSE;
       g_usleep (1000);
     }
@@ -396,9 +413,10 @@ worker_main (int rank,
              double dead_after_s)
 {
   g_autoptr (GAsyncQueue) done = g_async_queue_new ();
-  /* Rank 0 answers at once unless it is gone; give it a generous
-   * margin for a slow disk under its journal. */
-  double answer_timeout_s = MAX (60, 3 * dead_after_s);
+  /* Rank 0 answers at once, or sends heartbeats while there is no work
+   * yet, unless it is gone; give it a generous margin for a slow disk
+   * under its journal. */
+  double answer_timeout_s = 3 * dead_after_s;
   guint heartbeat_ms = (guint) MIN (1000, dead_after_s * 1000 / 4);
   char hello = 0;
 
@@ -407,16 +425,13 @@ worker_main (int rank,
   for (;;)
     {
       Work work;
-      MPI_Status status;
       PointRun *run;
       g_autofree char *message = NULL;
       GThread *thread;
       int heartbeat;
 
-      if (!probe_with_deadline (0, TAG_WORK, answer_timeout_s, &status))
+      if (!wait_for_work (answer_timeout_s, &work))
         goto lost;
-      MPI_Recv (&work, sizeof work, MPI_BYTE, 0, TAG_WORK, MPI_COMM_WORLD,
-                MPI_STATUS_IGNORE);
       if (work.point < 0)
         break;
 
@@ -456,6 +471,7 @@ typedef struct
   char *const *child_args;
   ElkRunSession *session;
   int n_ranks;
+  gint64 last_keepalive;
   Slot *slots;              /* [n_ranks]; slots[0] is rank 0's own */
   GQueue jobs;              /* Job *, retries first */
   gboolean *recorded;       /* per point */
@@ -493,6 +509,13 @@ assign (Coordinator *c, int rank)
   Job *job = g_queue_pop_head (&c->jobs);
   Slot *slot = &c->slots[rank];
 
+  /* A retry whose point came back after all (see handle_message) is
+   * dropped. */
+  while (job != NULL && c->recorded[job->point])
+    {
+      g_free (job);
+      job = g_queue_pop_head (&c->jobs);
+    }
   if (job == NULL)
     return;
   slot->state = SLOT_BUSY;
@@ -565,6 +588,16 @@ handle_message (Coordinator *c)
   rank = status.MPI_SOURCE;
   slot = &c->slots[rank];
   MPI_Get_count (&status, MPI_BYTE, &count);
+
+  /* A rank taken for dead that speaks again was only stalled: it may
+   * work again (its point's retry, if still queued, is then dropped as
+   * soon as its own result is in). */
+  if (slot->state == SLOT_DEAD)
+    {
+      g_printerr ("elk-run: rank %d was only stalled; using it again\n",
+                  rank);
+      slot->state = SLOT_BUSY;
+    }
 
   if (status.MPI_TAG == TAG_RESULT)
     {
@@ -669,6 +702,17 @@ coordinator_main (int n_ranks,
           assign (&c, r);
       if (c.slots[0].state == SLOT_IDLE)
         assign (&c, 0);
+      /* Workers left without work while the last points run elsewhere
+       * hear from rank 0 once a second, so they keep waiting. */
+      if (seconds_since (c.last_keepalive) >= 1)
+        {
+          char beat = 0;
+          for (int r = 1; r < n_ranks; r++)
+            if (c.slots[r].state == SLOT_IDLE)
+              MPI_Send (&beat, 1, MPI_BYTE, r, TAG_HEARTBEAT,
+                        MPI_COMM_WORLD);
+          c.last_keepalive = g_get_monotonic_time ();
+        }
       if (!busy)
         g_usleep (1000);
     }

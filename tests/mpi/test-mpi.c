@@ -218,14 +218,16 @@ find_rank (GPid launcher, int rank)
   return found;
 }
 
-/* Runs elk-run under mpirun -np 3, kills rank 1 with SIGKILL once a few
- * points are in the journal, and returns mpirun's exit status; stderr
- * goes to @err_path. */
+/* Runs elk-run under mpirun -np 3 and, once a few points are in the
+ * journal, kills rank 1 with SIGKILL (or, with @stall_s > 0, stops it for
+ * that many seconds); returns mpirun's exit status.  stderr goes to
+ * @err_path. */
 static int
 run_and_kill_rank (const char *const *args,
                    gboolean recovery,
                    const char *outdir,
-                   const char *err_path)
+                   const char *err_path,
+                   guint stall_s)
 {
   g_autoptr (GPtrArray) argv = command (3, recovery, args);
   g_auto (GStrv) env = fixture_env ();
@@ -250,9 +252,17 @@ run_and_kill_rank (const char *const *args,
   g_assert_cmpuint (count_journal_records (outdir), >=, 3);
   victim = find_rank (pid, 1);
   g_assert_cmpint (victim, >, 0);
-  g_test_message ("killing rank 1 (pid %d) after %u points", (int) victim,
+  g_test_message ("%s rank 1 (pid %d) after %u points",
+                  stall_s > 0 ? "stopping" : "killing", (int) victim,
                   count_journal_records (outdir));
-  g_assert_cmpint (kill (victim, SIGKILL), ==, 0);
+  if (stall_s > 0)
+    {
+      g_assert_cmpint (kill (victim, SIGSTOP), ==, 0);
+      g_usleep (stall_s * G_USEC_PER_SEC);
+      g_assert_cmpint (kill (victim, SIGCONT), ==, 0);
+    }
+  else
+    g_assert_cmpint (kill (victim, SIGKILL), ==, 0);
 
   while (waitpid (pid, &status, WNOHANG) == 0)
     {
@@ -284,7 +294,7 @@ test_rank_killed (void)
   }
   /* Under --enable-recovery mpirun exits 0 whatever rank 0 returns
    * (Open MPI 4.1), so the results are what tells. */
-  run_and_kill_rank (args, TRUE, mpi, err_path);
+  run_and_kill_rank (args, TRUE, mpi, err_path, 0);
   g_assert_true (g_file_get_contents (err_path, &err, NULL, NULL));
   g_test_message ("%s", err);
 
@@ -293,7 +303,29 @@ test_rank_killed (void)
   g_assert_cmpuint (count (err, "elk-run: retrying point"), ==, 1);
   g_assert_nonnull (strstr (err, "rank 1 sent nothing"));
   g_assert_nonnull (strstr (err, "(3 MPI ranks)"));
-  g_assert_cmpuint (count_journal_records (mpi), ==, 24);
+  g_assert_cmpuint (count_journal_records (mpi), ==, 48);
+  assert_same_results (single, mpi);
+}
+
+/* A rank stopped for longer than the heartbeat timeout is taken for dead,
+ * then used again when it speaks; the results do not change. */
+static void
+test_rank_stalled (void)
+{
+  g_autofree char *path = g_build_filename (srcdir, "kill.xml", NULL);
+  g_autofree char *single = out_dir ("kill-single");
+  g_autofree char *mpi = out_dir ("stall-mpi");
+  g_autofree char *err_path = out_dir ("stall-mpi.stderr");
+  g_autofree char *err = NULL;
+  const char *args[] = { path, "-o", mpi, NULL };
+
+  g_assert_true (g_file_test (single, G_FILE_TEST_IS_DIR));
+  g_assert_cmpint (run_and_kill_rank (args, TRUE, mpi, err_path, 3), ==, 0);
+  g_assert_true (g_file_get_contents (err_path, &err, NULL, NULL));
+  g_test_message ("%s", err);
+  g_assert_nonnull (strstr (err, "taking it for dead"));
+  g_assert_nonnull (strstr (err, "rank 1 was only stalled; using it again"));
+  g_assert_cmpuint (count_journal_records (mpi), ==, 48);
   assert_same_results (single, mpi);
 }
 
@@ -323,6 +355,10 @@ test_point_kills_rank (void)
   assert_same_results (single, mpi);
 }
 
+/* Point 1 hangs until --timeout kills it, 8 s, while the other ranks
+ * have no work left: they wait for longer than 3 heartbeat timeouts (6 s,
+ * after which a worker takes rank 0 for gone) thanks to rank 0's
+ * heartbeats. */
 static void
 test_hang_timeout (void)
 {
@@ -330,8 +366,8 @@ test_hang_timeout (void)
   g_autofree char *single = out_dir ("hang-single");
   g_autofree char *mpi = out_dir ("hang-mpi");
   const char *single_args[] = { path, "-o", single, "--isolate", "--timeout",
-                                "2", "-q", NULL };
-  const char *args[] = { path, "-o", mpi, "--isolate", "--timeout", "2",
+                                "8", "-q", NULL };
+  const char *args[] = { path, "-o", mpi, "--isolate", "--timeout", "8",
                          "-q", NULL };
 
   g_assert_cmpint (run (0, FALSE, single_args, NULL), ==, 3);
@@ -359,9 +395,10 @@ test_no_recovery_then_resume (void)
       const char *single_args[] = { path, "-o", single, "-q", NULL };
       g_assert_cmpint (run (0, FALSE, single_args, NULL), ==, 4);
     }
-  g_assert_cmpint (run_and_kill_rank (args, FALSE, mpi, err_path), !=, 0);
+  g_assert_cmpint (run_and_kill_rank (args, FALSE, mpi, err_path, 0), !=,
+                   0);
   g_assert_false (g_file_test (csv, G_FILE_TEST_EXISTS));
-  g_assert_cmpuint (count_journal_records (mpi), <, 24);
+  g_assert_cmpuint (count_journal_records (mpi), <, 48);
 
   g_assert_cmpint (run (3, FALSE, resume, &err), ==, 4);
   g_assert_nonnull (strstr (err, "resuming:"));
@@ -386,6 +423,7 @@ main (int argc, char *argv[])
 
   g_test_add_func ("/mpi/same-results", test_same_results);
   g_test_add_func ("/mpi/rank-killed", test_rank_killed);
+  g_test_add_func ("/mpi/rank-stalled", test_rank_stalled);
   g_test_add_func ("/mpi/point-kills-rank", test_point_kills_rank);
   g_test_add_func ("/mpi/hang-timeout", test_hang_timeout);
   g_test_add_func ("/mpi/no-recovery-then-resume",
