@@ -72,7 +72,7 @@ typedef struct
 /* What a worker or rank 0's local slot is doing, as rank 0 sees it. */
 typedef enum
 {
-  SLOT_STARTING,      /* no HELLO yet */
+  SLOT_STARTING, /* no HELLO yet */
   SLOT_IDLE,
   SLOT_BUSY,
   SLOT_DEAD,
@@ -82,15 +82,15 @@ typedef struct
 {
   SlotState state;
   int point;
-  guint attempt;        /* 1 for the first run of the point, 2 for a retry */
-  gint64 last_heard;    /* monotonic µs */
+  guint attempt;     /* 1 for the first run of the point, 2 for a retry */
+  gint64 last_heard; /* monotonic µs */
 } Slot;
 
 typedef struct
 {
   guint point;
   guint attempt;
-  int died_on;          /* the rank that died running the first attempt */
+  int died_on; /* the rank that died running the first attempt */
 } Job;
 
 /* One point run by a thread, for rank 0's local slot and the workers'
@@ -100,12 +100,12 @@ typedef struct
   ElkExperiment *experiment;
   const ElkRunOptions *options;
   const char *trace_dir;
-  char *const *child_args;  /* elk-run's own arguments, for child runs */
+  char *const *child_args; /* elk-run's own arguments, for child runs */
   guint point;
   gboolean isolated;
-  GAsyncQueue *done;        /* receives this PointRun back */
-  char *line;               /* out */
-  double wall_s;            /* out */
+  GAsyncQueue *done; /* receives this PointRun back */
+  char *line;        /* out */
+  double wall_s;     /* out */
 } PointRun;
 
 static double
@@ -121,7 +121,8 @@ heartbeat_timeout_s (void)
   if (end == NULL || *end != '\0' || !(value >= 0.5))
     {
       g_printerr ("elk-run: ignoring ELK_MPI_HEARTBEAT_TIMEOUT='%s' (want "
-                  "seconds >= 0.5); using 20\n", text);
+                  "seconds >= 0.5); using 20\n",
+                  text);
       return 20;
     }
   return value;
@@ -144,8 +145,8 @@ seconds_since (gint64 t)
 gboolean
 elk_run_mpi_active (void)
 {
-  const char *names[] = { "OMPI_COMM_WORLD_SIZE", "PMI_SIZE",
-                          "MPI_LOCALNRANKS" };
+  const char *names[]
+      = { "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "MPI_LOCALNRANKS" };
 
   if (g_strcmp0 (g_getenv ("ELK_MPI"), "0") == 0)
     return FALSE;
@@ -187,8 +188,8 @@ dup_own_arguments (void)
 static char *
 run_point_in_child (PointRun *run)
 {
-  g_autofree char *point_arg = g_strdup_printf ("--internal-point=%u",
-                                                run->point);
+  g_autofree char *point_arg
+      = g_strdup_printf ("--internal-point=%u", run->point);
   g_autoptr (GPtrArray) argv = g_ptr_array_new ();
   g_autoptr (GError) error = NULL;
   g_autoptr (GString) out = g_string_new (NULL);
@@ -196,8 +197,8 @@ run_point_in_child (PointRun *run)
   double timeout_s = run->options->isolate ? run->options->timeout_s : 0;
   gint64 start = g_get_monotonic_time ();
   gint64 deadline = timeout_s > 0
-                      ? start + (gint64) (timeout_s * G_USEC_PER_SEC)
-                      : G_MAXINT64;
+                        ? start + (gint64) (timeout_s * G_USEC_PER_SEC)
+                        : G_MAXINT64;
   gboolean timed_out = FALSE;
   int fd_out = -1, fd_err = -1, status = 0;
   GPid pid;
@@ -219,8 +220,8 @@ run_point_in_child (PointRun *run)
       struct pollfd fds[2] = { { fd_out, POLLIN, 0 }, { fd_err, POLLIN, 0 } };
       gint64 now = g_get_monotonic_time ();
       int timeout_ms = deadline == G_MAXINT64
-                         ? 1000
-                         : (int) MAX (0, MIN ((deadline - now) / 1000, 1000));
+                           ? 1000
+                           : (int) MAX (0, MIN ((deadline - now) / 1000, 1000));
       int rc;
 
       if (now >= deadline)
@@ -275,7 +276,8 @@ run_point_in_child (PointRun *run)
                              g_strsignal (WTERMSIG (status)));
     else
       why = g_strdup_printf ("point %u: its process exited with status %d "
-                             "without a result", run->point,
+                             "without a result",
+                             run->point,
                              WIFEXITED (status) ? WEXITSTATUS (status) : -1);
     if (*clean != '\0')
       {
@@ -316,8 +318,8 @@ point_run_new (ElkExperiment *experiment,
   run->experiment = experiment;
   run->options = options;
   run->trace_dir = options->output_dir != NULL
-                     ? options->output_dir
-                     : elk_experiment_get_output_dir (experiment);
+                       ? options->output_dir
+                       : elk_experiment_get_output_dir (experiment);
   run->child_args = child_args;
   run->done = done;
   run->point = point;
@@ -335,11 +337,8 @@ point_run_free (PointRun *run)
 /* Sends without blocking forever: gives up after timeout_s if the
  * receiver is gone (a large message needs the receiver to take part). */
 static gboolean
-send_with_deadline (const void *data,
-                    int count,
-                    int dest,
-                    int tag,
-                    double timeout_s)
+send_with_deadline (
+    const void *data, int count, int dest, int tag, double timeout_s)
 {
   MPI_Request request;
   gint64 start = g_get_monotonic_time ();
@@ -384,8 +383,8 @@ wait_for_work (double timeout_s, Work *work)
         return FALSE;
       if (flag && status.MPI_TAG == TAG_WORK)
         {
-          MPI_Recv (work, sizeof *work, MPI_BYTE, 0, TAG_WORK,
-                    MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+          MPI_Recv (work, sizeof *work, MPI_BYTE, 0, TAG_WORK, MPI_COMM_WORLD,
+                    MPI_STATUS_IGNORE);
           return TRUE;
         }
       if (flag)
@@ -457,8 +456,7 @@ worker_main (int rank,
   return EXIT_SUCCESS;
 
 lost:
-  g_printerr ("elk-run: rank %d: rank 0 stopped answering; giving up\n",
-              rank);
+  g_printerr ("elk-run: rank %d: rank 0 stopped answering; giving up\n", rank);
   MPI_Abort (MPI_COMM_WORLD, EXIT_OUTPUT_FAILED);
   return EXIT_OUTPUT_FAILED;
 }
@@ -472,22 +470,22 @@ typedef struct
   ElkRunSession *session;
   int n_ranks;
   gint64 last_keepalive;
-  Slot *slots;              /* [n_ranks]; slots[0] is rank 0's own */
-  GQueue jobs;              /* Job *, retries first */
-  gboolean *recorded;       /* per point */
+  Slot *slots;        /* [n_ranks]; slots[0] is rank 0's own */
+  GQueue jobs;        /* Job *, retries first */
+  gboolean *recorded; /* per point */
   guint n_todo;
   guint n_recorded;
   double dead_after_s;
-  GAsyncQueue *local_done;  /* PointRun * from rank 0's own slot */
+  GAsyncQueue *local_done; /* PointRun * from rank 0's own slot */
   GThread *local_thread;
-  GError *error;            /* the first journal error */
+  GError *error; /* the first journal error */
 } Coordinator;
 
 static void
 record_line (Coordinator *c, guint point, const char *line, double wall_s)
 {
   if (c->recorded[point])
-    return;  /* a rank declared dead reported after all */
+    return; /* a rank declared dead reported after all */
   c->recorded[point] = TRUE;
   c->n_recorded++;
   if (c->error == NULL)
@@ -524,7 +522,8 @@ assign (Coordinator *c, int rank)
   slot->last_heard = g_get_monotonic_time ();
   if (job->attempt > 1)
     g_printerr ("elk-run: retrying point %u on rank %d (rank %d died "
-                "running it)\n", job->point, rank, job->died_on);
+                "running it)\n",
+                job->point, rank, job->died_on);
   if (rank == 0)
     {
       /* Rank 0's own points always run in a child process. */
@@ -564,12 +563,14 @@ declare_dead (Coordinator *c, int rank)
   else
     {
       g_autofree char *why = g_strdup_printf (
-        "point %u: the ranks that ran it died twice (the second was rank %d, "
-        "silent for %g s); not retried again", point, rank, c->dead_after_s);
-      g_autofree char *line = elk_experiment_dup_failed_point_line (
-        c->experiment, point, why);
+          "point %u: the ranks that ran it died twice (the second was rank %d, "
+          "silent for %g s); not retried again",
+          point, rank, c->dead_after_s);
+      g_autofree char *line
+          = elk_experiment_dup_failed_point_line (c->experiment, point, why);
       g_printerr ("elk-run: rank %d died running the retry of point %u; "
-                  "recording it as failed\n", rank, point);
+                  "recording it as failed\n",
+                  rank, point);
       record_line (c, point, line, 0);
     }
 }
@@ -582,8 +583,9 @@ handle_message (Coordinator *c)
   int flag = 0, count = 0, rank;
   Slot *slot;
 
-  if (MPI_Iprobe (MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag,
-                  &status) != MPI_SUCCESS || !flag)
+  if (MPI_Iprobe (MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, &status)
+          != MPI_SUCCESS
+      || !flag)
     return FALSE;
   rank = status.MPI_SOURCE;
   slot = &c->slots[rank];
@@ -594,8 +596,7 @@ handle_message (Coordinator *c)
    * soon as its own result is in). */
   if (slot->state == SLOT_DEAD)
     {
-      g_printerr ("elk-run: rank %d was only stalled; using it again\n",
-                  rank);
+      g_printerr ("elk-run: rank %d was only stalled; using it again\n", rank);
       slot->state = SLOT_BUSY;
     }
 
@@ -709,8 +710,7 @@ coordinator_main (int n_ranks,
           char beat = 0;
           for (int r = 1; r < n_ranks; r++)
             if (c.slots[r].state == SLOT_IDLE)
-              MPI_Send (&beat, 1, MPI_BYTE, r, TAG_HEARTBEAT,
-                        MPI_COMM_WORLD);
+              MPI_Send (&beat, 1, MPI_BYTE, r, TAG_HEARTBEAT, MPI_COMM_WORLD);
           c.last_keepalive = g_get_monotonic_time ();
         }
       if (!busy)
@@ -744,15 +744,16 @@ coordinator_main (int n_ranks,
 
   if (options->progress && n_dead > 0)
     g_printerr ("elk-run: %u rank(s) died during the run; their points "
-                "were retried\n", n_dead);
+                "were retried\n",
+                n_dead);
   MPI_Finalize ();
   if (!ok)
     return EXIT_OUTPUT_FAILED;
   if (options->progress)
     g_printerr ("elk-run: results in %s (%d MPI ranks)\n",
                 options->output_dir != NULL
-                  ? options->output_dir
-                  : elk_experiment_get_output_dir (experiment),
+                    ? options->output_dir
+                    : elk_experiment_get_output_dir (experiment),
                 n_ranks);
   switch (status)
     {
@@ -801,7 +802,8 @@ elk_run_mpi_main (ElkExperiment *experiment, const ElkRunOptions *options)
   if (provided < MPI_THREAD_FUNNELED)
     {
       g_printerr ("elk-run: the MPI library gives thread level %d, elk-run "
-                  "needs MPI_THREAD_FUNNELED\n", provided);
+                  "needs MPI_THREAD_FUNNELED\n",
+                  provided);
       MPI_Abort (MPI_COMM_WORLD, EXIT_OUTPUT_FAILED);
       return EXIT_OUTPUT_FAILED;
     }
@@ -811,7 +813,6 @@ elk_run_mpi_main (ElkExperiment *experiment, const ElkRunOptions *options)
     code = coordinator_main (n_ranks, experiment, options, child_args,
                              dead_after_s);
   else
-    code = worker_main (rank, experiment, options, child_args,
-                        dead_after_s);
+    code = worker_main (rank, experiment, options, child_args, dead_after_s);
   return code;
 }

@@ -11,7 +11,6 @@
 G_BEGIN_DECLS
 
 gboolean elk_run_mpi_active (void);
-int elk_run_mpi_main (ElkExperiment *experiment,
-                      const ElkRunOptions *options);
+int elk_run_mpi_main (ElkExperiment *experiment, const ElkRunOptions *options);
 
 G_END_DECLS

@@ -176,8 +176,9 @@ test_same_results (void)
       g_ptr_array_add (shards, dir);
     }
   {
-    const char *args[] = { "--merge", "-o", merged, shards->pdata[2],
-                           shards->pdata[0], shards->pdata[1], NULL };
+    const char *args[]
+        = { "--merge",        "-o", merged, shards->pdata[2], shards->pdata[0],
+            shards->pdata[1], NULL };
     g_assert_cmpint (run (0, FALSE, args, NULL), ==, 0);
   }
   assert_same_results (single, merged);
@@ -240,9 +241,8 @@ run_and_kill_rank (const char *const *args,
 
   g_assert_cmpint (err_fd, >=, 0);
   g_assert_true (g_spawn_async_with_fds (NULL, (char **) argv->pdata, env,
-                                         G_SPAWN_DO_NOT_REAP_CHILD, NULL,
-                                         NULL, &pid, -1, -1, err_fd,
-                                         &error));
+                                         G_SPAWN_DO_NOT_REAP_CHILD, NULL, NULL,
+                                         &pid, -1, -1, err_fd, &error));
   g_assert_no_error (error);
   close (err_fd);
 
@@ -365,10 +365,10 @@ test_hang_timeout (void)
   g_autofree char *path = elk_test_fixture_experiment ("isolate-hang");
   g_autofree char *single = out_dir ("hang-single");
   g_autofree char *mpi = out_dir ("hang-mpi");
-  const char *single_args[] = { path, "-o", single, "--isolate", "--timeout",
-                                "8", "-q", NULL };
-  const char *args[] = { path, "-o", mpi, "--isolate", "--timeout", "8",
-                         "-q", NULL };
+  const char *single_args[]
+      = { path, "-o", single, "--isolate", "--timeout", "8", "-q", NULL };
+  const char *args[]
+      = { path, "-o", mpi, "--isolate", "--timeout", "8", "-q", NULL };
 
   g_assert_cmpint (run (0, FALSE, single_args, NULL), ==, 3);
   g_assert_cmpint (run (3, FALSE, args, NULL), ==, 3);
@@ -395,8 +395,7 @@ test_no_recovery_then_resume (void)
       const char *single_args[] = { path, "-o", single, "-q", NULL };
       g_assert_cmpint (run (0, FALSE, single_args, NULL), ==, 4);
     }
-  g_assert_cmpint (run_and_kill_rank (args, FALSE, mpi, err_path, 0), !=,
-                   0);
+  g_assert_cmpint (run_and_kill_rank (args, FALSE, mpi, err_path, 0), !=, 0);
   g_assert_false (g_file_test (csv, G_FILE_TEST_EXISTS));
   g_assert_cmpuint (count_journal_records (mpi), <, 48);
 
