@@ -44,6 +44,7 @@ main (int argc, char *argv[])
   g_autoptr (ElkExperiment) experiment = NULL;
   g_autofree char *output_dir = NULL;
   g_autofree char *self_exe = NULL;
+  g_autofree char **split_argv = NULL;   /* the strings belong to argv */
   gint jobs = (gint) g_get_num_processors ();
   gboolean validate = FALSE, quiet = FALSE, verbose = FALSE, version = FALSE;
   gboolean resume = FALSE, isolate = FALSE, merge = FALSE, yes = FALSE;
@@ -117,7 +118,7 @@ main (int argc, char *argv[])
       }
     argc = (int) args->len;
     g_ptr_array_add (args, NULL);
-    argv = (char **) g_ptr_array_free (args, FALSE);
+    argv = split_argv = (char **) g_ptr_array_free (args, FALSE);
   }
 
   context = g_option_context_new ("EXPERIMENT.xml");
