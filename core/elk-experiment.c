@@ -13,12 +13,18 @@
 
 #include <string.h>
 
+#include <sys/stat.h>
+#include <glib/gstdio.h>
 #include <libxml/parser.h>
 #include <libxml/relaxng.h>
 
 #include "elk-experiment-private.h"
 
 extern const char elk__experiment_schema[];
+
+/* Experiment files are hand-written XML: 16 MiB is far beyond any real
+ * one.  ELK_MAX_EXPERIMENT_SIZE raises it. */
+#define ELK_EXPERIMENT_MAX_SIZE (G_GUINT64_CONSTANT (16) << 20)
 
 G_DEFINE_FINAL_TYPE (ElkExperiment, elk_experiment, G_TYPE_OBJECT)
 
@@ -665,6 +671,34 @@ elk_experiment_load (const char *path, ElkRegistry *registry, GError **error)
   g_autofree char *data = NULL;
   g_autoptr (GError) local_error = NULL;
   gsize length = 0;
+  GStatBuf st;
+  guint64 limit = ELK_EXPERIMENT_MAX_SIZE;
+  const char *env = g_getenv ("ELK_MAX_EXPERIMENT_SIZE");
+
+  /* Experiment files are small; anything huge (or endless, like a FIFO or
+   * /dev/zero) is refused before it is read.  The limit can be raised. */
+  if (env != NULL
+      && !g_ascii_string_to_unsigned (env, 10, 1, G_MAXUINT64, &limit, NULL))
+    {
+      g_set_error (error, ELK_EXPERIMENT_ERROR, ELK_EXPERIMENT_ERROR_INVALID,
+                   "ELK_MAX_EXPERIMENT_SIZE='%s' is not a positive number of "
+                   "bytes", env);
+      return NULL;
+    }
+  if (g_stat (path, &st) == 0
+      && (!S_ISREG (st.st_mode) || (guint64) st.st_size > limit))
+    {
+      if (!S_ISREG (st.st_mode))
+        g_set_error (error, ELK_EXPERIMENT_ERROR, ELK_EXPERIMENT_ERROR_IO,
+                     "%s: not a regular file", path);
+      else
+        g_set_error (error, ELK_EXPERIMENT_ERROR, ELK_EXPERIMENT_ERROR_IO,
+                     "%s: %" G_GUINT64_FORMAT " bytes, more than the %"
+                     G_GUINT64_FORMAT "-byte limit for experiment files; set "
+                     "ELK_MAX_EXPERIMENT_SIZE to raise it", path,
+                     (guint64) st.st_size, limit);
+      return NULL;
+    }
 
   if (!g_file_get_contents (path, &data, &length, &local_error))
     {

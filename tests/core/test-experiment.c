@@ -155,6 +155,36 @@ test_missing_file (void)
 }
 
 static void
+test_size_limit (void)
+{
+  g_autoptr (GError) error = NULL;
+  g_autofree char *path = elk_test_fixture_experiment ("good");
+
+  /* The good fixture is larger than 100 bytes: refused, naming the limit
+   * and how to raise it, and accepted again once it is raised. */
+  g_setenv ("ELK_MAX_EXPERIMENT_SIZE", "100", TRUE);
+  g_assert_null (elk_experiment_load (path, registry, &error));
+  g_assert_error (error, ELK_EXPERIMENT_ERROR, ELK_EXPERIMENT_ERROR_IO);
+  g_assert_nonnull (strstr (error->message, "100-byte limit"));
+  g_assert_nonnull (strstr (error->message, "ELK_MAX_EXPERIMENT_SIZE"));
+  g_clear_error (&error);
+
+  g_setenv ("ELK_MAX_EXPERIMENT_SIZE", "1000000", TRUE);
+  {
+    g_autoptr (ElkExperiment) e = elk_experiment_load (path, registry,
+                                                       &error);
+    g_assert_no_error (error);
+    g_assert_nonnull (e);
+  }
+  g_unsetenv ("ELK_MAX_EXPERIMENT_SIZE");
+
+  /* A device is not an experiment file, and is never read. */
+  g_assert_null (elk_experiment_load ("/dev/zero", registry, &error));
+  g_assert_error (error, ELK_EXPERIMENT_ERROR, ELK_EXPERIMENT_ERROR_IO);
+  g_assert_nonnull (strstr (error->message, "not a regular file"));
+}
+
+static void
 test_truncated (void)
 {
   g_autoptr (GError) error = NULL;
@@ -187,6 +217,7 @@ main (int argc, char *argv[])
   g_test_add_func ("/experiment/quick", test_quick);
   g_test_add_func ("/experiment/missing-file", test_missing_file);
   g_test_add_func ("/experiment/truncated", test_truncated);
+  g_test_add_func ("/experiment/size-limit", test_size_limit);
   for (guint i = 0; i < G_N_ELEMENTS (bad_cases); i++)
     {
       g_autofree char *name = g_strdup_printf ("/experiment/bad/%s",
