@@ -26,6 +26,10 @@ extern const char elk__experiment_schema[];
  * one.  ELK_MAX_EXPERIMENT_SIZE raises it. */
 #define ELK_EXPERIMENT_MAX_SIZE (G_GUINT64_CONSTANT (16) << 20)
 
+/* Sweeps larger than this are mistakes long before they are limits. */
+#define ELK_EXPERIMENT_MAX_AXES 64
+#define ELK_EXPERIMENT_MAX_AXIS_VALUES 1000000
+
 G_DEFINE_FINAL_TYPE (ElkExperiment, elk_experiment, G_TYPE_OBJECT)
 
 static void
@@ -105,10 +109,14 @@ elk_experiment_get_schema (void)
 /* ------------------------------------------------------------------ */
 /* XML parsing and schema validation                                   */
 
+/* libxml2 messages may span lines and quote raw bytes of the input; an
+ * error must stay one valid UTF-8 line. */
 static char *
 strip_libxml_message (const char *message)
 {
-  char *copy = g_strdup (message != NULL ? message : "unknown error");
+  char *copy = g_utf8_make_valid (message != NULL ? message : "unknown error",
+                                  -1);
+  g_strdelimit (copy, "\n\r\t", ' ');
   return g_strstrip (copy);
 }
 
@@ -477,7 +485,21 @@ load_axis (ElkExperiment *self, xmlNode *node, GError **error)
   axis->texts = g_ptr_array_new_with_free_func (g_free);
   g_ptr_array_add (self->axes, axis);
 
+  if (self->axes->len > ELK_EXPERIMENT_MAX_AXES)
+    {
+      g_set_error (error, ELK_EXPERIMENT_ERROR, ELK_EXPERIMENT_ERROR_INVALID,
+                   "%s:%d: more than %d sweep axes", self->path, line,
+                   ELK_EXPERIMENT_MAX_AXES);
+      return FALSE;
+    }
   items = g_strsplit_set (values, " \t\r\n", -1);
+  if (g_strv_length (items) > ELK_EXPERIMENT_MAX_AXIS_VALUES)
+    {
+      g_set_error (error, ELK_EXPERIMENT_ERROR, ELK_EXPERIMENT_ERROR_INVALID,
+                   "%s:%d: sweep axis '%s' has more than %d values", self->path,
+                   line, target, ELK_EXPERIMENT_MAX_AXIS_VALUES);
+      return FALSE;
+    }
   for (guint i = 0; items[i] != NULL; i++)
     {
       GValue value = G_VALUE_INIT;
@@ -601,6 +623,33 @@ load_document (ElkExperiment *self,
   return TRUE;
 }
 
+/* The size limit of experiment files, ELK_EXPERIMENT_MAX_SIZE unless the
+ * environment variable ELK_MAX_EXPERIMENT_SIZE raises (or lowers) it. */
+static gboolean
+check_size_limit (const char *path, guint64 size, GError **error)
+{
+  guint64 limit = ELK_EXPERIMENT_MAX_SIZE;
+  const char *env = g_getenv ("ELK_MAX_EXPERIMENT_SIZE");
+
+  if (env != NULL
+      && !g_ascii_string_to_unsigned (env, 10, 1, G_MAXUINT64, &limit, NULL))
+    {
+      g_set_error (error, ELK_EXPERIMENT_ERROR, ELK_EXPERIMENT_ERROR_INVALID,
+                   "ELK_MAX_EXPERIMENT_SIZE='%s' is not a positive number of "
+                   "bytes", env);
+      return FALSE;
+    }
+  if (size > limit)
+    {
+      g_set_error (error, ELK_EXPERIMENT_ERROR, ELK_EXPERIMENT_ERROR_IO,
+                   "%s: %" G_GUINT64_FORMAT " bytes, more than the %"
+                   G_GUINT64_FORMAT "-byte limit for experiment files; set "
+                   "ELK_MAX_EXPERIMENT_SIZE to raise it", path, size, limit);
+      return FALSE;
+    }
+  return TRUE;
+}
+
 /**
  * elk_experiment_load_from_data:
  * @data: (array length=length): the file's contents
@@ -625,6 +674,9 @@ elk_experiment_load_from_data (const char *data,
 
   g_return_val_if_fail (data != NULL && path != NULL, NULL);
   g_return_val_if_fail (ELK_IS_REGISTRY (registry), NULL);
+
+  if (!check_size_limit (path, length, error))
+    return NULL;
 
   absolute = g_canonicalize_filename (path, NULL);
   self->path = g_strdup (path);
@@ -672,33 +724,18 @@ elk_experiment_load (const char *path, ElkRegistry *registry, GError **error)
   g_autoptr (GError) local_error = NULL;
   gsize length = 0;
   GStatBuf st;
-  guint64 limit = ELK_EXPERIMENT_MAX_SIZE;
-  const char *env = g_getenv ("ELK_MAX_EXPERIMENT_SIZE");
 
   /* Experiment files are small; anything huge (or endless, like a FIFO or
-   * /dev/zero) is refused before it is read.  The limit can be raised. */
-  if (env != NULL
-      && !g_ascii_string_to_unsigned (env, 10, 1, G_MAXUINT64, &limit, NULL))
+   * /dev/zero) is refused before it is read. */
+  if (g_stat (path, &st) == 0 && !S_ISREG (st.st_mode))
     {
-      g_set_error (error, ELK_EXPERIMENT_ERROR, ELK_EXPERIMENT_ERROR_INVALID,
-                   "ELK_MAX_EXPERIMENT_SIZE='%s' is not a positive number of "
-                   "bytes", env);
+      g_set_error (error, ELK_EXPERIMENT_ERROR, ELK_EXPERIMENT_ERROR_IO,
+                   "%s: not a regular file", path);
       return NULL;
     }
   if (g_stat (path, &st) == 0
-      && (!S_ISREG (st.st_mode) || (guint64) st.st_size > limit))
-    {
-      if (!S_ISREG (st.st_mode))
-        g_set_error (error, ELK_EXPERIMENT_ERROR, ELK_EXPERIMENT_ERROR_IO,
-                     "%s: not a regular file", path);
-      else
-        g_set_error (error, ELK_EXPERIMENT_ERROR, ELK_EXPERIMENT_ERROR_IO,
-                     "%s: %" G_GUINT64_FORMAT " bytes, more than the %"
-                     G_GUINT64_FORMAT "-byte limit for experiment files; set "
-                     "ELK_MAX_EXPERIMENT_SIZE to raise it", path,
-                     (guint64) st.st_size, limit);
-      return NULL;
-    }
+      && !check_size_limit (path, (guint64) st.st_size, error))
+    return NULL;
 
   if (!g_file_get_contents (path, &data, &length, &local_error))
     {

@@ -144,6 +144,22 @@ test_quick (void)
 }
 
 static void
+test_one_line_messages (void)
+{
+  /* Invalid UTF-8 where libxml2 quotes the offending bytes over several
+   * lines: the error stays one valid UTF-8 line. */
+  const char data[] = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+                      "<experiment format=\"1\" name=\"x\xff\xfe\">\n";
+  g_autoptr (GError) error = NULL;
+
+  g_assert_null (elk_experiment_load_from_data (data, sizeof data - 1,
+                                                "bad.xml", registry, &error));
+  g_assert_error (error, ELK_EXPERIMENT_ERROR, ELK_EXPERIMENT_ERROR_PARSE);
+  g_assert_true (g_utf8_validate (error->message, -1, NULL));
+  g_assert_null (strchr (error->message, '\n'));
+}
+
+static void
 test_missing_file (void)
 {
   g_autoptr (GError) error = NULL;
@@ -176,6 +192,15 @@ test_size_limit (void)
     g_assert_no_error (error);
     g_assert_nonnull (e);
   }
+  g_unsetenv ("ELK_MAX_EXPERIMENT_SIZE");
+
+  /* The same limit holds for experiments given as data. */
+  g_setenv ("ELK_MAX_EXPERIMENT_SIZE", "10", TRUE);
+  g_assert_null (elk_experiment_load_from_data ("<experiment/>", 13, "mem.xml",
+                                                registry, &error));
+  g_assert_nonnull (strstr (error->message, "mem.xml: 13 bytes, more than "
+                                            "the 10-byte limit"));
+  g_clear_error (&error);
   g_unsetenv ("ELK_MAX_EXPERIMENT_SIZE");
 
   /* A device is not an experiment file, and is never read. */
@@ -218,6 +243,7 @@ main (int argc, char *argv[])
   g_test_add_func ("/experiment/missing-file", test_missing_file);
   g_test_add_func ("/experiment/truncated", test_truncated);
   g_test_add_func ("/experiment/size-limit", test_size_limit);
+  g_test_add_func ("/experiment/one-line-messages", test_one_line_messages);
   for (guint i = 0; i < G_N_ELEMENTS (bad_cases); i++)
     {
       g_autofree char *name = g_strdup_printf ("/experiment/bad/%s",
