@@ -432,7 +432,16 @@ worker_main (int rank,
       if (!wait_for_work (answer_timeout_s, &work))
         goto lost;
       if (work.point < 0)
-        break;
+        {
+          /* A rank died: leave without MPI_Finalize (see the
+           * coordinator). */
+          if (work.isolated)
+            {
+              fflush (NULL);
+              _exit (EXIT_SUCCESS);
+            }
+          break;
+        }
 
       run = point_run_new (experiment, options, child_args, done,
                            (guint) work.point,
@@ -718,9 +727,11 @@ coordinator_main (int n_ranks,
     }
 
   /* Stop every rank, the dead included: one declared dead may only have
-   * been stalled, and MPI_Finalize waits for it. */
+   * been stalled.  After a death, the stop also tells the survivors to
+   * leave without MPI_Finalize, whose closing fence would wait for the
+   * dead rank (Open MPI 4.1 without ULFM hangs there now and then). */
   for (int r = 1; r < n_ranks; r++)
-    send_work (r, -1, FALSE);
+    send_work (r, -1, n_dead > 0);
   if (c.local_thread != NULL)
     g_thread_join (c.local_thread);
 
@@ -746,7 +757,11 @@ coordinator_main (int n_ranks,
     g_printerr ("elk-run: %u rank(s) died during the run; their points "
                 "were retried\n",
                 n_dead);
-  MPI_Finalize ();
+  /* The results are on disk (journal and results files, each synced or
+   * renamed into place) before this point, so skipping MPI_Finalize after
+   * a death loses nothing. */
+  if (n_dead == 0)
+    MPI_Finalize ();
   if (!ok)
     return EXIT_OUTPUT_FAILED;
   if (options->progress)
