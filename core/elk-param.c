@@ -60,12 +60,6 @@ list_enum_nicks (GEnumClass *klass)
   return g_string_free (s, FALSE);
 }
 
-static gint
-compare_names (gconstpointer a, gconstpointer b)
-{
-  return strcmp (*(const char *const *) a, *(const char *const *) b);
-}
-
 /**
  * elk__param_list_names:
  * Returns: (transfer full): the writable property names of @klass, sorted
@@ -82,7 +76,7 @@ elk__param_list_names (GObjectClass *klass)
   for (guint i = 0; i < n; i++)
     if ((specs[i]->flags & G_PARAM_WRITABLE) != 0)
       g_ptr_array_add (names, (gpointer) specs[i]->name);
-  g_ptr_array_sort (names, compare_names);
+  g_ptr_array_sort (names, elk__compare_strings);
   for (guint i = 0; i < names->len; i++)
     g_string_append_printf (s, "%s%s", i > 0 ? ", " : "",
                             (const char *) names->pdata[i]);

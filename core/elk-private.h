@@ -24,6 +24,10 @@ gboolean elk__registry_add_feature (ElkRegistry *self,
 void elk__registry_remove_plugin_features (ElkRegistry *self,
                                            ElkPlugin *plugin);
 
+/* elk-registry.c: orders a GPtrArray of strings (g_ptr_array_sort hands
+ * the comparison pointers to the elements). */
+gint elk__compare_strings (gconstpointer a, gconstpointer b);
+
 /* elk-param.c */
 gboolean elk__param_parse (GParamSpec *pspec,
                            const char *text,

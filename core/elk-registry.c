@@ -154,8 +154,8 @@ is_plugin_filename (const char *basename)
          && g_str_has_suffix (basename, "." G_MODULE_SUFFIX);
 }
 
-static gint
-compare_names (gconstpointer a, gconstpointer b)
+gint
+elk__compare_strings (gconstpointer a, gconstpointer b)
 {
   return strcmp (*(const char *const *) a, *(const char *const *) b);
 }
@@ -173,7 +173,7 @@ scan_dir (ElkRegistry *self, const char *dir, guint depth)
     g_ptr_array_add (names, g_strdup (name));
   /* Sorted, so that which duplicate wins does not depend on the file
    * system's order. */
-  g_ptr_array_sort (names, compare_names);
+  g_ptr_array_sort (names, elk__compare_strings);
 
   for (guint i = 0; i < names->len; i++)
     {

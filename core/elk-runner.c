@@ -611,12 +611,6 @@ pool_func (gpointer data, gpointer user_data)
   g_async_queue_push (ctx->done, done);
 }
 
-static gint
-compare_strings (gconstpointer a, gconstpointer b)
-{
-  return strcmp (*(const char *const *) a, *(const char *const *) b);
-}
-
 static GPtrArray *
 collect_plugin_versions (ElkExperiment *self)
 {
@@ -652,7 +646,7 @@ collect_plugin_versions (ElkExperiment *self)
       g_hash_table_add (seen, line);
       g_ptr_array_add (list, line);
     }
-  g_ptr_array_sort (list, compare_strings);
+  g_ptr_array_sort (list, elk__compare_strings);
   g_hash_table_unref (seen);
   return list;
 }
