@@ -14,6 +14,7 @@ struct _ElkProgram
   ElkProgramOp *ops;   /* one per graph operator */
   double estimate_s;
   guint n_orders;
+  ElkProgramAssumptions assumptions;
 };
 
 ELK_DEFINE_BOXED_TYPE (ElkProgram, elk_program, elk_program_ref,
@@ -144,6 +145,25 @@ guint
 elk_program_get_n_orders (const ElkProgram *program)
 {
   return program->n_orders;
+}
+
+/**
+ * elk_program_set_assumptions:
+ *
+ * Records what the program takes for granted about the machine (see
+ * #ElkProgramAssumptions); a new program assumes nothing.
+ */
+void
+elk_program_set_assumptions (ElkProgram *program,
+                             ElkProgramAssumptions assumptions)
+{
+  program->assumptions = assumptions;
+}
+
+ElkProgramAssumptions
+elk_program_get_assumptions (const ElkProgram *program)
+{
+  return program->assumptions;
 }
 
 #define INVALID(...)                                                         \

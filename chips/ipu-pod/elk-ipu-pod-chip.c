@@ -67,6 +67,28 @@ elk_ipu_pod_mode_get_type (void)
   return (GType) type;
 }
 
+typedef enum
+{
+  ELK_IPU_POD_REDUCE_DIRECT,
+  ELK_IPU_POD_REDUCE_STEPWISE,
+} ElkIpuPodReduce;
+
+static GType
+elk_ipu_pod_reduce_get_type (void)
+{
+  static gsize type = 0;
+  static const GEnumValue values[] = {
+    { ELK_IPU_POD_REDUCE_DIRECT, "ELK_IPU_POD_REDUCE_DIRECT", "direct" },
+    { ELK_IPU_POD_REDUCE_STEPWISE, "ELK_IPU_POD_REDUCE_STEPWISE", "stepwise" },
+    { 0, NULL, NULL },
+  };
+
+  if (g_once_init_enter (&type))
+    g_once_init_leave (&type, g_enum_register_static ("ElkIpuPodReduce",
+                                                      values));
+  return (GType) type;
+}
+
 #define ELK_TYPE_IPU_POD_CHIP (elk_ipu_pod_chip_get_type ())
 G_DECLARE_FINAL_TYPE (ElkIpuPodChip, elk_ipu_pod_chip, ELK, IPU_POD_CHIP,
                       GObject)
@@ -80,6 +102,7 @@ struct _ElkIpuPodChip
   double matmul_tflops, vector_tflops;
   double hbm_latency_ns, sram_port_bpc, sync_cycles, sync_xchip_cycles;
   double exchange_cycles, kernel_scale;
+  gint reduce;
   /* From the last run, for tests and people. */
   guint64 last_sram_hwm;
   guint last_sram_hwm_tile;
@@ -114,6 +137,7 @@ enum
   PROP_SYNC_XCHIP_CYCLES,
   PROP_EXCHANGE_CYCLES,
   PROP_KERNEL_SCALE,
+  PROP_REDUCE_LOWERING,
   PROP_TRACE_TILES,
   PROP_LAST_SRAM_HWM,
   PROP_LAST_SRAM_HWM_TILE,
@@ -215,6 +239,7 @@ machine_from_props (const ElkIpuPodChip *self, IpuMachine *m)
   m->sync_xchip_cycles = self->sync_xchip_cycles;
   m->exchange_cycles = self->exchange_cycles;
   m->trace_tiles = self->trace_tiles;
+  m->reduce_stepwise = self->reduce == ELK_IPU_POD_REDUCE_STEPWISE;
   elk_cost_coeffs_init_ipu_mk2 (&m->kernel);
   /* The kernel table is per-call cycles; the scale stretches all of it
    * (the fixed per-call parts too) to model a slower or faster tile. */
@@ -335,10 +360,18 @@ elk_ipu_pod_chip_run_traced (ElkChip *chip,
     r.xchip_bytes, r.compute_stall_s, r.exchange_stall_s);
   g_debug ("%s", self->last_report);
 
-  model = g_strdup_printf ("ipu-pod emulator (timing: BSP supersteps, "
-                           "per-tile ports, chip-local HBM), SRAM high-water "
-                           "%" G_GUINT64_FORMAT " B on tile %u",
-                           r.sram_hwm, r.sram_hwm_tile);
+  {
+    ElkProgramAssumptions a = elk_program_get_assumptions (program);
+    model = g_strdup_printf (
+      "ipu-pod emulator (timing: BSP supersteps, per-tile ports, chip-local "
+      "HBM, %s partial-sum reduction%s%s), SRAM high-water %" G_GUINT64_FORMAT
+      " B on tile %u", m.reduce_stepwise ? "stepwise" : "direct",
+      a & ELK_PROGRAM_ASSUME_FREE_DISTRIBUTION
+        ? "; the program's assumption applied: free data distribution" : "",
+      a & ELK_PROGRAM_ASSUME_PRIVATE_PRELOAD_NETWORK
+        ? "; the program's assumption applied: private preload network" : "",
+      r.sram_hwm, r.sram_hwm_tile);
+  }
   g_free (metrics->model);
   metrics->model = g_steal_pointer (&model);
   return g_steal_pointer (&metrics);
@@ -391,6 +424,7 @@ elk_ipu_pod_chip_get_property (GObject *object, guint prop_id,
       break;
     case PROP_EXCHANGE_CYCLES: g_value_set_double (value, self->exchange_cycles); break;
     case PROP_KERNEL_SCALE: g_value_set_double (value, self->kernel_scale); break;
+    case PROP_REDUCE_LOWERING: g_value_set_enum (value, self->reduce); break;
     case PROP_TRACE_TILES: g_value_set_uint (value, self->trace_tiles); break;
     case PROP_LAST_SRAM_HWM: g_value_set_uint64 (value, self->last_sram_hwm); break;
     case PROP_LAST_SRAM_HWM_TILE:
@@ -440,6 +474,7 @@ elk_ipu_pod_chip_set_property (GObject *object, guint prop_id,
       break;
     case PROP_EXCHANGE_CYCLES: self->exchange_cycles = g_value_get_double (value); break;
     case PROP_KERNEL_SCALE: self->kernel_scale = g_value_get_double (value); break;
+    case PROP_REDUCE_LOWERING: self->reduce = g_value_get_enum (value); break;
     case PROP_TRACE_TILES: self->trace_tiles = g_value_get_uint (value); break;
     case PROP_MODE: self->mode = g_value_get_enum (value); break;
     case PROP_SEED: self->seed = g_value_get_uint (value); break;
@@ -531,6 +566,12 @@ elk_ipu_pod_chip_class_init (ElkIpuPodChipClass *klass)
   properties[PROP_KERNEL_SCALE] = g_param_spec_double ("kernel-scale", NULL,
     "Factor on every kernel's cycle cost (1 = the IPU MK2 vertex table)",
     1e-3, 1e3, 1.0, FLAGS);
+  properties[PROP_REDUCE_LOWERING] = g_param_spec_enum ("reduce-lowering",
+    NULL, "How partial sums left after the rotations are reduced: direct "
+    "(one all-to-all reduce-scatter superstep) or stepwise (r - 1 "
+    "supersteps of one 1/r chunk each, then one reduce over the r "
+    "partials: the shape of T10's shuffle cost)", elk_ipu_pod_reduce_get_type (),
+    ELK_IPU_POD_REDUCE_DIRECT, FLAGS);
   properties[PROP_TRACE_TILES] = g_param_spec_uint ("trace-tiles", NULL,
     "Tiles sampled into a trace, evenly spaced", 0, 1024, 4, FLAGS);
   properties[PROP_LAST_SRAM_HWM] = g_param_spec_uint64 ("last-sram-hwm",

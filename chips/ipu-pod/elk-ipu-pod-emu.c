@@ -848,7 +848,10 @@ lower_op (const IpuMachine *m,
       in_tx += (double) piece[v] * g.cores / n_src;
       in_xchip += far;
     }
-  if (preloaded && cold_mask != 0)
+  /* Data distribution, unless the program takes it as free (Ideal). */
+  if (preloaded && cold_mask != 0
+      && !(elk_program_get_assumptions (program)
+           & ELK_PROGRAM_ASSUME_FREE_DISTRIBUTION))
     {
       gboolean family = same_layout_family (op, cp, hp, cold_mask);
       Grid cg;
@@ -1005,13 +1008,35 @@ lower_op (const IpuMachine *m,
                                       m->tiles_per_chip, m->chips, NULL);
           double out_elems = eb > 0 ? (double) piece[0] / eb : 0;
 
-          push_phase (ph, PH_SYNC, WHAT_SYNC, sync + m->exchange_cycles, 0,
-                      0, 0);
-          push_phase (ph, PH_EXCHANGE, WHAT_REDUCE, rx, rx, rx * g.cores,
-                      cross * (double) piece[0] / r);
-          push_phase (ph, PH_COMPUTE, WHAT_REDUCE,
-                      reduce_cycles (&m->kernel, ceil (out_elems / r), r), 0,
-                      0, 0);
+          if (m->reduce_stepwise)
+            {
+              /* Stepwise: r - 1 supersteps, each bringing one more 1/r
+               * chunk of partial sums into every tile, then one reduce
+               * over the r partials.  Same bytes as the direct form but
+               * r - 1 syncs: the shape of T10's shuffle cost ("r syncs +
+               * output shift + a reduce over r partials"). */
+              double chunk = (double) piece[0] / r;
+              for (guint32 k = 1; k < r; k++)
+                {
+                  push_phase (ph, PH_SYNC, WHAT_SYNC,
+                              sync + m->exchange_cycles, 0, 0, 0);
+                  push_phase (ph, PH_EXCHANGE, WHAT_REDUCE, chunk, chunk,
+                              chunk * g.cores, cross * chunk / (r - 1));
+                }
+              push_phase (ph, PH_COMPUTE, WHAT_REDUCE,
+                          reduce_cycles (&m->kernel, ceil (out_elems / r), r),
+                          0, 0, 0);
+            }
+          else
+            {
+              push_phase (ph, PH_SYNC, WHAT_SYNC, sync + m->exchange_cycles,
+                          0, 0, 0);
+              push_phase (ph, PH_EXCHANGE, WHAT_REDUCE, rx, rx, rx * g.cores,
+                          cross * (double) piece[0] / r);
+              push_phase (ph, PH_COMPUTE, WHAT_REDUCE,
+                          reduce_cycles (&m->kernel, ceil (out_elems / r), r),
+                          0, 0, 0);
+            }
         }
     }
   push_phase (ph, PH_SYNC, WHAT_SYNC, sync, 0, 0, 0);
@@ -1290,6 +1315,12 @@ elk__ipu_emulate (const IpuMachine *m,
   gint pr_op = -1;
   double pr_start = 0, pr_deliver = 0;
   double breakdown[4] = { 0, 0, 0, 0 }; /* pre, exec, overlap, stall */
+  /* A bound like Ideal may take a separate preload network for granted
+   * (ElkProgramAssumptions): its preloads then leave the receive ports to
+   * the exchange.  They still write the tiles' SRAM. */
+  const gboolean private_preload =
+    (elk_program_get_assumptions (program)
+     & ELK_PROGRAM_ASSUME_PRIVATE_PRELOAD_NETWORK) != 0;
 
   memset (report, 0, sizeof (*report));
   for (guint t = 0; t < elk_graph_get_n_tensors (graph); t++)
@@ -1651,7 +1682,8 @@ elk__ipu_emulate (const IpuMachine *m,
                              && ph->kind == PH_EXCHANGE && s->ex_left > 0;
             s->pre_rate = 0;
             if (delivering && s->in_pre && s->pre_left > 0)
-              s->pre_rate = ex_rx ? m->link_Bps / 2 : m->link_Bps;
+              s->pre_rate = ex_rx && !private_preload ? m->link_Bps / 2
+                                                      : m->link_Bps;
           }
         if (delivering)
           for (guint ch = 0; ch < m->chips; ch++)
@@ -1698,7 +1730,8 @@ elk__ipu_emulate (const IpuMachine *m,
                     break;
                   case PH_EXCHANGE:
                     free_rate = m->link_Bps;
-                    s->ex_rate = m->link_Bps - s->pre_rate;
+                    s->ex_rate = m->link_Bps
+                                 - (private_preload ? 0 : s->pre_rate);
                     break;
                   }
                 slow = 1 - s->ex_rate / free_rate;

@@ -72,6 +72,28 @@ typedef struct
   double est_load_s;
 } ElkProgramOp;
 
+/**
+ * ElkProgramAssumptions:
+ * @ELK_PROGRAM_ASSUME_NONE: a program for a real machine.
+ * @ELK_PROGRAM_ASSUME_FREE_DISTRIBUTION: turning an operator's preload
+ *   layout into its execute layout (data distribution) costs nothing.
+ * @ELK_PROGRAM_ASSUME_PRIVATE_PRELOAD_NETWORK: preloads travel on an
+ *   interconnect of their own and never compete with execution traffic.
+ *
+ * What a program takes for granted about the machine beyond the chip spec.
+ * Only a bound like the Ideal design of elk-paper.md §5.3 sets these: it is
+ * not a program a real machine can run as written, so a backend that
+ * models the machine in detail (the ipu-pod emulator) applies the same
+ * assumptions and says so in its metrics model, instead of charging the
+ * bound for costs it was defined to ignore.
+ */
+typedef enum
+{
+  ELK_PROGRAM_ASSUME_NONE = 0,
+  ELK_PROGRAM_ASSUME_FREE_DISTRIBUTION = 1 << 0,
+  ELK_PROGRAM_ASSUME_PRIVATE_PRELOAD_NETWORK = 1 << 1,
+} ElkProgramAssumptions;
+
 typedef struct _ElkProgram ElkProgram;
 
 #define ELK_TYPE_PROGRAM (elk_program_get_type ())
@@ -94,6 +116,10 @@ ELK_API void elk_program_set_estimate (ElkProgram *program, double latency_s);
 ELK_API double elk_program_get_estimate (const ElkProgram *program);
 ELK_API void elk_program_set_n_orders (ElkProgram *program, guint n_orders);
 ELK_API guint elk_program_get_n_orders (const ElkProgram *program);
+ELK_API void elk_program_set_assumptions (ElkProgram *program,
+                                          ElkProgramAssumptions assumptions);
+ELK_API ElkProgramAssumptions
+elk_program_get_assumptions (const ElkProgram *program);
 
 ELK_API gboolean elk_program_validate (const ElkProgram *program,
                                        const ElkChipSpec *spec,

@@ -84,6 +84,11 @@ elk_ideal_scheduler_schedule (ElkScheduler *scheduler,
                                         g_ptr_array_index (orders, best_order),
                                         &best, ELK_POLICY_IDEAL);
       elk_program_set_n_orders (program, orders->len);
+      /* §5.3: zero-cost distribution, and preloads on a network of their
+       * own; a detailed backend must apply the same to measure this bound. */
+      elk_program_set_assumptions (program,
+                                   ELK_PROGRAM_ASSUME_FREE_DISTRIBUTION
+                                   | ELK_PROGRAM_ASSUME_PRIVATE_PRELOAD_NETWORK);
     }
   elk__engine_result_clear (&best);
   elk__engine_clear (&engine);
