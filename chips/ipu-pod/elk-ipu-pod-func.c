@@ -54,10 +54,14 @@ typedef enum
   F_SUB,
   F_MUL,
   F_DIV,
+  F_POW,
   F_SUB_EXP,  /* exp (a - b) */
   F_MAX2,
   F_MIN2,
+  F_PRELU,    /* a > 0 ? a : a * b */
+  F_AFFINE,   /* a * b + c: inference batch normalization, folded */
   F_COPY_LAST, /* gather: the rows the indices select are the last input */
+  F_BIAS,     /* out += c (the last input): a bias after a reduction */
   U_RELU,
   U_SILU,
   U_GELU,
@@ -70,45 +74,124 @@ typedef enum
   U_SIGMOID,
   U_ABS,
   U_COPY,
+  U_ERF,
+  U_LOG,
+  U_RECIPROCAL,
+  U_FLOOR,
+  U_CEIL,
+  U_SOFTPLUS,
+  U_SOFTSIGN,
+  U_CLIP,       /* immediates: min, max */
+  U_LEAKY_RELU, /* immediates: alpha */
+  U_HARD_SIGMOID, /* immediates: alpha, beta */
+  U_ELU,        /* immediates: alpha */
   R_SUM,
   R_MAX,
   R_MIN,
 } FuncKind;
 
+/* What the kernel does after the partial sums are reduced, at each output
+ * element's home tile. */
+typedef enum
+{
+  POST_NONE,
+  POST_MEAN,      /* divide by the number of reduced elements */
+  POST_POOL_AVG,  /* divide by the number of taps inside the window */
+} PostKind;
+
+/* Immediates each kernel needs from the graph attribute
+ * "immediates:<operator>" (the einsum graph has no scalar operands). */
 typedef struct
 {
   const char *type;
   ElkOpKind kind;
   FuncKind fn;
+  guint n_imm;       /* required immediates; 0: none */
+  PostKind post;
 } KernelName;
 
 static const KernelName kernel_names[] = {
-  { "matmul", ELK_OP_MATMUL, F_MAC },
-  { "batch-matmul", ELK_OP_MATMUL, F_MAC },
-  { "add", ELK_OP_ELEMENTWISE, F_ADD },
-  { "bias-add", ELK_OP_ELEMENTWISE, F_ADD },
-  { "sub", ELK_OP_ELEMENTWISE, F_SUB },
-  { "mul", ELK_OP_ELEMENTWISE, F_MUL },
-  { "div", ELK_OP_ELEMENTWISE, F_DIV },
-  { "sub-exp", ELK_OP_ELEMENTWISE, F_SUB_EXP },
-  { "max", ELK_OP_ELEMENTWISE, F_MAX2 },
-  { "min", ELK_OP_ELEMENTWISE, F_MIN2 },
-  { "relu", ELK_OP_UNARY, U_RELU },
-  { "silu", ELK_OP_UNARY, U_SILU },
-  { "gelu", ELK_OP_UNARY, U_GELU },
-  { "tanh", ELK_OP_UNARY, U_TANH },
-  { "square", ELK_OP_UNARY, U_SQUARE },
-  { "rsqrt", ELK_OP_UNARY, U_RSQRT },
-  { "sqrt", ELK_OP_UNARY, U_SQRT },
-  { "exp", ELK_OP_UNARY, U_EXP },
-  { "neg", ELK_OP_UNARY, U_NEG },
-  { "sigmoid", ELK_OP_UNARY, U_SIGMOID },
-  { "abs", ELK_OP_UNARY, U_ABS },
-  { "copy", ELK_OP_UNARY, U_COPY },
-  { "sum", ELK_OP_REDUCE, R_SUM },
-  { "max", ELK_OP_REDUCE, R_MAX },
-  { "min", ELK_OP_REDUCE, R_MIN },
+  { "matmul", ELK_OP_MATMUL, F_MAC, 0, POST_NONE },
+  { "batch-matmul", ELK_OP_MATMUL, F_MAC, 0, POST_NONE },
+  { "gemm", ELK_OP_MATMUL, F_MAC, 0, POST_NONE },
+  { "conv", ELK_OP_CONV, F_MAC, 0, POST_NONE },
+  { "conv+batchnorm", ELK_OP_CONV, F_MAC, 0, POST_NONE },
+  { "add", ELK_OP_ELEMENTWISE, F_ADD, 0, POST_NONE },
+  { "bias-add", ELK_OP_ELEMENTWISE, F_ADD, 0, POST_NONE },
+  { "sub", ELK_OP_ELEMENTWISE, F_SUB, 0, POST_NONE },
+  { "mul", ELK_OP_ELEMENTWISE, F_MUL, 0, POST_NONE },
+  { "div", ELK_OP_ELEMENTWISE, F_DIV, 0, POST_NONE },
+  { "pow", ELK_OP_ELEMENTWISE, F_POW, 0, POST_NONE },
+  { "sub-exp", ELK_OP_ELEMENTWISE, F_SUB_EXP, 0, POST_NONE },
+  { "max", ELK_OP_ELEMENTWISE, F_MAX2, 0, POST_NONE },
+  { "min", ELK_OP_ELEMENTWISE, F_MIN2, 0, POST_NONE },
+  { "prelu", ELK_OP_ELEMENTWISE, F_PRELU, 0, POST_NONE },
+  { "batchnorm", ELK_OP_ELEMENTWISE, F_AFFINE, 0, POST_NONE },
+  { "relu", ELK_OP_UNARY, U_RELU, 0, POST_NONE },
+  { "silu", ELK_OP_UNARY, U_SILU, 0, POST_NONE },
+  { "gelu", ELK_OP_UNARY, U_GELU, 0, POST_NONE },
+  { "tanh", ELK_OP_UNARY, U_TANH, 0, POST_NONE },
+  { "square", ELK_OP_UNARY, U_SQUARE, 0, POST_NONE },
+  { "rsqrt", ELK_OP_UNARY, U_RSQRT, 0, POST_NONE },
+  { "sqrt", ELK_OP_UNARY, U_SQRT, 0, POST_NONE },
+  { "exp", ELK_OP_UNARY, U_EXP, 0, POST_NONE },
+  { "neg", ELK_OP_UNARY, U_NEG, 0, POST_NONE },
+  { "sigmoid", ELK_OP_UNARY, U_SIGMOID, 0, POST_NONE },
+  { "abs", ELK_OP_UNARY, U_ABS, 0, POST_NONE },
+  { "copy", ELK_OP_UNARY, U_COPY, 0, POST_NONE },
+  { "identity", ELK_OP_UNARY, U_COPY, 0, POST_NONE },
+  { "erf", ELK_OP_UNARY, U_ERF, 0, POST_NONE },
+  { "log", ELK_OP_UNARY, U_LOG, 0, POST_NONE },
+  { "reciprocal", ELK_OP_UNARY, U_RECIPROCAL, 0, POST_NONE },
+  { "floor", ELK_OP_UNARY, U_FLOOR, 0, POST_NONE },
+  { "ceil", ELK_OP_UNARY, U_CEIL, 0, POST_NONE },
+  { "softplus", ELK_OP_UNARY, U_SOFTPLUS, 0, POST_NONE },
+  { "softsign", ELK_OP_UNARY, U_SOFTSIGN, 0, POST_NONE },
+  { "clip", ELK_OP_UNARY, U_CLIP, 2, POST_NONE },
+  { "leakyrelu", ELK_OP_UNARY, U_LEAKY_RELU, 1, POST_NONE },
+  { "hardsigmoid", ELK_OP_UNARY, U_HARD_SIGMOID, 2, POST_NONE },
+  { "elu", ELK_OP_UNARY, U_ELU, 1, POST_NONE },
+  { "sum", ELK_OP_REDUCE, R_SUM, 0, POST_NONE },
+  { "max", ELK_OP_REDUCE, R_MAX, 0, POST_NONE },
+  { "min", ELK_OP_REDUCE, R_MIN, 0, POST_NONE },
+  { "reducesum", ELK_OP_REDUCE, R_SUM, 0, POST_NONE },
+  { "reducemax", ELK_OP_REDUCE, R_MAX, 0, POST_NONE },
+  { "reducemin", ELK_OP_REDUCE, R_MIN, 0, POST_NONE },
+  { "reducemean", ELK_OP_REDUCE, R_SUM, 0, POST_MEAN },
+  { "globalaveragepool", ELK_OP_REDUCE, R_SUM, 0, POST_MEAN },
+  { "globalmaxpool", ELK_OP_REDUCE, R_MAX, 0, POST_NONE },
+  /* Pools: per spatial axis stride, effective kernel, dilation, leading
+   * padding and input extent, then count_include_pad (see PoolWin). */
+  { "maxpool", ELK_OP_POOL, R_MAX, 0, POST_NONE },
+  { "averagepool", ELK_OP_POOL, R_SUM, 0, POST_POOL_AVG },
 };
+
+#define MAX_IMM 16
+
+/* One spatial axis of a pool's true window.  elk's IR writes a strided
+ * window as stride-1 taps over stride phases (docs/frontend-onnx.md), which
+ * covers ceil(kernel / stride) * stride positions; the taps past the
+ * kernel, those between dilated taps and those on padding are not part of
+ * the window, so the kernel skips them.  A tap at phase p of tap r sits at
+ * offset r * stride + p from the window's first position h * stride in
+ * the padded input. */
+typedef struct
+{
+  gint8 dh, dr, dp;  /* loop dims: output position, tap, phase (-1: none) */
+  gint64 stride, eff, dil, pad, extent;
+} PoolAxis;
+
+typedef struct
+{
+  FuncKind fn;
+  PostKind post;
+  gboolean bias;     /* the last input is added once after the reduction */
+  float imm[MAX_IMM];
+  guint n_imm;
+  guint n_pool;
+  PoolAxis pool[2];
+  gboolean count_pad;
+} Kernel;
 
 /* Where the elements of a tensor live: per element the tile and the
  * offset in that tile's buffer (NONE: nobody holds it). */
@@ -231,35 +314,179 @@ host_data (Func *F, guint32 tid, GError **error)
 
 /* ---- Kernels ---- */
 
+/* The immediates of operator @op: the graph attribute
+ * "immediates:<operator>", comma-separated numbers. */
 static gboolean
-find_kernel (const ElkOp *op, FuncKind *fn, GError **error)
+parse_immediates (const ElkGraph *g, const ElkOp *op, Kernel *k,
+                  GError **error)
+{
+  g_autofree char *key = g_strdup_printf ("immediates:%s", op->name);
+  const char *text = elk_graph_get_attribute (g, key);
+  g_auto (GStrv) parts = NULL;
+
+  k->n_imm = 0;
+  if (text == NULL || *text == '\0')
+    return TRUE;
+  parts = g_strsplit (text, ",", -1);
+  for (guint i = 0; parts[i] != NULL; i++)
+    {
+      char *end = NULL;
+      double v = g_ascii_strtod (parts[i], &end);
+      if (end == parts[i] || *end != '\0' || k->n_imm == MAX_IMM)
+        {
+          g_set_error (error, ELK_CHIP_ERROR, ELK_CHIP_ERROR_RUN,
+                       "chip 'ipu-pod': graph attribute '%s' = '%s' is not "
+                       "a list of at most %d numbers", key, text, MAX_IMM);
+          return FALSE;
+        }
+      k->imm[k->n_imm++] = (float) v;
+    }
+  return TRUE;
+}
+
+/* A pool's spatial axes, read off its input's access (n, c, then per
+ * spatial axis the window or the subsampled position, and the stride
+ * phase if there is one) and paired with the immediates: stride,
+ * effective kernel, dilation, leading padding and input extent per axis,
+ * then count_include_pad. */
+static gboolean
+pool_axes (const ElkOp *op, Kernel *k, GError **error)
+{
+  const ElkAccess *acc = &op->access[1];
+  guint8 out_mask = 0;
+  guint n = 0;
+
+  for (guint x = 0; x < op->access[0].n_axes; x++)
+    out_mask |= (guint8) (1u << op->access[0].dims[x][0]);
+  for (guint x = 2; x < acc->n_axes; x++)
+    {
+      gint d0 = acc->dims[x][0], d1 = acc->dims[x][1];
+      if (d1 < 0 && !(out_mask & (1u << d0)))
+        {
+          /* A phase: belongs to the axis before it. */
+          if (n == 0 || k->pool[n - 1].dp >= 0)
+            break;
+          k->pool[n - 1].dp = (gint8) d0;
+          continue;
+        }
+      if (n == 2)
+        {
+          n = 3;
+          break;
+        }
+      k->pool[n].dh = (gint8) d0;
+      k->pool[n].dr = (gint8) d1;
+      k->pool[n].dp = -1;
+      n++;
+    }
+  if (n == 0 || n > 2 || k->n_imm != 5 * n + 1)
+    {
+      g_set_error (error, ELK_CHIP_ERROR, ELK_CHIP_ERROR_RUN,
+                   "chip 'ipu-pod': functional mode needs the true window of "
+                   "pool '%s' as graph attribute 'immediates:%s' (stride, "
+                   "kernel extent, dilation, leading padding, input extent "
+                   "per spatial axis, then count_include_pad); it has %u "
+                   "numbers for %u spatial axes", op->name, op->name,
+                   k->n_imm, n);
+      return FALSE;
+    }
+  k->n_pool = n;
+  for (guint i = 0; i < n; i++)
+    {
+      PoolAxis *pa = &k->pool[i];
+      pa->stride = (gint64) k->imm[5 * i];
+      pa->eff = (gint64) k->imm[5 * i + 1];
+      pa->dil = MAX ((gint64) k->imm[5 * i + 2], 1);
+      pa->pad = (gint64) k->imm[5 * i + 3];
+      pa->extent = (gint64) k->imm[5 * i + 4];
+    }
+  k->count_pad = k->imm[5 * n] != 0;
+  return TRUE;
+}
+
+static gboolean
+find_kernel (const ElkGraph *g, const ElkOp *op, Kernel *k, GError **error)
 {
   GString *known;
+  const KernelName *kn = NULL;
 
+  memset (k, 0, sizeof (*k));
+  if (!parse_immediates (g, op, k, error))
+    return FALSE;
   if (op->kind == ELK_OP_GATHER)
     {
-      *fn = F_COPY_LAST;
+      k->fn = F_COPY_LAST;
       return TRUE;
     }
   for (guint i = 0; i < G_N_ELEMENTS (kernel_names); i++)
     if (kernel_names[i].kind == op->kind
         && g_strcmp0 (kernel_names[i].type, op->type) == 0)
-      {
-        *fn = kernel_names[i].fn;
-        return TRUE;
-      }
-  known = g_string_new (NULL);
-  for (guint i = 0; i < G_N_ELEMENTS (kernel_names); i++)
-    if (kernel_names[i].kind == op->kind)
-      g_string_append_printf (known, "%s%s", known->len ? ", " : "",
-                              kernel_names[i].type);
-  g_set_error (error, ELK_CHIP_ERROR, ELK_CHIP_ERROR_RUN,
-               "chip 'ipu-pod': functional mode has no kernel for operator "
-               "'%s' of type '%s' (kind %s); it knows %s", op->name,
-               op->type, elk_op_kind_to_string (op->kind),
-               known->len ? known->str : "no type of this kind");
-  g_string_free (known, TRUE);
-  return FALSE;
+      kn = &kernel_names[i];
+  if (kn == NULL)
+    {
+      known = g_string_new (NULL);
+      for (guint i = 0; i < G_N_ELEMENTS (kernel_names); i++)
+        if (kernel_names[i].kind == op->kind)
+          g_string_append_printf (known, "%s%s", known->len ? ", " : "",
+                                  kernel_names[i].type);
+      g_set_error (error, ELK_CHIP_ERROR, ELK_CHIP_ERROR_RUN,
+                   "chip 'ipu-pod': functional mode has no kernel for "
+                   "operator '%s' of type '%s' (kind %s); it knows %s",
+                   op->name, op->type, elk_op_kind_to_string (op->kind),
+                   known->len ? known->str : "no type of this kind");
+      g_string_free (known, TRUE);
+      return FALSE;
+    }
+  k->fn = kn->fn;
+  k->post = kn->post;
+  if (kn->n_imm > 0 && k->n_imm != kn->n_imm)
+    {
+      g_set_error (error, ELK_CHIP_ERROR, ELK_CHIP_ERROR_RUN,
+                   "chip 'ipu-pod': operator '%s' of type '%s' needs %u "
+                   "immediates in graph attribute 'immediates:%s', it has "
+                   "%u", op->name, op->type, kn->n_imm, op->name, k->n_imm);
+      return FALSE;
+    }
+  if (op->kind == ELK_OP_POOL && !pool_axes (op, k, error))
+    return FALSE;
+  /* Three inputs: a matrix product or convolution with a bias, added once
+   * per output element; the affine batch normalization. */
+  if (op->n_operands == 4)
+    {
+      if (k->fn == F_MAC)
+        k->bias = TRUE;
+      else if (k->fn != F_AFFINE)
+        {
+          g_set_error (error, ELK_CHIP_ERROR, ELK_CHIP_ERROR_RUN,
+                       "chip 'ipu-pod': operator '%s' of type '%s' has 3 "
+                       "inputs; functional mode runs 3 inputs only for a "
+                       "matrix product or convolution with a bias, and "
+                       "batchnorm", op->name, op->type);
+          return FALSE;
+        }
+    }
+  else if (k->fn == F_AFFINE)
+    {
+      g_set_error (error, ELK_CHIP_ERROR, ELK_CHIP_ERROR_RUN,
+                   "chip 'ipu-pod': batchnorm '%s' needs 3 inputs (data, "
+                   "folded scale, folded shift), it has %u", op->name,
+                   op->n_operands - 1);
+      return FALSE;
+    }
+  /* Gemm's alpha and beta scale the product and the bias. */
+  if (k->fn == F_MAC && k->n_imm != 0 && k->n_imm != 2)
+    {
+      g_set_error (error, ELK_CHIP_ERROR, ELK_CHIP_ERROR_RUN,
+                   "chip 'ipu-pod': operator '%s' takes 0 or 2 immediates "
+                   "(alpha, beta), it has %u", op->name, k->n_imm);
+      return FALSE;
+    }
+  if (k->fn == F_MAC && k->n_imm == 0)
+    {
+      k->imm[0] = 1.0f;
+      k->imm[1] = 1.0f;
+    }
+  return TRUE;
 }
 
 static float
@@ -275,7 +502,7 @@ combine (FuncKind fn, float a, float b)
 }
 
 static inline float
-apply_unary (FuncKind fn, float a)
+apply_unary (FuncKind fn, const float *imm, float a)
 {
   switch (fn)
     {
@@ -290,6 +517,18 @@ apply_unary (FuncKind fn, float a)
     case U_NEG: return -a;
     case U_SIGMOID: return 1.0f / (1.0f + expf (-a));
     case U_ABS: return fabsf (a);
+    case U_ERF: return erff (a);
+    case U_LOG: return logf (a);
+    case U_RECIPROCAL: return 1.0f / a;
+    case U_FLOOR: return floorf (a);
+    case U_CEIL: return ceilf (a);
+    case U_SOFTPLUS: return log1pf (expf (a));
+    case U_SOFTSIGN: return a / (1.0f + fabsf (a));
+    case U_CLIP: return fminf (fmaxf (a, imm[0]), imm[1]);
+    case U_LEAKY_RELU: return a >= 0 ? a : a * imm[0];
+    case U_HARD_SIGMOID: return fmaxf (0.0f, fminf (1.0f, imm[0] * a
+                                                            + imm[1]));
+    case U_ELU: return a >= 0 ? a : imm[0] * (expf (a) - 1.0f);
     default: return a;
     }
 }
@@ -299,6 +538,7 @@ apply_unary (FuncKind fn, float a)
  * and moving one along loop dimension d moves sd[v][d] in it. */
 static void
 run_kernel (FuncKind fn,
+            const float *imm,
             guint n_dims,
             guint n_operands,
             const guint64 *len,
@@ -312,6 +552,8 @@ run_kernel (FuncKind fn,
   const float *a = n_operands > 1 ? buf[1] : NULL;
   const float *b = n_operands > 2 ? buf[2] : NULL;
   const float *z = buf[n_operands - 1];
+  const float alpha = fn == F_MAC ? imm[0] : 1.0f;
+  const float beta = fn == F_BIAS ? imm[1] : 1.0f;
 
   for (guint d = 0; d < n_dims; d++)
     if (len[d] == 0)
@@ -336,11 +578,16 @@ run_kernel (FuncKind fn,
           float y = b != NULL ? b[off[2] + i * s2] : 0;
           switch (fn)
             {
-            case F_MAC: *o += x * y; break;
+            case F_MAC: *o += alpha * (x * y); break;
             case F_ADD: *o = x + y; break;
             case F_SUB: *o = x - y; break;
             case F_MUL: *o = x * y; break;
             case F_DIV: *o = x / y; break;
+            case F_POW: *o = powf (x, y); break;
+            case F_PRELU: *o = x > 0 ? x : x * y; break;
+            case F_AFFINE: *o = x * y + z[off[n_operands - 1] + i * sz];
+              break;
+            case F_BIAS: *o += beta * z[off[n_operands - 1] + i * sz]; break;
             case F_SUB_EXP: *o = expf (x - y); break;
             case F_MAX2: *o = fmaxf (x, y); break;
             case F_MIN2: *o = fminf (x, y); break;
@@ -348,7 +595,7 @@ run_kernel (FuncKind fn,
             case R_SUM: *o += x; break;
             case R_MAX: *o = fmaxf (*o, x); break;
             case R_MIN: *o = fminf (*o, x); break;
-            default: *o = apply_unary (fn, x); break;
+            default: *o = apply_unary (fn, imm, x); break;
             }
         }
       /* The odometer over the outer dimensions. */
@@ -366,6 +613,88 @@ run_kernel (FuncKind fn,
     }
 }
 
+/* Whether the tap at loop coordinates @g lies inside the pool's window
+ * and off the padding, along every spatial axis. */
+static inline gboolean
+pool_tap (const Kernel *k, const guint64 *g)
+{
+  for (guint i = 0; i < k->n_pool; i++)
+    {
+      const PoolAxis *pa = &k->pool[i];
+      gint64 off = 0, pos;
+      if (pa->dr >= 0)
+        off += (gint64) g[pa->dr] * (pa->dp >= 0 ? pa->stride : 1);
+      if (pa->dp >= 0)
+        off += (gint64) g[pa->dp];
+      if (off >= pa->eff || off % pa->dil != 0)
+        return FALSE;
+      pos = (gint64) g[pa->dh] * pa->stride + off;
+      if (pos < pa->pad || pos >= pa->pad + pa->extent)
+        return FALSE;
+    }
+  return TRUE;
+}
+
+/* The pool kernel: as run_kernel's reduce, but over the taps of the true
+ * window only (global box origin @glo). */
+static void
+run_pool (const Kernel *k,
+          guint n_dims,
+          const guint64 *len,
+          const guint64 *glo,
+          float *const *buf,
+          const guint64 *base,
+          guint64 sd[][ELK_MAX_DIMS])
+{
+  guint64 idx[ELK_MAX_DIMS] = { 0 }, g[ELK_MAX_DIMS];
+
+  for (guint d = 0; d < n_dims; d++)
+    if (len[d] == 0)
+      return;
+  for (;;)
+    {
+      guint64 o = base[0], x = base[1];
+      gint d;
+      for (guint e = 0; e < n_dims; e++)
+        {
+          g[e] = glo[e] + idx[e];
+          o += idx[e] * sd[0][e];
+          x += idx[e] * sd[1][e];
+        }
+      if (pool_tap (k, g))
+        buf[0][o] = combine (k->fn, buf[0][o], buf[1][x]);
+      for (d = (gint) n_dims - 1; d >= 0; d--)
+        {
+          if (++idx[d] < len[d])
+            break;
+          idx[d] = 0;
+        }
+      if (d < 0)
+        return;
+    }
+}
+
+/* The divisor of an average pool's output at loop coordinates @g: the taps
+ * of its window off the padding, or all of them with count_include_pad. */
+static float
+pool_count (const Kernel *k, const guint64 *g)
+{
+  double n = 1;
+  for (guint i = 0; i < k->n_pool; i++)
+    {
+      const PoolAxis *pa = &k->pool[i];
+      gint64 c = 0;
+      for (gint64 off = 0; off < pa->eff; off += pa->dil)
+        {
+          gint64 pos = (gint64) g[pa->dh] * pa->stride + off;
+          if (k->count_pad || (pos >= pa->pad && pos < pa->pad + pa->extent))
+            c++;
+        }
+      n *= (double) c;
+    }
+  return (float) n;
+}
+
 /* ---- One operator on the tiles ---- */
 
 typedef struct
@@ -376,13 +705,40 @@ typedef struct
   guint8 mask[MAX_ROUNDS];
 } Rounds;
 
+/* The coordinate along axis x of an operand at loop coordinates g: a
+ * window axis (a convolution's input row h + r) sums its two dimensions. */
+static inline guint64
+axis_coord (const ElkAccess *acc, guint x, const guint64 *g)
+{
+  return g[acc->dims[x][0]]
+         + (acc->dims[x][1] >= 0 ? g[acc->dims[x][1]] : 0);
+}
+
+/* The range of axis x covered by the loop box lo..hi (hi exclusive): a
+ * window axis covers lo_h + lo_r .. hi_h + hi_r - 1. */
+static inline void
+axis_range (const ElkAccess *acc, guint x, const guint64 *lo,
+            const guint64 *hi, guint64 *alo, guint64 *ahi)
+{
+  gint d0 = acc->dims[x][0], d1 = acc->dims[x][1];
+  *alo = lo[d0];
+  *ahi = hi[d0];
+  if (d1 >= 0)
+    {
+      *alo += lo[d1];
+      *ahi = *ahi + hi[d1] - 1;
+      if (lo[d0] >= hi[d0] || lo[d1] >= hi[d1])
+        *ahi = *alo;
+    }
+}
+
 /* The element of operand v's tensor at loop coordinates g: flat index. */
 static guint64
 flat_index (const ElkTensor *t, const ElkAccess *acc, const guint64 *g)
 {
   guint64 f = 0;
   for (guint x = 0; x < acc->n_axes; x++)
-    f = f * t->shape[x] + g[acc->dims[x][0]];
+    f = f * t->shape[x] + axis_coord (acc, x, g);
   return f;
 }
 
@@ -489,22 +845,25 @@ preload_op (Func *F, guint i, const ElkPlan *cp, GError **error)
             }
           for (guint x = 0; x < acc->n_axes; x++)
             {
-              gint d = acc->dims[x][0];
-              b[2 * x] = (guint32) lo[d];
-              b[2 * x + 1] = (guint32) hi[d];
-              n *= hi[d] - lo[d];
+              guint64 alo, ahi;
+              axis_range (acc, x, lo, hi, &alo, &ahi);
+              b[2 * x] = (guint32) alo;
+              b[2 * x + 1] = (guint32) ahi;
+              n *= ahi - alo;
+              g[x] = alo;
             }
           lay->bufs[tile] = g_new (float, MAX (n, 1));
           F->rep->hbm_elements += n;
           if (n == 0)
             continue;
-          for (guint d = 0; d < op->n_dims; d++)
-            g[d] = lo[d];
-          /* Row-major over the operand's axes: HBM to tile. */
+          /* Row-major over the operand's axes (g holds axis coordinates
+           * here): HBM to tile. */
           for (;;)
             {
-              guint64 fl = flat_index (t, acc, g);
+              guint64 fl = 0;
               gint x;
+              for (guint y = 0; y < acc->n_axes; y++)
+                fl = fl * t->shape[y] + g[y];
               lay->bufs[tile][k] = host[fl];
               if (lay->tile[fl] == NONE)
                 {
@@ -514,10 +873,9 @@ preload_op (Func *F, guint i, const ElkPlan *cp, GError **error)
               k++;
               for (x = (gint) acc->n_axes - 1; x >= 0; x--)
                 {
-                  gint d = acc->dims[x][0];
-                  if (++g[d] < hi[d])
+                  if (++g[x] < b[2 * x + 1])
                     break;
-                  g[d] = lo[d];
+                  g[x] = b[2 * x];
                 }
               if (x < 0)
                 break;
@@ -556,6 +914,7 @@ execute_op (Func *F, guint i, const ElkPlan *hp, gboolean preloaded,
   guint32 cores = 1;
   Shape S;
   Rounds R = { 0 };
+  Kernel K;
   FuncKind fn;
   gboolean ok = FALSE;
   guint8 mask[ELK_MAX_OPERANDS];
@@ -567,34 +926,42 @@ execute_op (Func *F, guint i, const ElkPlan *hp, gboolean preloaded,
   guint32 *slot = NULL;
   Layout *outl = &F->produced[op->tensors[0]];
 
-  if (!find_kernel (op, &fn, error))
-    return FALSE;
-  if (op->n_dims == 0 || V < 2 || V > 3)
+  if (op->n_dims == 0 || V < 2 || V > 4)
     {
       g_set_error (error, ELK_CHIP_ERROR, ELK_CHIP_ERROR_RUN,
                    "chip 'ipu-pod': functional mode runs operators of 1 to "
-                   "8 loop dimensions and 1 or 2 inputs; '%s' has %u and %u",
+                   "8 loop dimensions and 1 to 3 inputs; '%s' has %u and %u",
                    op->name, op->n_dims, V - 1);
       return FALSE;
     }
+  if (!find_kernel (F->graph, op, &K, error))
+    return FALSE;
+  fn = K.fn;
   for (guint v = 0; v < V; v++)
     {
       const ElkAccess *acc = &op->access[v];
       mask[v] = 0;
       for (guint x = 0; x < acc->n_axes; x++)
-        {
-          guint8 bit = (guint8) (1u << acc->dims[x][0]);
-          if (acc->dims[x][1] >= 0 || (mask[v] & bit))
-            {
-              g_set_error (error, ELK_CHIP_ERROR, ELK_CHIP_ERROR_RUN,
-                           "chip 'ipu-pod': functional mode needs every axis "
-                           "of an operand indexed by one loop dimension of "
-                           "its own; operand %u of '%s' has a window or a "
-                           "repeated dimension", v, op->name);
-              return FALSE;
-            }
-          mask[v] |= bit;
-        }
+        for (guint j = 0; j < 2; j++)
+          {
+            guint8 bit;
+            if (acc->dims[x][j] < 0)
+              continue;
+            bit = (guint8) (1u << acc->dims[x][j]);
+            /* A window axis (h + r) is indexed by two dimensions; the
+             * output has none, and no dimension indexes two axes. */
+            if ((mask[v] & bit) || (v == 0 && j == 1))
+              {
+                g_set_error (error, ELK_CHIP_ERROR, ELK_CHIP_ERROR_RUN,
+                             "chip 'ipu-pod': functional mode needs every "
+                             "loop dimension to index at most one axis of an "
+                             "operand, and no window in the output; operand "
+                             "%u of '%s' has a repeated dimension or an "
+                             "output window", v, op->name);
+                return FALSE;
+              }
+            mask[v] |= bit;
+          }
     }
 
   /* Chunks and rounds per loop dimension. */
@@ -661,12 +1028,20 @@ execute_op (Func *F, guint i, const ElkPlan *hp, gboolean preloaded,
                        "parts but has %u copies", v, op->name, P[v], reps[v]);
           return FALSE;
         }
-      /* Buffer strides: row-major over the operand's axes. */
+      /* Buffer strides: row-major over the operand's axes.  A window axis
+       * holds the piece of h plus the piece of r minus one (the halo), and
+       * one step along either dimension is one step along the axis. */
       for (gint x = (gint) op->access[v].n_axes - 1; x >= 0; x--)
         {
-          gint d = op->access[v].dims[x][0];
+          gint d = op->access[v].dims[x][0], d1 = op->access[v].dims[x][1];
+          guint64 ext = (guint64) S.chunks[v][d] * S.stp[d];
           S.stride[v][d] = len;
-          len *= (guint64) S.chunks[v][d] * S.stp[d];
+          if (d1 >= 0)
+            {
+              S.stride[v][d1] = len;
+              ext += (guint64) S.chunks[v][d1] * S.stp[d1] - 1;
+            }
+          len *= ext;
         }
       S.buf_len[v] = len;
     }
@@ -808,12 +1183,15 @@ execute_op (Func *F, guint i, const ElkPlan *hp, gboolean preloaded,
         }
       for (guint32 t = 0; t < cores; t++)
         {
-          guint64 lo[ELK_MAX_DIMS], hi[ELK_MAX_DIMS], g[ELK_MAX_DIMS];
+          guint64 lo[ELK_MAX_DIMS], hi[ELK_MAX_DIMS], pst[ELK_MAX_DIMS];
+          guint64 alo[ELK_MAX_DIMS], ahi[ELK_MAX_DIMS], apo[ELK_MAX_DIMS];
+          guint64 ast[ELK_MAX_DIMS], a[ELK_MAX_DIMS];
           const guint32 *ownbox = NULL;
           gboolean empty = FALSE;
 
           /* The piece: along each dimension the operand indexes, the
-           * chunks whose leading round digits are the tile's. */
+           * chunks whose leading round digits are the tile's (pst: where
+           * the piece starts, before clipping at the tile's end). */
           for (guint d = 0; d < D; d++)
             {
               guint64 tlo = (guint64) coord[t * D + d] * S.sl[d];
@@ -822,36 +1200,41 @@ execute_op (Func *F, guint i, const ElkPlan *hp, gboolean preloaded,
               for (guint r = 0; r < R.n; r++)
                 if (R.dim[r] == d && (R.mask[r] & (1u << v)))
                   pidx = pidx * R.size[r] + delta[t * R.n + r];
-              lo[d] = MIN (tlo + pidx * plen, thi);
-              hi[d] = MIN (tlo + (pidx + 1) * plen, thi);
+              pst[d] = tlo + pidx * plen;
+              lo[d] = MIN (pst[d], thi);
+              hi[d] = MIN (pst[d] + plen, thi);
               if (lo[d] >= hi[d] && (mask[v] & (1u << d)))
                 empty = TRUE;
             }
           if (empty)
             continue;
+          /* The same in the operand's axis coordinates; the buffer is
+           * row-major over the axes from the piece's start. */
+          for (guint x = 0; x < acc->n_axes; x++)
+            {
+              gint d0 = acc->dims[x][0], d1 = acc->dims[x][1];
+              axis_range (acc, x, lo, hi, &alo[x], &ahi[x]);
+              apo[x] = pst[d0] + (d1 >= 0 ? pst[d1] : 0);
+              ast[x] = S.stride[v][d0];
+              a[x] = alo[x];
+            }
           if (src.lay == cold && F->cold_box[i * ELK_MAX_OPERANDS + v] != NULL
               && t < cold->n_tiles)
             ownbox = F->cold_box[i * ELK_MAX_OPERANDS + v]
                      + (gsize) t * 2 * ELK_MAX_DIMS;
-          for (guint d = 0; d < D; d++)
-            g[d] = lo[d];
           for (;;)
             {
-              guint64 fl = flat_index (t_in, acc, g), k = 0;
+              guint64 fl = 0, k = 0;
               gboolean local = ownbox != NULL;
               float val;
               gint x;
 
               for (guint y = 0; y < acc->n_axes; y++)
                 {
-                  gint d = acc->dims[y][0];
-                  guint64 pl = lo[d] - (lo[d] - (guint64) coord[t * D + d]
-                                                  * S.sl[d])
-                                         % ((guint64) S.chunks[v][d]
-                                            * S.stp[d]);
-                  k += (g[d] - pl) * S.stride[v][d];
-                  if (local && (g[d] < ownbox[2 * y]
-                                || g[d] >= ownbox[2 * y + 1]))
+                  fl = fl * t_in->shape[y] + a[y];
+                  k += (a[y] - apo[y]) * ast[y];
+                  if (local && (a[y] < ownbox[2 * y]
+                                || a[y] >= ownbox[2 * y + 1]))
                     local = FALSE;
                 }
               if (local)
@@ -859,11 +1242,8 @@ execute_op (Func *F, guint i, const ElkPlan *hp, gboolean preloaded,
                   /* Already on this tile from its own preload. */
                   guint64 lk = 0;
                   for (guint y = 0; y < acc->n_axes; y++)
-                    {
-                      gint d = acc->dims[y][0];
-                      lk = lk * (ownbox[2 * y + 1] - ownbox[2 * y])
-                           + (g[d] - ownbox[2 * y]);
-                    }
+                    lk = lk * (ownbox[2 * y + 1] - ownbox[2 * y])
+                         + (a[y] - ownbox[2 * y]);
                   val = cold->bufs[t][lk];
                 }
               else if (!fetch (F, &src, t, fl, &val))
@@ -877,10 +1257,9 @@ execute_op (Func *F, guint i, const ElkPlan *hp, gboolean preloaded,
               cur[v][t][k] = val;
               for (x = (gint) acc->n_axes - 1; x >= 0; x--)
                 {
-                  gint d = acc->dims[x][0];
-                  if (++g[d] < hi[d])
+                  if (++a[x] < ahi[x])
                     break;
-                  g[d] = lo[d];
+                  a[x] = alo[x];
                 }
               if (x < 0)
                 break;
@@ -923,7 +1302,28 @@ execute_op (Func *F, guint i, const ElkPlan *hp, gboolean preloaded,
                     base[v] += ((lo[d] - tlo) % pl) * S.stride[v][d];
                   }
               }
-            run_kernel (fn, D, V, len, bufs, base, S.stride);
+            if (K.n_pool > 0)
+              run_pool (&K, D, len, lo, bufs, base, S.stride);
+            else
+              run_kernel (fn, K.imm, D, V, len, bufs, base, S.stride);
+            /* The bias joins the sum once per output element: in the one
+             * call whose box starts at 0 along every reduced dimension,
+             * at those coordinates (each point of the iteration space is
+             * computed exactly once, so exactly one call qualifies). */
+            if (K.bias)
+              {
+                gboolean first = TRUE;
+                for (guint d = 0; d < D; d++)
+                  if (!(mask[0] & (1u << d)))
+                    {
+                      if (lo[d] != 0)
+                        first = FALSE;
+                      len[d] = MIN (len[d], 1);
+                    }
+                if (first)
+                  run_kernel (F_BIAS, K.imm, D, V, len, bufs, base,
+                              S.stride);
+              }
           }
         F->rep->kernel_calls += cores;
         if (s + 1 == steps)
@@ -973,13 +1373,15 @@ execute_op (Func *F, guint i, const ElkPlan *hp, gboolean preloaded,
    * element of the output has exactly one home. */
   {
     guint32 r_out = reps[0] / P[0];
-    guint64 n_groups = 1;
+    guint64 n_groups = 1, n_reduced = 1;
     guint32 *members;
     guint32 *count;
 
     for (guint d = 0; d < D; d++)
       if (mask[0] & (1u << d))
         n_groups *= hp->spatial[d];
+      else
+        n_reduced *= op->extents[d];
     n_groups *= P[0];
     members = g_new (guint32, n_groups * r_out);
     count = g_new0 (guint32, n_groups);
@@ -1086,6 +1488,11 @@ execute_op (Func *F, guint i, const ElkPlan *hp, gboolean preloaded,
                   }
                 outl->tile[fl] = t;
                 outl->off[fl] = (guint32) e;
+                /* Means divide the reduced sum, on its home tile. */
+                if (K.post == POST_MEAN)
+                  cur[0][t][e] /= (float) n_reduced;
+                else if (K.post == POST_POOL_AVG)
+                  cur[0][t][e] /= pool_count (&K, g);
               }
           }
       }
