@@ -280,6 +280,101 @@ test_matmul_rotation (void)
   g_assert_cmpuint (hwm, ==, 8192 + 2048 + 2048 + 512);
 }
 
+/* Spatial (1, 1, 4): four partial sums of every 1024 B output piece.  The
+ * direct reduction is one superstep (sync 100, 768 B through each port);
+ * the stepwise one three (sync 100 and 256 B each), with the same reduce
+ * kernel after it: exactly 200 ns more. */
+static void
+test_reduce_lowering (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(ElkGraph) g = matmul_graph ();
+  g_autoptr(ElkProgram) p = elk_program_new (g);
+  g_autoptr(ElkChip) chip = toy_chip ();
+  g_autoptr(ElkMetrics) direct = NULL, stepwise = NULL;
+  const guint32 sp[3] = { 1, 1, 4 };
+
+  set_plan (p, 0, 3, 3, sp, NULL);
+  elk_program_add_preload (p, 0);
+  elk_program_add_execute (p, 0);
+  g_object_set (chip, "reduce-lowering", 0 /* direct */, NULL);
+  direct = run (chip, p, &error);
+  g_assert_no_error (error);
+  g_assert_nonnull (strstr (direct->model, "direct partial-sum"));
+  g_object_set (chip, "reduce-lowering", 1 /* stepwise */, NULL);
+  stepwise = run (chip, p, &error);
+  g_assert_no_error (error);
+  g_assert_nonnull (strstr (stepwise->model, "stepwise partial-sum"));
+  g_assert_cmpfloat_with_epsilon (stepwise->latency_s - direct->latency_s,
+                                  200e-9, 1e-14);
+  assert_breakdown (direct);
+  assert_breakdown (stepwise);
+}
+
+/* Spatial (2, 2, 1): w's 2048 B piece is held by two tiles, and its
+ * preload state cuts it in two along k, so execute's input superstep
+ * fetches the missing 1024 B from the peer beside the 1024 B of x: 2048
+ * ns.  A program that assumes free distribution (Ideal) is charged only
+ * the 1024 ns of x, and the metrics say so. */
+static void
+test_assume_free_distribution (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(ElkGraph) g = matmul_graph ();
+  g_autoptr(ElkProgram) p = elk_program_new (g);
+  g_autoptr(ElkChip) chip = toy_chip ();
+  g_autoptr(ElkMetrics) real = NULL, ideal = NULL;
+  const guint32 sp[3] = { 2, 2, 1 };
+
+  set_plan (p, 0, 3, 3, sp, NULL);
+  elk_program_get_op (p, 0)->preload_plan.temporal[2][2] = 2;
+  elk_program_add_preload (p, 0);
+  elk_program_add_execute (p, 0);
+  real = run (chip, p, &error);
+  g_assert_no_error (error);
+  g_assert_null (strstr (real->model, "assumption"));
+  elk_program_set_assumptions (p, ELK_PROGRAM_ASSUME_FREE_DISTRIBUTION);
+  ideal = run (chip, p, &error);
+  g_assert_no_error (error);
+  g_assert_cmpfloat_with_epsilon (real->latency_s - ideal->latency_s,
+                                  1024e-9, 1e-14);
+  g_assert_nonnull (strstr (ideal->model, "free data distribution"));
+  assert_breakdown (ideal);
+}
+
+/* relu1's preload streams while mm's input superstep gathers x: on the
+ * machine they share every receive port; on a private preload network the
+ * exchange keeps the whole port, so the execute and the run end earlier. */
+static void
+test_assume_private_network (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(ElkGraph) g = matmul_graph ();
+  g_autoptr(ElkProgram) p = NULL;
+  g_autoptr(ElkChip) chip = toy_chip ();
+  g_autoptr(ElkMetrics) real = NULL, ideal = NULL;
+  const guint32 sp[3] = { 1, 2, 2 }, sr[1] = { 4 };
+
+  add_relu (g, "relu1");
+  p = elk_program_new (g);
+  set_plan (p, 0, 3, 3, sp, NULL);
+  set_plan (p, 1, 1, 2, sr, NULL);
+  elk_program_add_preload (p, 0);
+  elk_program_add_preload (p, 1);
+  elk_program_add_execute (p, 0);
+  elk_program_add_execute (p, 1);
+  real = run (chip, p, &error);
+  g_assert_no_error (error);
+  elk_program_set_assumptions (p,
+                               ELK_PROGRAM_ASSUME_PRIVATE_PRELOAD_NETWORK);
+  ideal = run (chip, p, &error);
+  g_assert_no_error (error);
+  g_assert_cmpfloat (ideal->latency_s, <, real->latency_s - 100e-9);
+  g_assert_nonnull (strstr (ideal->model, "private preload network"));
+  assert_breakdown (real);
+  assert_breakdown (ideal);
+}
+
 /* A tile that cannot hold a preload stops the run with an error naming the
  * tile, the step, the operator and the bytes. */
 static void
@@ -457,6 +552,11 @@ main (int argc, char *argv[])
   g_test_add_func ("/ipu-pod/rule-r1", test_rule_r1);
   g_test_add_func ("/ipu-pod/matmul-reduce", test_matmul_reduce);
   g_test_add_func ("/ipu-pod/matmul-rotation", test_matmul_rotation);
+  g_test_add_func ("/ipu-pod/reduce-lowering", test_reduce_lowering);
+  g_test_add_func ("/ipu-pod/assume-free-distribution",
+                   test_assume_free_distribution);
+  g_test_add_func ("/ipu-pod/assume-private-network",
+                   test_assume_private_network);
   g_test_add_func ("/ipu-pod/overflow", test_overflow);
   g_test_add_func ("/ipu-pod/bad-plan", test_bad_plan);
   g_test_add_func ("/ipu-pod/trace", test_trace);
