@@ -18,8 +18,10 @@ G_DECLARE_FINAL_TYPE (ElkLlamaFrontend, elk_llama_frontend, ELK,
 
 #define ELK_TYPE_LLAMA_PHASE (elk_llama_phase_get_type ())
 #define ELK_TYPE_LLAMA_DTYPE (elk_llama_dtype_get_type ())
+#define ELK_TYPE_LLAMA_GRANULARITY (elk_llama_granularity_get_type ())
 GType elk_llama_phase_get_type (void);
 GType elk_llama_dtype_get_type (void);
+GType elk_llama_granularity_get_type (void);
 
 G_DEFINE_ENUM_TYPE (ElkLlamaPhase, elk_llama_phase,
                     G_DEFINE_ENUM_VALUE (ELK_LLAMA_PHASE_DECODE, "decode"),
@@ -32,6 +34,11 @@ G_DEFINE_ENUM_TYPE (ElkLlamaDType, elk_llama_dtype,
                     G_DEFINE_ENUM_VALUE (ELK_LLAMA_DTYPE_FP16, "fp16"),
                     G_DEFINE_ENUM_VALUE (ELK_LLAMA_DTYPE_BF16, "bf16"),
                     G_DEFINE_ENUM_VALUE (ELK_LLAMA_DTYPE_FP32, "fp32"))
+
+G_DEFINE_ENUM_TYPE (ElkLlamaGranularity, elk_llama_granularity,
+                    G_DEFINE_ENUM_VALUE (ELK_LLAMA_GRANULARITY_ELK, "elk"),
+                    G_DEFINE_ENUM_VALUE (ELK_LLAMA_GRANULARITY_ARTIFACT,
+                                         "artifact"))
 
 struct _ElkLlamaFrontend
 {
@@ -57,6 +64,7 @@ enum
   PROP_LAYERS,
   PROP_SPLIT_FACTOR,
   PROP_SPLIT_CORES,
+  PROP_GRANULARITY,
   PROP_MAX_FILE_SIZE,
   PROP_MAX_CONFIG_SIZE,
   PROP_MAX_TENSORS,
@@ -150,6 +158,9 @@ elk_llama_frontend_get_property (GObject *object, guint prop_id,
     case PROP_SPLIT_CORES:
       g_value_set_uint (value, self->options.split_cores);
       break;
+    case PROP_GRANULARITY:
+      g_value_set_enum (value, self->options.granularity);
+      break;
     case PROP_MAX_FILE_SIZE:
       g_value_set_uint64 (value, self->limits.max_file_size);
       break;
@@ -218,6 +229,9 @@ elk_llama_frontend_set_property (GObject *object, guint prop_id,
       break;
     case PROP_SPLIT_CORES:
       self->options.split_cores = g_value_get_uint (value);
+      break;
+    case PROP_GRANULARITY:
+      self->options.granularity = g_value_get_enum (value);
       break;
     case PROP_MAX_FILE_SIZE:
       self->limits.max_file_size = g_value_get_uint64 (value);
@@ -322,6 +336,17 @@ elk_llama_frontend_class_init (ElkLlamaFrontendClass *klass)
       "split-cores", "Split cores",
       "Core count in the splitting threshold (the artifact's num_cores; "
       "5888 = IPU-POD4)", 1, 1u << 24, ELK_LLAMA_DEFAULT_SPLIT_CORES, rw);
+  props[PROP_GRANULARITY] = g_param_spec_enum (
+      "granularity", "Graph granularity",
+      "elk: elk's graph (RoPE, attention scale and mask left out, every "
+      "activation on chip). artifact: a measurement device reproducing the "
+      "Elk artifact's decode graphs and HBM accounting for comparison, not "
+      "a better model: 48 operators per Llama layer (RoPE, scale, mask, "
+      "7-operator norms, softmax on [b, h, 1, 1]), and every activation "
+      "input the previous operator neither produced nor read is a separate "
+      "HBM tensor with a preload (docs/compiler.md, \"The baseline gap\"). "
+      "Llama-structured decode graphs only",
+      ELK_TYPE_LLAMA_GRANULARITY, ELK_LLAMA_GRANULARITY_ELK, rw);
 
   /* Resource limits (docs/reliability.md).  Counts are checked against
    * the file size first, so these only matter for honest files. */

@@ -52,6 +52,13 @@ typedef struct
   guint64 b, t, S, M, R;  /* batch, tokens/seq, KV length, tokens, head rows */
   guint64 cap;            /* split threshold in elements, 0 = off */
   guint64 ext[128];       /* extents by loop letter for the current op */
+
+  /* granularity=artifact only (see mark_hbm_inputs): */
+  gboolean artifact;
+  GHashTable *views;      /* view or split-piece name -> tensor it shows */
+  GPtrArray *prev;        /* base names of the previous op's operands */
+  guint64 spill_bytes;    /* bytes of the spilled activation copies */
+  guint64 constant_bytes; /* eps, RoPE tables, masks */
 } Builder;
 
 void
@@ -67,6 +74,7 @@ elk_llama_build_options_init (ElkLlamaBuildOptions *options)
   options->layers = 0;
   options->split_factor = -1;
   options->split_cores = ELK_LLAMA_DEFAULT_SPLIT_CORES;
+  options->granularity = ELK_LLAMA_GRANULARITY_ELK;
 }
 
 const char *
@@ -119,20 +127,105 @@ get_tensor (Builder *B, const Operand *op, GError **error)
                                shape, op->bytes, error);
 }
 
+/* The tensor a view or split piece shows, or @name itself. */
+static const char *
+base_name (Builder *B, const char *name)
+{
+  const char *base;
+
+  while (B->views != NULL
+         && (base = g_hash_table_lookup (B->views, name)) != NULL)
+    name = base;
+  return name;
+}
+
+/* "@base.@suffix": a free view of @base (another shape of the same bytes).
+ * With granularity=artifact the view is remembered, so that reading it
+ * counts as reading @base (mark_hbm_inputs). */
+static char *
+view_of (Builder *B, const char *base, const char *suffix)
+{
+  char *name = g_strdup_printf ("%s.%s", base, suffix);
+
+  if (B->views != NULL)
+    g_hash_table_replace (B->views, g_strdup (name), g_strdup (base));
+  return name;
+}
+
+static gboolean
+on_chip (Builder *B, const char *name)
+{
+  const char *base = base_name (B, name);
+
+  for (guint i = 0; i < B->prev->len; i++)
+    if (strcmp (g_ptr_array_index (B->prev, i), base) == 0)
+      return TRUE;
+  return FALSE;
+}
+
+/* granularity=artifact: the artifact's TExpr graphs mark an activation
+ * input as on chip ("ignored") only when the operator immediately before
+ * produced it or read it too; every other activation input has a preload
+ * from HBM (TExpr_llama2-13-b64.json: the norm's Divide re-reading the
+ * residual x, the RoPE Add re-reading q*cos, the K Slice re-reading the
+ * QKV output, the FFN Multiply re-reading the up half, the residual adds).
+ * Such an input is replaced here by its own tensor "<op>.in<i>.hbm" of
+ * the same shape and origin KV_CACHE (runtime data held in HBM, as the KV
+ * cache is): the spilled copy whose bytes the preload streams.  No
+ * operator writes it; the write to HBM is not modelled, as in the
+ * artifact.  The first operator of the graph (the embedding gather, which
+ * the artifact drops) reads the model input and is left alone. */
+static void
+mark_hbm_inputs (Builder *B, const char *name, Operand *operands, guint n,
+                 char **spill_names)
+{
+  for (guint i = 0; i + 1 < n; i++)
+    {
+      if (operands[i].origin != ELK_TENSOR_ORIGIN_ACTIVATION
+          || B->prev->len == 0 || on_chip (B, operands[i].name))
+        continue;
+      spill_names[i] = g_strdup_printf ("%s.in%u.hbm", name, i);
+      operands[i].name = spill_names[i];
+      operands[i].origin = ELK_TENSOR_ORIGIN_KV_CACHE;
+    }
+}
+
 static gboolean
 emit_op (Builder *B, const char *name, const char *type, ElkOpKind kind,
-         gint layer, const char *spec, const Operand *operands, guint n,
+         gint layer, const char *spec, const Operand *in_operands, guint n,
          GError **error)
 {
   guint32 ids[ELK_MAX_OPERANDS];
+  Operand operands[ELK_MAX_OPERANDS];
+  char *spill_names[ELK_MAX_OPERANDS] = { NULL };
+  gboolean ok = TRUE;
   gint op;
 
-  for (guint i = 0; i < n; i++)
+  memcpy (operands, in_operands, n * sizeof (Operand));
+  if (B->artifact)
+    mark_hbm_inputs (B, name, operands, n, spill_names);
+  for (guint i = 0; ok && i < n; i++)
     {
       gint id = get_tensor (B, &operands[i], error);
-      if (id < 0)
-        return FALSE;
+      ok = id >= 0;
+      if (!ok)
+        break;
       ids[i] = (guint32) id;
+      if (spill_names[i] != NULL)
+        B->spill_bytes += elk_graph_get_tensor (B->graph, (guint) id)->bytes;
+    }
+  for (guint i = 0; i < n; i++)
+    g_free (spill_names[i]);
+  if (!ok)
+    return FALSE;
+  if (B->artifact)
+    {
+      /* What is in SRAM for the next operator: everything this one read
+       * or wrote, named by the tensor a view or piece shows. */
+      g_ptr_array_set_size (B->prev, 0);
+      for (guint i = 0; i < n; i++)
+        g_ptr_array_add (B->prev,
+                         g_strdup (base_name (B, in_operands[i].name)));
     }
   op = elk_graph_add_op (B->graph, name, type, kind, layer, spec, ids, n,
                          NULL, error);
@@ -235,7 +328,8 @@ add_op (Builder *B, const char *name, const char *type, ElkOpKind kind,
            * dimension is split, a partial sum. */
           if (has || i == n - 1)
             {
-              names[i] = g_strdup_printf ("%s.%u", operands[i].name, h);
+              g_autofree char *suffix = g_strdup_printf ("%u", h);
+              names[i] = view_of (B, operands[i].name, suffix);
               parts[i].name = names[i];
               if (has && operands[i].bytes != 0)
                 {
@@ -260,6 +354,21 @@ static Operand
 act (const char *name, const char *axes, ElkDType dtype)
 {
   return (Operand) { name, axes, ELK_TENSOR_ORIGIN_ACTIVATION, dtype, 0 };
+}
+
+/* granularity=artifact: a constant the artifact's graphs read from HBM (a
+ * norm's epsilon, a RoPE cos/sin table, the attention mask).  It is a
+ * WEIGHT tensor of the activation type; each is read by one operator, as
+ * each has its own id in the artifact's TExpr files. */
+static Operand
+constant (Builder *B, const char *name, const char *axes)
+{
+  guint64 n = 1;
+
+  for (const char *c = axes; *c; c++)
+    n *= B->ext[(guchar) *c];
+  B->constant_bytes += n * elk_dtype_get_size (B->adtype);
+  return (Operand) { name, axes, ELK_TENSOR_ORIGIN_WEIGHT, B->adtype, 0 };
 }
 
 /* ------------------------------------------------------------------ */
@@ -471,6 +580,47 @@ norm (Builder *B, gint layer, const char *name, const char *file_name,
 
   set_ext (B, 'm', rows);
   set_ext (B, 'k', m->hidden);
+  if (B->artifact)
+    {
+      /* The artifact's seven operators (RMSNorm only, checked in setup):
+       * Multiply (x x), Sum, Divide (the mean), Add (epsilon, a constant
+       * read from HBM), Sqrt, Divide (x re-read: not produced by the Sqrt
+       * before it, hence an HBM input) and Multiply (gain). */
+      g_autofree char *eps = g_strdup_printf ("%s.eps", name);
+      g_autofree char *mn = NULL, *ep = NULL, *sq_root = NULL;
+      in[0] = act (x, "mk", a);
+      if (!norm_step (B, layer, name, "square", "square", ELK_OP_UNARY,
+                      "mk->mk", in, 1, FALSE, &sq, error))
+        return FALSE;
+      in[0] = act (sq, "mk", a);
+      if (!norm_step (B, layer, name, "sum", "sum", ELK_OP_REDUCE, "mk->m",
+                      in, 1, TRUE, &ss, error))
+        return FALSE;
+      in[0] = act (ss, "m", a);
+      if (!norm_step (B, layer, name, "mean", "div", ELK_OP_UNARY, "m->m",
+                      in, 1, TRUE, &mn, error))
+        return FALSE;
+      set_ext (B, 'u', 1);
+      in[0] = act (mn, "m", a);
+      in[1] = constant (B, eps, "u");
+      if (!norm_step (B, layer, name, "eps", "add", ELK_OP_ELEMENTWISE,
+                      "m,u->m", in, 2, TRUE, &ep, error))
+        return FALSE;
+      in[0] = act (ep, "m", a);
+      if (!norm_step (B, layer, name, "sqrt", "sqrt", ELK_OP_UNARY, "m->m",
+                      in, 1, TRUE, &sq_root, error))
+        return FALSE;
+      in[0] = act (x, "mk", a);
+      in[1] = act (sq_root, "m", a);
+      if (!norm_step (B, layer, name, "scale", "div", ELK_OP_ELEMENTWISE,
+                      "mk,m->mk", in, 2, FALSE, &scaled, error))
+        return FALSE;
+      in[0] = act (scaled, "mk", a);
+      if (!weight (B, &in[1], gw, "k", NULL, PARTS (fw), error))
+        return FALSE;
+      return norm_step (B, layer, name, "gain", "mul", ELK_OP_ELEMENTWISE,
+                        "mk,k->mk", in, 2, FALSE, out, error);
+    }
   if (m->norm == ELK_LLAMA_NORM_LAYER)
     {
       in[0] = act (x, "mk", a);
@@ -583,6 +733,120 @@ kv_length (Builder *B, guint layer)
   return B->S;
 }
 
+/* granularity=artifact: a Slice as the artifact's TExpr records one: the
+ * loop runs over the whole input ("mn->mn" over [tokens, width]), and the
+ * output has that shape too. */
+static gboolean
+slice_op (Builder *B, gint layer, const char *name, const char *x,
+          const char *axes, char **out, GError **error)
+{
+  g_autofree char *y = g_strdup_printf ("%s.out", name);
+  g_autofree char *spec = g_strdup_printf ("%s->%s", axes, axes);
+  Operand ops[2] = { act (x, axes, B->adtype), act (y, axes, B->adtype) };
+
+  if (!add_op (B, name, "slice", ELK_OP_SLICE, layer, spec, ops, 2, 0,
+               error))
+    return FALSE;
+  *out = g_steal_pointer (&y);
+  return TRUE;
+}
+
+/* granularity=artifact: RoPE on one slice of the QKV output, as the
+ * artifact's graphs spell it (six operators): x cos, the two halves of
+ * rotate_half (Slice, Slice), Negative on one half, rotate_half(x) sin and
+ * the Add.  rotate_half's Concat is dropped by the artifact, so no operator
+ * writes "<prefix>.rot" and the sin Multiply reads it from HBM; the Add
+ * re-reads x cos, three operators back.  @axes is the artifact's loop
+ * order: [b, 1, h, e] for Q, [b, h, 1, e] for K. */
+static gboolean
+rope (Builder *B, gint layer, const char *prefix, const char *x,
+      const char *axes, guint64 heads, char **out, GError **error)
+{
+  g_autofree char *xv = view_of (B, x, "heads");
+  g_autofree char *n_cos = g_strdup_printf ("%s.cos", prefix);
+  g_autofree char *n_x1 = g_strdup_printf ("%s.x1", prefix);
+  g_autofree char *n_x2 = g_strdup_printf ("%s.x2", prefix);
+  g_autofree char *n_neg = g_strdup_printf ("%s.neg", prefix);
+  g_autofree char *n_sin = g_strdup_printf ("%s.sin", prefix);
+  g_autofree char *n_add = g_strdup_printf ("%s.add", prefix);
+  g_autofree char *cos_t = g_strdup_printf ("%s.cos_table", prefix);
+  g_autofree char *sin_t = g_strdup_printf ("%s.sin_table", prefix);
+  g_autofree char *rot = g_strdup_printf ("%s.rot", prefix);
+  g_autofree char *y_cos = g_strdup_printf ("%s.out", n_cos);
+  g_autofree char *y_sin = g_strdup_printf ("%s.out", n_sin);
+  g_autofree char *y = g_strdup_printf ("%s.out", n_add);
+  g_autofree char *x1 = NULL, *x2 = NULL, *x2_half = NULL, *neg = NULL;
+  g_autofree char *mul = g_strdup_printf ("%s,qe->%s", axes, axes);
+  g_autofree char *add = g_strdup_printf ("%s,%s->%s", axes, axes, axes);
+  guint64 e = B->m->head_dim;
+  Operand ops[3];
+
+  set_ext (B, 'b', B->b);
+  set_ext (B, 'q', B->t);
+  set_ext (B, 'h', heads);
+  set_ext (B, 'e', e);
+  ops[0] = act (xv, axes, B->adtype);
+  ops[1] = constant (B, cos_t, "qe");
+  ops[2] = act (y_cos, axes, B->adtype);
+  if (!add_op (B, n_cos, "mul", ELK_OP_ELEMENTWISE, layer, mul, ops, 3, 0,
+               error)
+      || !slice_op (B, layer, n_x1, xv, axes, &x1, error)
+      || !slice_op (B, layer, n_x2, xv, axes, &x2, error))
+    return FALSE;
+  set_ext (B, 'e', e / 2);
+  x2_half = view_of (B, x2, "half");
+  if (!unary (B, layer, n_neg, "neg", x2_half, axes, &neg, error))
+    return FALSE;
+  set_ext (B, 'e', e);
+  ops[0] = act (rot, axes, B->adtype);
+  ops[1] = constant (B, sin_t, "qe");
+  ops[2] = act (y_sin, axes, B->adtype);
+  if (!add_op (B, n_sin, "mul", ELK_OP_ELEMENTWISE, layer, mul, ops, 3, 0,
+               error))
+    return FALSE;
+  ops[0] = act (y_cos, axes, B->adtype);
+  ops[1] = act (y_sin, axes, B->adtype);
+  ops[2] = act (y, axes, B->adtype);
+  if (!add_op (B, n_add, "add", ELK_OP_ELEMENTWISE, layer, add, ops, 3, 0,
+               error))
+    return FALSE;
+  *out = g_steal_pointer (&y);
+  return TRUE;
+}
+
+/* granularity=artifact: from the fused QKV output to the rotated query,
+ * fifteen operators: the V, K and Q Slices and RoPE on K and on Q.  The
+ * artifact's order is V, Q, K, and its score batch-matmul then reads the
+ * rotated K (its graph's quirk); here K comes before Q so that the score
+ * reads the rotated query, produced by the operator just before it, which
+ * gives the same on-chip/HBM marks operator by operator.  The rotated K and
+ * the V slice feed the KV-cache write, which elk leaves out. */
+static gboolean
+qkv_artifact (Builder *B, guint layer, const char *qkv, guint64 wqkv,
+              char **q_rot, GError **error)
+{
+  const ElkLlamaModel *m = B->m;
+  gint L = (gint) layer;
+  g_autofree char *p = g_strdup_printf ("blk.%u", layer);
+  g_autofree char *nv = g_strdup_printf ("%s.attn_v_slice", p);
+  g_autofree char *nk = g_strdup_printf ("%s.attn_k_slice", p);
+  g_autofree char *nq = g_strdup_printf ("%s.attn_q_slice", p);
+  g_autofree char *kr = g_strdup_printf ("%s.k_rope", p);
+  g_autofree char *qr = g_strdup_printf ("%s.q_rope", p);
+  g_autofree char *v = NULL, *k = NULL, *q = NULL, *k_rot = NULL;
+
+  set_ext (B, 'm', B->M);
+  set_ext (B, 'n', wqkv);
+  if (!slice_op (B, L, nv, qkv, "mn", &v, error)
+      || !slice_op (B, L, nk, qkv, "mn", &k, error)
+      || !rope (B, L, kr, k, "bhqe", m->n_kv_heads, &k_rot, error))
+    return FALSE;
+  set_ext (B, 'm', B->M);
+  set_ext (B, 'n', wqkv);
+  return slice_op (B, L, nq, qkv, "mn", &q, error)
+         && rope (B, L, qr, q, "bqhe", m->n_heads, q_rot, error);
+}
+
 static gboolean
 attention (Builder *B, guint layer, const char *x, char **out,
            GError **error)
@@ -610,6 +874,8 @@ attention (Builder *B, guint layer, const char *x, char **out,
   g_autofree char *name = NULL, *spec = NULL, *tmp = NULL;
   g_autofree char *scores = NULL, *mx = NULL, *ex = NULL, *sm = NULL;
   g_autofree char *probs = NULL, *ctx = NULL, *ctx_rows = NULL;
+  g_autofree char *q_rot = NULL, *q_view = NULL, *sm_in = NULL;
+  g_autofree char *probs_in = NULL;
   ElkTensorOrigin kv_origin = decode ? ELK_TENSOR_ORIGIN_KV_CACHE
                                      : ELK_TENSOR_ORIGIN_ACTIVATION;
   Operand ops[3];
@@ -662,6 +928,15 @@ attention (Builder *B, guint layer, const char *x, char **out,
         }
     }
 
+  /* The artifact's graphs spell out the Slices and RoPE (fused QKV,
+   * checked in setup); elk's query is a free view of the projection. */
+  if (B->artifact)
+    {
+      if (!qkv_artifact (B, layer, tmp, wqkv, &q_rot, error))
+        return FALSE;
+      q_view = view_of (B, q_rot, "heads");
+    }
+
   /* Scores: queries against the keys (the KV cache in decode). */
   set_ext (B, 'b', B->b);
   set_ext (B, 'h', hkv);
@@ -672,12 +947,38 @@ attention (Builder *B, guint layer, const char *x, char **out,
   name = g_strdup_printf ("%s.attn_score", p);
   scores = g_strdup_printf ("%s.out", name);
   spec = g_strdup_printf ("%s,bhse->%s", q_axes, s_axes);
-  ops[0] = act (q, q_axes, B->adtype);
+  ops[0] = act (B->artifact ? q_view : q, q_axes, B->adtype);
   ops[1] = (Operand) { k, "bhse", kv_origin, B->adtype, 0 };
   ops[2] = act (scores, s_axes, B->adtype);
   if (!add_op (B, name, "batch-matmul", ELK_OP_MATMUL, L, spec, ops, 3, 0,
                error))
     return FALSE;
+
+  sm_in = g_strdup (scores);
+  if (B->artifact)
+    {
+      /* The artifact's scale (Divide) and mask (Add, the mask a constant
+       * read from HBM) and its softmax run on [b, h, 1, 1]: a KV length of
+       * 1, not the cache's.  Reproduced as recorded in its TExpr files. */
+      g_autofree char *n_scale = g_strdup_printf ("%s.attn_scale", p);
+      g_autofree char *n_mask = g_strdup_printf ("%s.attn_mask", p);
+      g_autofree char *mask = g_strdup_printf ("%s.attn_mask.table", p);
+      g_autofree char *scaled = NULL, *masked = NULL, *sv = NULL;
+      g_autofree char *mspec = g_strdup_printf ("%s,bqs->%s", s_axes, s_axes);
+      set_ext (B, 's', 1);
+      sv = view_of (B, scores, "kv1");
+      if (!unary (B, L, n_scale, "div", sv, s_axes, &scaled, error))
+        return FALSE;
+      masked = g_strdup_printf ("%s.out", n_mask);
+      ops[0] = act (scaled, s_axes, B->adtype);
+      ops[1] = constant (B, mask, "bqs");
+      ops[2] = act (masked, s_axes, B->adtype);
+      if (!add_op (B, n_mask, "add", ELK_OP_ELEMENTWISE, L, mspec, ops, 3, 0,
+                   error))
+        return FALSE;
+      g_free (sm_in);
+      sm_in = g_steal_pointer (&masked);
+    }
 
   /* Softmax over the key axis: max, exp(x - max), sum, divide. */
   {
@@ -693,11 +994,11 @@ attention (Builder *B, guint layer, const char *x, char **out,
     sm = g_strdup_printf ("%s.out", n3);
     probs = g_strdup_printf ("%s.out", n4);
 
-    ops[0] = act (scores, s_axes, B->adtype);
+    ops[0] = act (sm_in, s_axes, B->adtype);
     ops[1] = act (mx, r_axes, B->adtype);
     if (!add_op (B, n1, "max", ELK_OP_REDUCE, L, red, ops, 2, 0, error))
       return FALSE;
-    ops[0] = act (scores, s_axes, B->adtype);
+    ops[0] = act (sm_in, s_axes, B->adtype);
     ops[1] = act (mx, r_axes, B->adtype);
     ops[2] = act (ex, s_axes, B->adtype);
     if (!add_op (B, n2, "sub-exp", ELK_OP_ELEMENTWISE, L, bin, ops, 3, 0,
@@ -716,12 +1017,14 @@ attention (Builder *B, guint layer, const char *x, char **out,
   }
 
   /* Context: probabilities times the values. */
+  set_ext (B, 's', S);
+  probs_in = B->artifact ? view_of (B, probs, "kv") : g_strdup (probs);
   g_free (name);
   g_free (spec);
   name = g_strdup_printf ("%s.attn_value", p);
   ctx = g_strdup_printf ("%s.out", name);
   spec = g_strdup_printf ("%s,bhse->%s", s_axes, q_axes);
-  ops[0] = act (probs, s_axes, B->adtype);
+  ops[0] = act (probs_in, s_axes, B->adtype);
   ops[1] = (Operand) { v, "bhse", kv_origin, B->adtype, 0 };
   ops[2] = act (ctx, q_axes, B->adtype);
   if (!add_op (B, name, "batch-matmul", ELK_OP_MATMUL, L, spec, ops, 3, 0,
@@ -733,12 +1036,64 @@ attention (Builder *B, guint layer, const char *x, char **out,
     g_autofree char *pname = g_strdup_printf ("%s.attn_output", p);
     g_autofree char *fw = g_strdup_printf ("%s.attn_output.weight", f);
     g_autofree char *fb = g_strdup_printf ("%s.attn_output.bias", f);
-    ctx_rows = g_strdup_printf ("%s.rows", ctx);
+    ctx_rows = view_of (B, ctx, "rows");
     if (!linear (B, L, pname, ctx_rows, B->M, o_in, d, NULL, PARTS (fw),
                  m->bias_o ? PARTS (fb) : NULL, out, error))
       return FALSE;
   }
   return TRUE;
+}
+
+/* granularity=artifact: the gated FFN after the fused gate+up MatMul, as
+ * the artifact's graphs spell it for Llama2 and Gemma2 alike: Slice (up),
+ * Slice (gate), Sigmoid, Multiply (SiLU = gate x sigmoid), Multiply (x up:
+ * the up half was sliced four operators back, an HBM input), the down
+ * MatMul.  The elementwise part runs on the down projection's width, as
+ * recorded (36864 for gemma2-27b-paper, whose fused width is 27648). */
+static gboolean
+ffn_artifact (Builder *B, guint layer, const char *h, guint64 up,
+              guint64 down_in, char **out, GError **error)
+{
+  const ElkLlamaModel *m = B->m;
+  gint L = (gint) layer;
+  g_autofree char *p = g_strdup_printf ("blk.%u", layer);
+  g_autofree char *nu = g_strdup_printf ("%s.ffn_up_slice", p);
+  g_autofree char *ng = g_strdup_printf ("%s.ffn_gate_slice", p);
+  g_autofree char *na = g_strdup_printf ("%s.ffn_act", p);
+  g_autofree char *ns = g_strdup_printf ("%s.ffn_silu", p);
+  g_autofree char *nm = g_strdup_printf ("%s.ffn_mul", p);
+  g_autofree char *nd = g_strdup_printf ("%s.ffn_down", p);
+  g_autofree char *fd = g_strdup_printf ("%s.ffn_down.weight", p);
+  g_autofree char *us = NULL, *gs = NULL, *gv = NULL, *uv = NULL;
+  g_autofree char *sig = NULL;
+  g_autofree char *silu = g_strdup_printf ("%s.out", ns);
+  g_autofree char *prod = g_strdup_printf ("%s.out", nm);
+  Operand ops[3];
+
+  set_ext (B, 'm', B->M);
+  set_ext (B, 'f', up);
+  if (!slice_op (B, L, nu, h, "mf", &us, error)
+      || !slice_op (B, L, ng, h, "mf", &gs, error))
+    return FALSE;
+  set_ext (B, 'f', down_in);
+  gv = view_of (B, gs, "act");
+  uv = view_of (B, us, "act");
+  if (!unary (B, L, na, "sigmoid", gv, "mf", &sig, error))
+    return FALSE;
+  ops[0] = act (gv, "mf", B->adtype);
+  ops[1] = act (sig, "mf", B->adtype);
+  ops[2] = act (silu, "mf", B->adtype);
+  if (!add_op (B, ns, "mul", ELK_OP_ELEMENTWISE, L, "mf,mf->mf", ops, 3, 0,
+               error))
+    return FALSE;
+  ops[0] = act (silu, "mf", B->adtype);
+  ops[1] = act (uv, "mf", B->adtype);
+  ops[2] = act (prod, "mf", B->adtype);
+  if (!add_op (B, nm, "mul", ELK_OP_ELEMENTWISE, L, "mf,mf->mf", ops, 3, 0,
+               error))
+    return FALSE;
+  return linear (B, L, nd, prod, B->M, down_in, m->hidden, NULL, PARTS (fd),
+                 NULL, out, error);
 }
 
 static gboolean
@@ -789,8 +1144,10 @@ ffn (Builder *B, guint layer, const char *x, char **out, GError **error)
           if (!linear (B, L, pname, x, B->M, d, up, NULL, parts, NULL, &h,
                        error))
             return FALSE;
-          gate = g_strdup_printf ("%s.gate", h);
-          upv = g_strdup_printf ("%s.up", h);
+          if (B->artifact)
+            return ffn_artifact (B, layer, h, up, down_in, out, error);
+          gate = view_of (B, h, "gate");
+          upv = view_of (B, h, "up");
         }
       else
         {
@@ -817,8 +1174,7 @@ ffn (Builder *B, guint layer, const char *x, char **out, GError **error)
 
   /* The paper's Gemma2 and Llama2-70B graphs have a down projection wider
    * than the activation before it; it then reads a view of that width. */
-  down_x = down_in == half ? g_strdup (prod)
-                           : g_strdup_printf ("%s.rows", prod);
+  down_x = down_in == half ? g_strdup (prod) : view_of (B, prod, "rows");
   {
     g_autofree char *pname = g_strdup_printf ("%s.ffn_down", p);
     return linear (B, L, pname, down_x, B->M, down_in, d, NULL, PARTS (fd),
@@ -1139,6 +1495,39 @@ setup (Builder *B, GError **error)
       break;
     }
 
+  if (o->granularity == ELK_LLAMA_GRANULARITY_ARTIFACT)
+    {
+      /* The artifact's layer is known operator by operator only for its
+       * Llama-structured decode graphs (TExpr_llama2-13/-70, gemma2). */
+      const char *why = NULL;
+      if (o->phase != ELK_LLAMA_PHASE_DECODE)
+        why = "phase is not decode";
+      else if (m->norm != ELK_LLAMA_NORM_RMS)
+        why = "it uses LayerNorm, not RMSNorm";
+      else if (m->n_positions != 0 || m->patch_in != 0)
+        why = "it has no RoPE";
+      else if (!m->gated)
+        why = "its FFN is not gated";
+      else if (m->post_ln || m->parallel || m->post_norms)
+        why = "its layer is not Llama-structured (post-norms, parallel "
+              "attention and FFN, or post-LN)";
+      else if (m->bias_qkv || m->bias_o || m->bias_ffn)
+        why = "it has projection biases";
+      else if (!o->fuse_qkv || !o->fuse_ffn)
+        why = "fuse-qkv and fuse-ffn must be true (the artifact's graphs "
+              "slice fused projections)";
+      if (why != NULL)
+        {
+          g_set_error (error, ELK_LLAMA_ERROR, ELK_LLAMA_ERROR_INVALID,
+                       "%s: granularity=artifact reproduces the Elk "
+                       "artifact's decode graphs of Llama-structured models "
+                       "(RMSNorm, RoPE, fused QKV and gated FFN, no biases), "
+                       "but for '%s' %s", m->source, m->name, why);
+          return FALSE;
+        }
+      B->artifact = TRUE;
+    }
+
   split = o->split_factor < 0 ? m->default_split_factor : o->split_factor;
   if (split > 0)
     {
@@ -1169,6 +1558,8 @@ elk_llama_build_graph (const ElkLlamaModel *model,
 {
   Builder B = { 0 };
   g_autoptr (ElkGraph) graph = NULL;
+  g_autoptr (GHashTable) views = NULL;
+  g_autoptr (GPtrArray) prev = NULL;
   g_autofree char *x = NULL;
   guint64 weight_bytes = 0, kv_bytes = 0;
   gint split;
@@ -1180,6 +1571,13 @@ elk_llama_build_graph (const ElkLlamaModel *model,
 
   graph = elk_graph_new (model->name);
   B.graph = graph;
+  if (B.artifact)
+    {
+      views = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
+      prev = g_ptr_array_new_with_free_func (g_free);
+      B.views = views;
+      B.prev = prev;
+    }
 
   if (!embeddings (&B, &x, error))
     return NULL;
@@ -1219,7 +1617,15 @@ elk_llama_build_graph (const ElkLlamaModel *model,
   set_attr_u64 (graph, "params",
                 elk_llama_model_count_params (model, B.layers));
   set_attr_u64 (graph, "weight-bytes", weight_bytes);
-  set_attr_u64 (graph, "kv-bytes", kv_bytes);
+  /* The spilled activation copies have origin KV_CACHE (mark_hbm_inputs)
+   * but are not the KV cache. */
+  set_attr_u64 (graph, "kv-bytes", kv_bytes - B.spill_bytes);
+  if (B.artifact)
+    {
+      elk_graph_set_attribute (graph, "granularity", "artifact");
+      set_attr_u64 (graph, "spill-bytes", B.spill_bytes);
+      set_attr_u64 (graph, "constant-bytes", B.constant_bytes);
+    }
   set_attr_u64 (graph, "hidden", model->hidden);
   set_attr_u64 (graph, "heads", model->n_heads);
   set_attr_u64 (graph, "kv-heads", model->n_kv_heads);

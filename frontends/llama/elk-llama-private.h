@@ -364,6 +364,25 @@ char *elk_llama_preset_list (void);
 /* Graph building                                                       */
 /* ------------------------------------------------------------------ */
 
+/**
+ * ElkLlamaGranularity:
+ * @ELK_LLAMA_GRANULARITY_ELK: elk's graph (docs/frontend-llama.md): RoPE,
+ *   attention scale and mask are left out, norms are five operators, and
+ *   every activation stays on chip.
+ * @ELK_LLAMA_GRANULARITY_ARTIFACT: a measurement device that reproduces the
+ *   Elk artifact's decode graphs and their HBM accounting (48 operators per
+ *   Llama layer; an activation input is on chip only when the immediately
+ *   preceding operator produced or read it, every other one is a separate
+ *   HBM tensor that a preload streams).  Not a better model of the chip:
+ *   it exists to compare elk with the artifact's numbers
+ *   (docs/compiler.md, "The baseline gap").
+ */
+typedef enum
+{
+  ELK_LLAMA_GRANULARITY_ELK,
+  ELK_LLAMA_GRANULARITY_ARTIFACT,
+} ElkLlamaGranularity;
+
 typedef struct
 {
   ElkLlamaPhase phase;
@@ -375,6 +394,7 @@ typedef struct
   guint layers;          /* 0 = all */
   gint split_factor;     /* -1 = model default, 0 = off */
   guint split_cores;
+  ElkLlamaGranularity granularity;
 } ElkLlamaBuildOptions;
 
 #define ELK_LLAMA_DEFAULT_SEQ 2048

@@ -493,6 +493,190 @@ test_paper_split (void)
 }
 
 /* ------------------------------------------------------------------ */
+/* granularity=artifact                                                 */
+/* ------------------------------------------------------------------ */
+
+/* One layer's operators and how many of them read HBM. */
+static void
+layer_counts (ElkGraph *g, gint layer, guint *n_ops, guint *n_hbm,
+              GString *flags)
+{
+  *n_ops = *n_hbm = 0;
+  for (guint i = 0; i < elk_graph_get_n_ops (g); i++)
+    {
+      const ElkOp *op = elk_graph_get_op (g, i);
+      gboolean hbm;
+      if (op->layer != layer)
+        continue;
+      hbm = elk_op_get_hbm_bytes (g, op) > 0;
+      (*n_ops)++;
+      *n_hbm += hbm ? 1 : 0;
+      if (flags != NULL)
+        g_string_append_c (flags, hbm ? '1' : '0');
+    }
+}
+
+static ElkGraph *
+build_granularity (const char *preset, guint64 b, guint64 S,
+                   ElkLlamaGranularity granularity, guint layers)
+{
+  ElkLlamaBuildOptions o;
+
+  elk_llama_build_options_init (&o);
+  o.batch = b;
+  o.seq = S;
+  o.layers = layers;
+  o.granularity = granularity;
+  return build_preset (preset, &o);
+}
+
+static void
+test_granularity (void)
+{
+  /* Which operators of one layer read HBM in the artifact's
+   * TExpr_llama2-13-b64.json (the b64 graph its s4096 run wrote, with the
+   * two attention batch-matmuls split in two): a '1' for an operator with
+   * an input not marked "ignored", operator by operator from the norm's
+   * Multiply to the FFN residual Add.  Transcribed from that file. */
+  static const char artifact_b64_s4096[]
+      = "0001011" "1" "00100011" "1100011" "11" "010000" "1111"
+        "0001011" "1" "0000111";
+  static const struct
+  {
+    const char *preset;
+    guint64 b, S;
+    guint ops, hbm;            /* per layer, artifact granularity */
+  } cases[] = {
+    /* 48 operators per layer (Table 2: 1,928 for Llama2-13B's 40), 23 of
+     * them read HBM; elk's own graph has 24 and 8. */
+    { "llama2-13b-paper", 64, 2048, 48, 23 },
+    { "llama2-13b-paper", 64, 4096, 50, 25 },
+    { "gemma2-27b-paper", 64, 2048, 48, 23 },
+    { "llama2-70b-paper", 64, 2048, 48, 23 },
+  };
+
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      g_autoptr (ElkGraph) elk = NULL, art = NULL;
+      g_autoptr (GString) flags = g_string_new (NULL);
+      guint n_ops, n_hbm, n_ops1, n_hbm1;
+      guint64 M = cases[i].b, spill = 0, d, wqkv, he, down_in, hkv_e;
+      const ElkTensor *t;
+
+      elk = build_granularity (cases[i].preset, cases[i].b, cases[i].S,
+                               ELK_LLAMA_GRANULARITY_ELK, 2);
+      art = build_granularity (cases[i].preset, cases[i].b, cases[i].S,
+                               ELK_LLAMA_GRANULARITY_ARTIFACT, 2);
+      layer_counts (elk, 0, &n_ops, &n_hbm, NULL);
+      g_assert_cmpuint (n_ops, ==, cases[i].ops - 24);
+      g_assert_cmpuint (n_hbm, ==, cases[i].hbm - 15);
+      layer_counts (art, 0, &n_ops, &n_hbm, flags);
+      layer_counts (art, 1, &n_ops1, &n_hbm1, NULL);
+      g_test_message ("%s b%" G_GUINT64_FORMAT " s%" G_GUINT64_FORMAT
+                      ": %u ops, %u read HBM: %s", cases[i].preset,
+                      cases[i].b, cases[i].S, n_ops, n_hbm, flags->str);
+      g_assert_cmpuint (n_ops, ==, cases[i].ops);
+      g_assert_cmpuint (n_hbm, ==, cases[i].hbm);
+      g_assert_cmpuint (n_ops1, ==, n_ops);
+      g_assert_cmpuint (n_hbm1, ==, n_hbm);
+      if (cases[i].ops == 50)
+        g_assert_cmpstr (flags->str, ==, artifact_b64_s4096);
+      g_assert_cmpstr (elk_graph_get_attribute (art, "granularity"), ==,
+                       "artifact");
+      g_assert_null (elk_graph_get_attribute (elk, "granularity"));
+
+      /* The spilled copies, computed here: per layer the norms' re-read
+       * inputs and the residual adds' (4 x [M, d]), the Q Slice's QKV
+       * output, RoPE's Concat and x cos for Q and K, and the FFN's up
+       * half ([M, down width]); then output_norm's input. */
+      d = attr (art, "hidden");
+      t = tensor (art, "blk.0.attn_qkv.weight");
+      wqkv = t->shape[1];
+      he = attr (art, "heads") * attr (art, "head-dim");
+      hkv_e = attr (art, "kv-heads") * attr (art, "head-dim");
+      t = tensor (art, "blk.0.ffn_down.weight");
+      down_in = t->shape[0];
+      spill = 2 * (4 * M * d + M * wqkv + 2 * M * he + 2 * M * hkv_e
+                   + M * down_in);
+      g_assert_cmpuint (attr (art, "spill-bytes"), ==, 2 * spill + 2 * M * d);
+      /* Constants: two epsilons, four RoPE tables of [1, head_dim] and
+       * the [b, 1, 1] mask per layer, and output_norm's epsilon. */
+      g_assert_cmpuint (attr (art, "constant-bytes"), ==,
+                        2 * (2 * (2 + 4 * attr (art, "head-dim") + M)
+                             + 1));
+      /* Weights and the KV cache are the same tensors; HBM traffic grows
+       * by exactly the spills and the constants. */
+      g_assert_cmpuint (attr (art, "kv-bytes"), ==, attr (elk, "kv-bytes"));
+      g_assert_cmpuint (attr (art, "weight-bytes"), ==,
+                        attr (elk, "weight-bytes")
+                            + attr (art, "constant-bytes"));
+      g_assert_cmpuint (elk_graph_get_hbm_bytes (art), ==,
+                        elk_graph_get_hbm_bytes (elk)
+                            + attr (art, "spill-bytes")
+                            + attr (art, "constant-bytes"));
+    }
+
+  /* The default is elk's graph: 967 operators for Llama2-13B (24 per
+   * layer), 323 of them reading HBM (docs/compiler.md). */
+  {
+    g_autoptr (ElkGraph) g = NULL;
+    ElkLlamaBuildOptions o;
+    guint hbm = 0;
+
+    elk_llama_build_options_init (&o);
+    g_assert_cmpint (o.granularity, ==, ELK_LLAMA_GRANULARITY_ELK);
+    o.batch = 64;
+    o.seq = 2048;
+    g = build_preset ("llama2-13b-paper", &o);
+    for (guint i = 0; i < elk_graph_get_n_ops (g); i++)
+      hbm += elk_op_get_hbm_bytes (g, elk_graph_get_op (g, i)) > 0;
+    g_assert_cmpuint (elk_graph_get_n_ops (g), ==, 967);
+    g_assert_cmpuint (hbm, ==, 323);
+  }
+}
+
+/* granularity=artifact is defined for Llama-structured decode graphs
+ * only; anything else is refused with the reason. */
+static void
+test_granularity_errors (void)
+{
+  static const struct
+  {
+    const char *preset;
+    ElkLlamaPhase phase;
+    gboolean fuse_qkv;
+    const char *reason;
+  } cases[] = {
+    { "opt-30b-paper", ELK_LLAMA_PHASE_DECODE, TRUE, "LayerNorm" },
+    { "llama2-13b-paper", ELK_LLAMA_PHASE_PREFILL, TRUE, "not decode" },
+    { "llama2-13b-paper", ELK_LLAMA_PHASE_DECODE, FALSE, "fuse-qkv" },
+    { "gemma-2-27b", ELK_LLAMA_PHASE_DECODE, TRUE, "post-norms" },
+    { "bert-base", ELK_LLAMA_PHASE_PREFILL, TRUE, "not decode" },
+  };
+
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      g_autoptr (GError) error = NULL;
+      g_autoptr (ElkLlamaModel) m = NULL;
+      g_autoptr (ElkGraph) g = NULL;
+      ElkLlamaBuildOptions o;
+
+      m = elk_llama_model_new_from_preset (cases[i].preset, &error);
+      g_assert_no_error (error);
+      elk_llama_build_options_init (&o);
+      o.phase = cases[i].phase;
+      o.fuse_qkv = cases[i].fuse_qkv;
+      o.layers = 1;
+      o.granularity = ELK_LLAMA_GRANULARITY_ARTIFACT;
+      g = elk_llama_build_graph (m, &o, &error);
+      g_assert_null (g);
+      g_assert_error (error, ELK_LLAMA_ERROR, ELK_LLAMA_ERROR_INVALID);
+      g_assert_nonnull (strstr (error->message, "granularity=artifact"));
+      g_assert_nonnull (strstr (error->message, cases[i].reason));
+    }
+}
+
+/* ------------------------------------------------------------------ */
 /* config.json                                                          */
 /* ------------------------------------------------------------------ */
 
@@ -862,6 +1046,23 @@ test_frontend (void)
   }
   g_assert_nonnull (pspec);
   g_assert_true (pspec->flags & ELK_PARAM_PATH);
+  /* granularity: an enum, so an experiment's unknown value is refused by
+   * the parameter parser with the list of values; elk by default. */
+  {
+    GTypeClass *klass = g_type_class_ref (type);
+    GParamSpec *gs = g_object_class_find_property (G_OBJECT_CLASS (klass),
+                                                   "granularity");
+    GEnumClass *values;
+    g_assert_nonnull (gs);
+    g_assert_true (G_IS_PARAM_SPEC_ENUM (gs));
+    values = G_PARAM_SPEC_ENUM (gs)->enum_class;
+    g_assert_cmpuint (values->n_values, ==, 2);
+    g_assert_nonnull (g_enum_get_value_by_nick (values, "elk"));
+    g_assert_nonnull (g_enum_get_value_by_nick (values, "artifact"));
+    g_assert_cmpint (G_PARAM_SPEC_ENUM (gs)->default_value, ==,
+                     ELK_LLAMA_GRANULARITY_ELK);
+    g_type_class_unref (klass);
+  }
 
   /* Neither model nor preset. */
   obj = g_object_new (type, NULL);
@@ -901,6 +1102,14 @@ test_frontend (void)
   g_assert_cmpuint (attr (g, "kv-bytes"), ==,
                     16ull * 4096 * 2 * 2 * 8 * 128 * 2);
   g_assert_cmpuint (attr (g, "split-factor"), ==, 3);
+  elk_graph_unref (g);
+  /* granularity=artifact through the property. */
+  g_object_set (obj, "granularity", ELK_LLAMA_GRANULARITY_ARTIFACT, NULL);
+  g = elk_frontend_load (ELK_FRONTEND (obj), &error);
+  g_assert_no_error (error);
+  g_assert_cmpstr (elk_graph_get_attribute (g, "granularity"), ==,
+                   "artifact");
+  g_assert_cmpuint (elk_graph_get_n_ops (g), ==, 1 + 2 * 48 + 8);
   elk_graph_unref (g);
   g_object_unref (obj);
 }
@@ -978,6 +1187,9 @@ main (int argc, char **argv)
   g_test_add_func ("/llama/presets/layers", test_layers);
   g_test_add_func ("/llama/paper/shapes", test_paper_shapes);
   g_test_add_func ("/llama/paper/split", test_paper_split);
+  g_test_add_func ("/llama/paper/granularity", test_granularity);
+  g_test_add_func ("/llama/paper/granularity-errors",
+                   test_granularity_errors);
   g_test_add_func ("/llama/hf/configs", test_hf_configs);
   g_test_add_func ("/llama/hf/errors", test_hf_errors);
   g_test_add_func ("/llama/hf/limits", test_hf_limits);

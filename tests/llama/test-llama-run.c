@@ -179,10 +179,54 @@ test_run (void)
   remove_tree (dir);
 }
 
+/* An unknown granularity is refused before anything runs, with the
+ * parameter, the value and the accepted values in the message. */
+static void
+test_bad_granularity (void)
+{
+  const char *elk_run = g_getenv ("ELK_RUN");
+  g_autofree char *dir = NULL, *xml_path = NULL, *out = NULL, *err = NULL;
+  g_autoptr (GError) error = NULL;
+  const char *argv[] = { elk_run, NULL, NULL };
+  gint status;
+
+  if (elk_run == NULL || !g_file_test (elk_run, G_FILE_TEST_IS_EXECUTABLE))
+    {
+      g_test_skip ("ELK_RUN does not name an elk-run executable");
+      return;
+    }
+  dir = g_dir_make_tmp ("elk-llama-run-XXXXXX", &error);
+  g_assert_no_error (error);
+  xml_path = g_build_filename (dir, "bad.xml", NULL);
+  g_assert_true (g_file_set_contents (
+      xml_path,
+      "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+      "<experiment format=\"1\" name=\"bad\">\n"
+      "  <frontend name=\"llama\">\n"
+      "    <param name=\"preset\">llama2-13b-paper</param>\n"
+      "    <param name=\"granularity\">coarse</param>\n"
+      "  </frontend>\n"
+      "  <chip name=\"analytic\"/>\n"
+      "  <scheduler name=\"ideal\"/>\n"
+      "  <output dir=\"out-bad\"/>\n"
+      "</experiment>\n", -1, &error));
+  argv[1] = xml_path;
+  g_assert_true (g_spawn_sync (dir, (char **) argv, NULL, G_SPAWN_DEFAULT,
+                               NULL, NULL, &out, &err, &status, &error));
+  g_assert_no_error (error);
+  g_assert_false (g_spawn_check_wait_status (status, NULL));
+  g_test_message ("%s", err);
+  g_assert_nonnull (strstr (err, "granularity"));
+  g_assert_nonnull (strstr (err, "'coarse'"));
+  g_assert_nonnull (strstr (err, "elk, artifact"));
+  remove_tree (dir);
+}
+
 int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/llama/run/elk-run", test_run);
+  g_test_add_func ("/llama/run/bad-granularity", test_bad_granularity);
   return g_test_run ();
 }
