@@ -62,6 +62,10 @@ typedef enum
   F_AFFINE,   /* a * b + c: inference batch normalization, folded */
   F_COPY_LAST, /* gather: the rows the indices select are the last input */
   F_BIAS,     /* out += c (the last input): a bias after a reduction */
+  F_ADD3,     /* the same of three inputs (ONNX Sum, Max, Min, Mul) */
+  F_MUL3,
+  F_MAX3,
+  F_MIN3,
   U_RELU,
   U_SILU,
   U_GELU,
@@ -124,6 +128,7 @@ static const KernelName kernel_names[] = {
   { "pow", ELK_OP_ELEMENTWISE, F_POW, 0, POST_NONE },
   { "sub-exp", ELK_OP_ELEMENTWISE, F_SUB_EXP, 0, POST_NONE },
   { "max", ELK_OP_ELEMENTWISE, F_MAX2, 0, POST_NONE },
+  { "sum", ELK_OP_ELEMENTWISE, F_ADD, 0, POST_NONE },
   { "min", ELK_OP_ELEMENTWISE, F_MIN2, 0, POST_NONE },
   { "prelu", ELK_OP_ELEMENTWISE, F_PRELU, 0, POST_NONE },
   { "batchnorm", ELK_OP_ELEMENTWISE, F_AFFINE, 0, POST_NONE },
@@ -186,6 +191,7 @@ typedef struct
   FuncKind fn;
   PostKind post;
   gboolean bias;     /* the last input is added once after the reduction */
+  gboolean ternary;  /* an associative elementwise operator of 3 inputs */
   float imm[MAX_IMM];
   guint n_imm;
   guint n_pool;
@@ -455,13 +461,18 @@ find_kernel (const ElkGraph *g, const ElkOp *op, Kernel *k, GError **error)
     {
       if (k->fn == F_MAC)
         k->bias = TRUE;
+      else if (op->kind == ELK_OP_ELEMENTWISE
+               && (k->fn == F_ADD || k->fn == F_MUL || k->fn == F_MAX2
+                   || k->fn == F_MIN2))
+        k->ternary = TRUE;
       else if (k->fn != F_AFFINE)
         {
           g_set_error (error, ELK_CHIP_ERROR, ELK_CHIP_ERROR_RUN,
                        "chip 'ipu-pod': operator '%s' of type '%s' has 3 "
                        "inputs; functional mode runs 3 inputs only for a "
-                       "matrix product or convolution with a bias, and "
-                       "batchnorm", op->name, op->type);
+                       "matrix product or convolution with a bias, "
+                       "batchnorm, and add, mul, max, min of three",
+                       op->name, op->type);
           return FALSE;
         }
     }
@@ -580,6 +591,10 @@ run_kernel (FuncKind fn,
             {
             case F_MAC: *o += alpha * (x * y); break;
             case F_ADD: *o = x + y; break;
+            case F_ADD3: *o = x + y + z[off[3] + i * sz]; break;
+            case F_MUL3: *o = x * y * z[off[3] + i * sz]; break;
+            case F_MAX3: *o = fmaxf (fmaxf (x, y), z[off[3] + i * sz]); break;
+            case F_MIN3: *o = fminf (fminf (x, y), z[off[3] + i * sz]); break;
             case F_SUB: *o = x - y; break;
             case F_MUL: *o = x * y; break;
             case F_DIV: *o = x / y; break;
@@ -937,6 +952,9 @@ execute_op (Func *F, guint i, const ElkPlan *hp, gboolean preloaded,
   if (!find_kernel (F->graph, op, &K, error))
     return FALSE;
   fn = K.fn;
+  if (K.ternary)
+    fn = fn == F_ADD ? F_ADD3 : fn == F_MUL ? F_MUL3
+         : fn == F_MAX2 ? F_MAX3 : F_MIN3;
   for (guint v = 0; v < V; v++)
     {
       const ElkAccess *acc = &op->access[v];
