@@ -287,14 +287,55 @@ graph_shape (Model *M, const char *name, guint *rank, gint64 *dims)
   return TRUE;
 }
 
+/* The shape of value @name before the run: a graph tensor's, a weight's
+ * or input's, or through the layout nodes that lead to it. */
+static gboolean
+value_shape (Model *M, const char *name, guint *rank, gint64 *dims)
+{
+  const HVal *v = g_hash_table_lookup (M->values, name);
+  const Onnx__NodeProto *n;
+
+  if (graph_shape (M, name, rank, dims))
+    return TRUE;
+  if (v != NULL)
+    {
+      *rank = v->rank;
+      memcpy (dims, v->dims, v->rank * sizeof (gint64));
+      return TRUE;
+    }
+  n = g_hash_table_lookup (M->producer, name);
+  if (n == NULL || n->n_input == 0
+      || !value_shape (M, n->input[0], rank, dims))
+    return FALSE;
+  if (!strcmp (n->op_type, "Identity") || !strcmp (n->op_type, "Dropout"))
+    return TRUE;
+  if (!strcmp (n->op_type, "Concat"))
+    {
+      gint64 axis = attr_i (n, "axis", 0), total = 0;
+      if (axis < 0)
+        axis += *rank;
+      for (gsize k = 0; k < n->n_input; k++)
+        {
+          guint r2;
+          gint64 d2[8];
+          if (!value_shape (M, n->input[k], &r2, d2))
+            return FALSE;
+          total += d2[axis];
+        }
+      dims[axis] = total;
+      return TRUE;
+    }
+  return FALSE;
+}
+
 /* The output of a layout node, from its input. */
 static HVal *
 eval_layout (Model *M, const Onnx__NodeProto *n, const char *name)
 {
   const char *op = n->op_type;
   HVal *x = n->n_input > 0 ? get_value (M, n->input[0]) : NULL;
-  guint rank;
-  gint64 dims[8];
+  guint rank = 0;
+  gint64 dims[8] = { 0 };
 
   if (x == NULL)
     return NULL;
@@ -872,17 +913,29 @@ prepare_ops (Model *M)
                                attr_f (n, "beta", 1.0f));
       else if (op->kind == ELK_OP_POOL)
         {
-          HVal *x = get_value (M, n->input[0]);
           GString *s;
           gsize nk;
           const int64_t *ks = attr_is (n, "kernel_shape", &nk);
-          if (x == NULL || ks == NULL)
-            return FALSE;
+          guint rank;
+          gint64 dims[8];
+          /* The input's shape: an operator's output, or a weight or input
+           * (the data is not there before the run). */
+          if (!value_shape (M, n->input[0], &rank, dims))
+            {
+              model_fail (M, "no shape for the input '%s' of pool '%s'",
+                          n->input[0], op->name);
+              return FALSE;
+            }
+          if (ks == NULL)
+            {
+              model_fail (M, "pool '%s' has no kernel_shape", op->name);
+              return FALSE;
+            }
           s = g_string_new (NULL);
-          for (guint a = 0; a + 2 < x->rank; a++)
+          for (guint a = 0; a + 2 < rank; a++)
             {
               Win w;
-              node_window (n, a, x->rank - 2, x->dims[2 + a], ks[a], &w);
+              node_window (n, a, rank - 2, dims[2 + a], ks[a], &w);
               g_string_append_printf (s, "%" G_GINT64_FORMAT ",%"
                                       G_GINT64_FORMAT ",%" G_GINT64_FORMAT
                                       ",%" G_GINT64_FORMAT ",%"
@@ -953,6 +1006,12 @@ run_case (const char *what, const char *model_path, const char *data_dir,
                                       ELK_GRAPH_ERROR_UNSUPPORTED));
       skip (what, why);
       return;
+    }
+  for (guint i = 0; i < elk_graph_get_n_ops (graph); i++)
+    {
+      const ElkOp *op = elk_graph_get_op (graph, i);
+      g_autofree char *sig = elk_op_dup_signature (graph, op);
+      g_debug ("%s: operator %s (%s): %s", what, op->name, op->type, sig);
     }
   g_assert_true (g_file_get_contents (model_path, &bytes, &len, NULL));
   M.model = onnx__model_proto__unpack (NULL, len, (const guint8 *) bytes);
