@@ -585,10 +585,17 @@ weight_view (Model *M, const char *name, const HVal *wt,
   guint rank, n_sp = wt->rank - 2;
   gint64 dims[8], phase[2] = { 1, 1 }, r1[2] = { 1, 1 };
   Win w[2];
-  HVal *x = get_value (M, n->input[0]), *v;
+  guint xr;
+  gint64 xd[8];
+  HVal *v;
 
-  if (x == NULL)
-    return NULL;
+  /* Weights are preloaded before the input exists: its shape only. */
+  if (!value_shape (M, n->input[0], &xr, xd))
+    {
+      model_fail (M, "no shape for the input '%s' of '%s'", n->input[0],
+                  name);
+      return NULL;
+    }
   if (!graph_shape (M, name, &rank, dims) || n_sp > 2)
     {
       model_fail (M, "view '%s' has no graph tensor", name);
@@ -596,7 +603,7 @@ weight_view (Model *M, const char *name, const HVal *wt,
     }
   for (guint i = 0; i < n_sp; i++)
     {
-      node_window (n, i, n_sp, x->dims[2 + i], wt->dims[2 + i], &w[i]);
+      node_window (n, i, n_sp, xd[2 + i], wt->dims[2 + i], &w[i]);
       phase[i] = w[i].stride > 1 && w[i].eff > 1 ? w[i].stride : 1;
       r1[i] = dims[rank - n_sp + i];
     }
