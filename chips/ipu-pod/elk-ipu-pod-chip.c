@@ -353,11 +353,16 @@ elk_ipu_pod_chip_run_traced (ElkChip *chip,
     "(while '%s' ran or was preloaded); %" G_GUINT64_FORMAT " supersteps, %"
     G_GUINT64_FORMAT " events; HBM read %.6g B, delivered %.6g B, exchanged "
     "%.6g B (%.6g B over IPU-Links); execute stalled %.6g s in compute "
-    "(remote writes) and %.6g s in exchange (shared receive ports)",
+    "(remote writes) and %.6g s in exchange (shared receive ports); "
+    "execute phases: input %.6g s (%.6g s of it waiting for the IPU-Links "
+    "after the ports were done), compute %.6g s, shift %.6g s, reduce "
+    "%.6g s, sync %.6g s",
     r.latency_cycles, r.sram_hwm, r.sram_hwm_tile,
     elk_graph_get_op (graph, r.sram_hwm_op)->name, r.n_supersteps,
     r.n_events, r.hbm_bytes, r.delivered_bytes, r.exchange_bytes,
-    r.xchip_bytes, r.compute_stall_s, r.exchange_stall_s);
+    r.xchip_bytes, r.compute_stall_s, r.exchange_stall_s, r.phase_s[0],
+    r.xchip_wait_s, r.phase_s[1], r.phase_s[2], r.phase_s[3],
+    r.phase_s[4]);
   g_debug ("%s", self->last_report);
 
   {
@@ -570,8 +575,9 @@ elk_ipu_pod_chip_class_init (ElkIpuPodChipClass *klass)
     NULL, "How partial sums left after the rotations are reduced: direct "
     "(one all-to-all reduce-scatter superstep) or stepwise (r - 1 "
     "supersteps of one 1/r chunk each, then one reduce over the r "
-    "partials: the shape of T10's shuffle cost)", elk_ipu_pod_reduce_get_type (),
-    ELK_IPU_POD_REDUCE_DIRECT, FLAGS);
+    "partials: the lowering T10's measured shuffle cost describes, the "
+    "default)", elk_ipu_pod_reduce_get_type (),
+    ELK_IPU_POD_REDUCE_STEPWISE, FLAGS);
   properties[PROP_TRACE_TILES] = g_param_spec_uint ("trace-tiles", NULL,
     "Tiles sampled into a trace, evenly spaced", 0, 1024, 4, FLAGS);
   properties[PROP_LAST_SRAM_HWM] = g_param_spec_uint64 ("last-sram-hwm",

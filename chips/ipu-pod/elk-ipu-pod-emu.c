@@ -1761,6 +1761,22 @@ elk__ipu_emulate (const IpuMachine *m,
           goto out;
         }
 
+      /* Where the execute's time goes, for the report: its phase, and
+       * whether an exchange only waits for the IPU-Links. */
+      if (ph != NULL)
+        {
+          gboolean ports_busy = FALSE;
+          for (guint k = 0; k < sim.n_segs && !ports_busy; k++)
+            if (sim.segs[k].in_exec
+                && (sim.segs[k].ex_left > EPS_BYTES
+                    || sim.segs[k].tx_left > EPS_BYTES))
+              ports_busy = TRUE;
+          report->phase_s[ph->what] += dt;
+          if (ph->kind == PH_EXCHANGE && !ports_busy
+              && ex_xchip_left > EPS_BYTES)
+            report->xchip_wait_s += dt;
+        }
+
       /* Advance every activity by dt. */
       {
         const Lowered *P = pr_op >= 0 ? low[pr_op] : NULL;

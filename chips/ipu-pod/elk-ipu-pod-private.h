@@ -63,6 +63,10 @@ typedef struct
   double exchange_stall_s;   /* exchange slowed by preload traffic */
   double port_busy_s;        /* receive-port busy time summed over tiles */
   double preload_busy_s;     /* some preload in flight */
+  double phase_s[5];         /* execute time in input, compute, shift,
+                              * reduce and sync phases */
+  double xchip_wait_s;       /* exchange phases whose ports were done,
+                              * waiting for the IPU-Links */
 } IpuReport;
 
 gboolean elk__ipu_emulate (const IpuMachine *m,
