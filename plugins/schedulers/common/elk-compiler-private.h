@@ -232,13 +232,78 @@ guint64 elk__table_min_hot (const ElkPlanTable *table);
 /* Preload orders (§3.7)                                                    */
 /* ---------------------------------------------------------------------- */
 
+/* How candidate orders are generated: AUTO takes LAYERS when the graph has
+ * identical layers with at least two groups to permute, SUFFIX_TREE
+ * otherwise. */
+typedef enum
+{
+  ELK_ORDER_ENUM_AUTO,
+  ELK_ORDER_ENUM_LAYERS,
+  ELK_ORDER_ENUM_SUFFIX_TREE,
+} ElkOrderEnum;
+
+/* What an enumeration did, for logs and tests. */
+typedef struct
+{
+  ElkOrderEnum method;   /* LAYERS or SUFFIX_TREE: the one used */
+  guint n_layers;        /* identical layers found (0 or 1: none repeat) */
+  guint n_groups;        /* LAYERS: groups per layer */
+  guint n_movable;       /* SUFFIX_TREE: HBM-heavy operators reordered */
+  guint64 n_nodes;       /* SUFFIX_TREE: tree nodes visited */
+  guint max_level;       /* SUFFIX_TREE: last displacement level searched */
+  gboolean truncated;    /* stopped by max_orders or the node budget */
+} ElkOrderInfo;
+
 /* Returns a GPtrArray of guint32[n_ops] orders, the default order first.
- * Deterministic.  *n_groups receives the groups per layer found (0 when the
- * graph has no repeated layers). */
+ * Deterministic.  Fails only when @method is LAYERS and the graph has no
+ * repeated layers to permute. */
 GPtrArray *elk__orders_enumerate (const ElkEngine *engine,
+                                  ElkOrderEnum method,
                                   guint max_displacement,
                                   guint max_orders,
-                                  guint *n_groups);
+                                  ElkOrderInfo *info,
+                                  GError **error);
+
+/**
+ * ElkSuffixTree:
+ * @n: operators, in execution order.
+ * @exec_bytes: per operator, the smallest per-core execute state.
+ * @preload_bytes: per operator, the smallest per-core preload state (0 for
+ *   an operator without HBM data).
+ * @movable: per operator, whether its preload may move (the HBM-heavy
+ *   ones); the others keep their default position.
+ * @kind: per operator, a number below @n; movable operators of the same
+ *   kind (identical plan tables) keep their relative order.
+ * @capacity: per-core bytes.
+ * @max_resident: most operators forced to stay resident while one executes
+ *   (G_MAXUINT: no limit).
+ * @max_move: most positions an operator's preload may move from its
+ *   default position (G_MAXUINT: no limit).
+ * @max_orders: stop after this many orders.
+ * @max_nodes: stop after visiting this many tree nodes (0: no limit).
+ *
+ * The generic preload-order enumeration of elk-paper.md §3.7 (Fig 14) on
+ * plain arrays, so tests can drive it with hand-made sizes.  The rule is
+ * documented in elk-orders.c.
+ */
+typedef struct
+{
+  guint n;
+  const guint64 *exec_bytes;
+  const guint64 *preload_bytes;
+  const gboolean *movable;
+  const guint *kind;
+  guint64 capacity;
+  guint max_resident;
+  guint max_move;
+  guint max_orders;
+  guint64 max_nodes;
+} ElkSuffixTree;
+
+/* Returns the valid orders (guint32[n] each), by increasing displacement
+ * level, the default order first when it is valid.  @info may be NULL. */
+GPtrArray *elk__orders_suffix_tree (const ElkSuffixTree *problem,
+                                    ElkOrderInfo *info);
 
 /* ---------------------------------------------------------------------- */
 /* Forward timeline (analytic chip)                                        */

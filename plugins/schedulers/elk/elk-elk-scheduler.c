@@ -8,7 +8,10 @@
  * orders of the layer groups (each ending at a MatMul, moved at most
  * max-displacement places, equivalent orders removed, one order applied to
  * every identical layer) and evaluates each with the full scheduling pass
- * on a GThreadPool.  Both contention variants are tried unless contention
+ * on a GThreadPool.  Graphs without repeated layers get the paper's
+ * generic suffix-tree enumeration instead (Fig 14, elk-orders.c);
+ * order-enumeration forces one method or the other, for ablations.  Both
+ * contention variants are tried unless contention
  * says otherwise.  The winner is the lowest estimated latency, ties going
  * to the lowest-numbered candidate, so results are identical whatever the
  * thread count.
@@ -43,10 +46,29 @@ elk_order_search_get_type (void)
   return (GType) type;
 }
 
+static GType
+elk_order_enumeration_get_type (void)
+{
+  static gsize type = 0;
+  static const GEnumValue values[] = {
+    { ELK_ORDER_ENUM_AUTO, "ELK_ORDER_ENUM_AUTO", "auto" },
+    { ELK_ORDER_ENUM_LAYERS, "ELK_ORDER_ENUM_LAYERS", "layers" },
+    { ELK_ORDER_ENUM_SUFFIX_TREE, "ELK_ORDER_ENUM_SUFFIX_TREE",
+      "suffix-tree" },
+    { 0, NULL, NULL },
+  };
+
+  if (g_once_init_enter (&type))
+    g_once_init_leave (&type, g_enum_register_static ("ElkOrderEnumeration",
+                                                      values));
+  return (GType) type;
+}
+
 struct _ElkElkScheduler
 {
   GObject parent_instance;
   gint order_search;
+  gint order_enumeration;
   guint max_displacement;
   guint max_orders;
   guint threads;
@@ -54,7 +76,7 @@ struct _ElkElkScheduler
   gint contention;
 };
 
-enum { PROP_0, PROP_ORDER_SEARCH, PROP_MAX_DISPLACEMENT, PROP_MAX_ORDERS, PROP_THREADS, PROP_LOAD_NOC_SHARE, PROP_CONTENTION, N_PROPS };
+enum { PROP_0, PROP_ORDER_SEARCH, PROP_ORDER_ENUMERATION, PROP_MAX_DISPLACEMENT, PROP_MAX_ORDERS, PROP_THREADS, PROP_LOAD_NOC_SHARE, PROP_CONTENTION, N_PROPS };
 static GParamSpec *properties[N_PROPS];
 
 static void elk_elk_scheduler_iface_init (ElkSchedulerInterface *iface);
@@ -103,11 +125,27 @@ elk_elk_scheduler_schedule (ElkScheduler *scheduler,
   orders = NULL;
   if (full)
     {
-      guint n_groups;
-      orders = elk__orders_enumerate (&engine, self->max_displacement,
-                                      self->max_orders, &n_groups);
-      g_debug ("%u groups per layer, %u candidate orders", n_groups,
-               orders->len);
+      ElkOrderInfo info;
+      orders = elk__orders_enumerate (&engine, self->order_enumeration,
+                                      self->max_displacement,
+                                      self->max_orders, &info, error);
+      if (orders == NULL)
+        {
+          elk__engine_clear (&engine);
+          g_ptr_array_unref (identity);
+          return NULL;
+        }
+      if (info.method == ELK_ORDER_ENUM_LAYERS)
+        g_debug ("layers: %u identical layers, %u groups per layer, %u "
+                 "candidate orders%s", info.n_layers, info.n_groups,
+                 orders->len, info.truncated ? " (max-orders reached)" : "");
+      else
+        g_debug ("suffix tree: %u HBM-heavy of %u operators, %u candidate "
+                 "orders, %" G_GUINT64_FORMAT " nodes, displacement up to "
+                 "%u%s", info.n_movable, engine.n_ops, orders->len,
+                 info.n_nodes, info.max_level,
+                 info.truncated ? " (stopped: max-orders or node budget)"
+                                : " (complete)");
     }
   /* The default order is tried with the artifact's ladder of preload NoC
    * shares (load-noc-share, then 0.9, 0.7, 0.5: what Elk-Dyn does); the
@@ -203,6 +241,9 @@ elk_elk_scheduler_get_property (GObject *object, guint prop_id, GValue *value,
     case PROP_ORDER_SEARCH:
       g_value_set_enum (value, self->order_search);
       break;
+    case PROP_ORDER_ENUMERATION:
+      g_value_set_enum (value, self->order_enumeration);
+      break;
     case PROP_MAX_DISPLACEMENT:
       g_value_set_uint (value, self->max_displacement);
       break;
@@ -233,6 +274,9 @@ elk_elk_scheduler_set_property (GObject *object, guint prop_id, const GValue *va
     {
     case PROP_ORDER_SEARCH:
       self->order_search = g_value_get_enum (value);
+      break;
+    case PROP_ORDER_ENUMERATION:
+      self->order_enumeration = g_value_get_enum (value);
       break;
     case PROP_MAX_DISPLACEMENT:
       self->max_displacement = g_value_get_uint (value);
@@ -267,9 +311,15 @@ elk_elk_scheduler_class_init (ElkElkSchedulerClass *klass)
                        elk_order_search_get_type (), ELK_ORDER_SEARCH_FULL,
                        G_PARAM_READWRITE | G_PARAM_CONSTRUCT
                          | G_PARAM_STATIC_STRINGS);
+  properties[PROP_ORDER_ENUMERATION] =
+    g_param_spec_enum ("order-enumeration", NULL,
+                       "How order-search=full makes candidate orders: layers (permute MatMul/Conv groups of identical layers), suffix-tree (the paper's generic enumeration, Fig 14), or auto (layers when the graph has repeated layers, else suffix-tree)",
+                       elk_order_enumeration_get_type (), ELK_ORDER_ENUM_AUTO,
+                       G_PARAM_READWRITE | G_PARAM_CONSTRUCT
+                         | G_PARAM_STATIC_STRINGS);
   properties[PROP_MAX_DISPLACEMENT] =
     g_param_spec_uint ("max-displacement", NULL,
-                       "Largest number of positions a layer group may move in a candidate order",
+                       "Largest number of positions a layer group may move in a candidate order (order-enumeration=layers)",
                        0, 16, 4,
                        G_PARAM_READWRITE | G_PARAM_CONSTRUCT
                          | G_PARAM_STATIC_STRINGS);
