@@ -62,6 +62,8 @@ typedef enum
   F_AFFINE,   /* a * b + c: inference batch normalization, folded */
   F_COPY_LAST, /* gather: the rows the indices select are the last input */
   F_BIAS,     /* out += c (the last input): a bias after a reduction */
+  F_WHERE,    /* a != 0 ? b : c */
+  F_SOFTMAX,  /* along the axes the immediates name, whole on each tile */
   F_ADD3,     /* the same of three inputs (ONNX Sum, Max, Min, Mul) */
   F_MUL3,
   F_MAX3,
@@ -132,6 +134,9 @@ static const KernelName kernel_names[] = {
   { "min", ELK_OP_ELEMENTWISE, F_MIN2, 0, POST_NONE },
   { "prelu", ELK_OP_ELEMENTWISE, F_PRELU, 0, POST_NONE },
   { "batchnorm", ELK_OP_ELEMENTWISE, F_AFFINE, 0, POST_NONE },
+  { "where", ELK_OP_ELEMENTWISE, F_WHERE, 0, POST_NONE },
+  /* Softmax: the immediates are the output axes it normalises over. */
+  { "softmax", ELK_OP_REDUCE, F_SOFTMAX, 0, POST_NONE },
   { "relu", ELK_OP_UNARY, U_RELU, 0, POST_NONE },
   { "silu", ELK_OP_UNARY, U_SILU, 0, POST_NONE },
   { "gelu", ELK_OP_UNARY, U_GELU, 0, POST_NONE },
@@ -192,6 +197,7 @@ typedef struct
   PostKind post;
   gboolean bias;     /* the last input is added once after the reduction */
   gboolean ternary;  /* an associative elementwise operator of 3 inputs */
+  guint8 softmax;    /* loop dimensions softmax normalises over */
   float imm[MAX_IMM];
   guint n_imm;
   guint n_pool;
@@ -455,6 +461,25 @@ find_kernel (const ElkGraph *g, const ElkOp *op, Kernel *k, GError **error)
     }
   if (op->kind == ELK_OP_POOL && !pool_axes (op, k, error))
     return FALSE;
+  if (k->fn == F_SOFTMAX)
+    {
+      k->softmax = 0;
+      for (guint i = 0; i < k->n_imm; i++)
+        {
+          gint x = (gint) k->imm[i];
+          if (x < 0 || (guint) x >= op->access[0].n_axes)
+            break;
+          k->softmax |= (guint8) (1u << op->access[0].dims[x][0]);
+        }
+      if (k->n_imm == 0 || k->softmax == 0 || op->n_operands != 2)
+        {
+          g_set_error (error, ELK_CHIP_ERROR, ELK_CHIP_ERROR_RUN,
+                       "chip 'ipu-pod': functional mode needs the axes of "
+                       "softmax '%s' as graph attribute 'immediates:%s' "
+                       "(output axis indices)", op->name, op->name);
+          return FALSE;
+        }
+    }
   /* Three inputs: a matrix product or convolution with a bias, added once
    * per output element; the affine batch normalization. */
   if (op->n_operands == 4)
@@ -465,7 +490,7 @@ find_kernel (const ElkGraph *g, const ElkOp *op, Kernel *k, GError **error)
                && (k->fn == F_ADD || k->fn == F_MUL || k->fn == F_MAX2
                    || k->fn == F_MIN2))
         k->ternary = TRUE;
-      else if (k->fn != F_AFFINE)
+      else if (k->fn != F_AFFINE && k->fn != F_WHERE)
         {
           g_set_error (error, ELK_CHIP_ERROR, ELK_CHIP_ERROR_RUN,
                        "chip 'ipu-pod': operator '%s' of type '%s' has 3 "
@@ -476,12 +501,11 @@ find_kernel (const ElkGraph *g, const ElkOp *op, Kernel *k, GError **error)
           return FALSE;
         }
     }
-  else if (k->fn == F_AFFINE)
+  else if (k->fn == F_AFFINE || k->fn == F_WHERE)
     {
       g_set_error (error, ELK_CHIP_ERROR, ELK_CHIP_ERROR_RUN,
-                   "chip 'ipu-pod': batchnorm '%s' needs 3 inputs (data, "
-                   "folded scale, folded shift), it has %u", op->name,
-                   op->n_operands - 1);
+                   "chip 'ipu-pod': '%s' of type '%s' needs 3 inputs, it "
+                   "has %u", op->name, op->type, op->n_operands - 1);
       return FALSE;
     }
   /* Gemm's alpha and beta scale the product and the bias. */
@@ -602,6 +626,8 @@ run_kernel (FuncKind fn,
             case F_PRELU: *o = x > 0 ? x : x * y; break;
             case F_AFFINE: *o = x * y + z[off[n_operands - 1] + i * sz];
               break;
+            case F_WHERE: *o = x != 0 ? y : z[off[n_operands - 1] + i * sz];
+              break;
             case F_BIAS: *o += beta * z[off[n_operands - 1] + i * sz]; break;
             case F_SUB_EXP: *o = expf (x - y); break;
             case F_MAX2: *o = fmaxf (x, y); break;
@@ -625,6 +651,83 @@ run_kernel (FuncKind fn,
         if (d < 0)
           return;
       }
+    }
+}
+
+/* Softmax over the loop dimensions in @axes, which the plan keeps whole
+ * on the tile: per row (a point of the other dimensions) the maximum, the
+ * sum of exponentials, then the quotients. */
+static void
+run_softmax (guint8 axes,
+             guint n_dims,
+             const guint64 *len,
+             float *const *buf,
+             const guint64 *base,
+             guint64 sd[][ELK_MAX_DIMS])
+{
+  guint64 ro[ELK_MAX_DIMS] = { 0 }, ri[ELK_MAX_DIMS];
+  guint64 n_row = 1;
+
+  for (guint d = 0; d < n_dims; d++)
+    {
+      if (len[d] == 0)
+        return;
+      if (axes & (1u << d))
+        n_row *= len[d];
+    }
+  for (;;)
+    {
+      guint64 o0 = base[0], i0 = base[1];
+      float mx = -INFINITY;
+      double sum = 0;
+      gint d;
+      for (guint e = 0; e < n_dims; e++)
+        if (!(axes & (1u << e)))
+          {
+            o0 += ro[e] * sd[0][e];
+            i0 += ro[e] * sd[1][e];
+          }
+      for (int pass = 0; pass < 3; pass++)
+        {
+          memset (ri, 0, sizeof (ri));
+          for (guint64 k = 0; k < n_row; k++)
+            {
+              guint64 o = o0, x = i0;
+              for (guint e = 0; e < n_dims; e++)
+                if (axes & (1u << e))
+                  {
+                    o += ri[e] * sd[0][e];
+                    x += ri[e] * sd[1][e];
+                  }
+              if (pass == 0)
+                mx = fmaxf (mx, buf[1][x]);
+              else if (pass == 1)
+                {
+                  buf[0][o] = expf (buf[1][x] - mx);
+                  sum += buf[0][o];
+                }
+              else
+                buf[0][o] = (float) (buf[0][o] / sum);
+              for (d = (gint) n_dims - 1; d >= 0; d--)
+                {
+                  if (!(axes & (1u << d)))
+                    continue;
+                  if (++ri[d] < len[d])
+                    break;
+                  ri[d] = 0;
+                }
+            }
+        }
+      for (d = (gint) n_dims - 1; d >= 0; d--)
+        {
+          if (axes & (1u << d))
+            continue;
+          if (++ro[d] < len[d])
+            break;
+          ro[d] = 0;
+        }
+      if (d < 0)
+        return;
     }
 }
 
@@ -982,6 +1085,17 @@ execute_op (Func *F, guint i, const ElkPlan *hp, gboolean preloaded,
           }
     }
 
+  /* A softmax row must be whole on one tile in one step. */
+  for (guint d = 0; d < D && fn == F_SOFTMAX; d++)
+    if ((K.softmax & (1u << d)) && hp->spatial[d] > 1)
+      {
+        g_set_error (error, ELK_CHIP_ERROR, ELK_CHIP_ERROR_RUN,
+                     "chip 'ipu-pod': functional mode runs softmax '%s' only "
+                     "with its axes whole on each tile; the plan splits '%c' "
+                     "%u ways", op->name, op->dim_names[d], hp->spatial[d]);
+        return FALSE;
+      }
+
   /* Chunks and rounds per loop dimension. */
   memset (&S, 0, sizeof (S));
   for (guint d = 0; d < D; d++)
@@ -1322,6 +1436,8 @@ execute_op (Func *F, guint i, const ElkPlan *hp, gboolean preloaded,
               }
             if (K.n_pool > 0)
               run_pool (&K, D, len, lo, bufs, base, S.stride);
+            else if (fn == F_SOFTMAX)
+              run_softmax (K.softmax, D, len, bufs, base, S.stride);
             else
               run_kernel (fn, K.imm, D, V, len, bufs, base, S.stride);
             /* The bias joins the sum once per output element: in the one

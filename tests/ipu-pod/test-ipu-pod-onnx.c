@@ -915,6 +915,28 @@ prepare_ops (Model *M)
       else if (!strcmp (op->type, "hardsigmoid"))
         imm = g_strdup_printf ("%.9g,%.9g", attr_f (n, "alpha", 0.2f),
                                attr_f (n, "beta", 0.5f));
+      else if (!strcmp (op->type, "softmax"))
+        {
+          /* Opset 13 normalises along one axis (default -1); before, over
+           * the input flattened to 2-D at the axis (default 1). */
+          gint64 opset = 1;
+          guint rank = elk_graph_get_tensor (M->graph,
+                                             op->tensors[0])->n_dims;
+          gint64 axis;
+          GString *s = g_string_new (NULL);
+          for (gsize j = 0; j < M->model->n_opset_import; j++)
+            if (M->model->opset_import[j]->domain == NULL
+                || *M->model->opset_import[j]->domain == '\0')
+              opset = M->model->opset_import[j]->version;
+          axis = attr_i (n, "axis", opset >= 13 ? -1 : 1);
+          if (axis < 0)
+            axis += rank;
+          for (gint64 a = axis; a < (opset >= 13 ? axis + 1 : (gint64) rank);
+               a++)
+            g_string_append_printf (s, "%s%" G_GINT64_FORMAT,
+                                    s->len ? "," : "", a);
+          imm = g_string_free (s, FALSE);
+        }
       else if (!strcmp (op->type, "gemm"))
         imm = g_strdup_printf ("%.9g,%.9g", attr_f (n, "alpha", 1.0f),
                                attr_f (n, "beta", 1.0f));
