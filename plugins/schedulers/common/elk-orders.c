@@ -60,15 +60,15 @@
  *   and operators at most about K below it), so there are O(K^N) leaves,
  *   not N!.
  *
- *   Two more rules keep the tree to orders the engine can use.  Orders
- *   with more than max_resident forced residents are cut: the engine
- *   abandons a non-default order once a step reaches the per-layer preload
- *   cap (elk-paper.md §3.7 step 7), i.e. with max_preload - 1 forced
- *   residents, so the scheduler passes max_preload - 2.  And no preload
- *   moves more than max_move positions: the engine looks for forced
- *   residents only 2 * max_preload + 8 positions back, and a move of at
- *   most max_preload + 4 either way keeps every one in sight.  On a graph
- *   without layers both are off (max_preload is the whole graph).
+ *   Two more rules.  No preload moves more than max_move positions: the
+ *   engine looks for forced residents only 2 * max_preload + 8 positions
+ *   back, and a move of at most max_preload + 4 either way keeps every
+ *   one in sight (on a graph without layers max_preload is the whole
+ *   graph and the rule is void).  And max_resident bounds |R(i)|, for a
+ *   caller that gives up orders at a preload cap as the artifact does for
+ *   layer orders (§3.7 step 7); the elk scheduler does not give up
+ *   suffix-tree orders (a graph without repeated layers has no per-layer
+ *   cap in the paper), so it passes no limit.
  *
  *   Pruning (§3.7, "Pruning for LLMs" 1): only HBM-heavy operators move,
  *   those reading more HBM bytes than the average operator; the others
@@ -545,7 +545,7 @@ suffix_tree_orders (const ElkEngine *engine, guint max_orders,
   p.kind = kind;
   p.capacity = engine->usable;
   /* See the file comment: what the engine can evaluate. */
-  p.max_resident = engine->max_preload >= 2 ? engine->max_preload - 2 : 0;
+  p.max_resident = G_MAXUINT;
   p.max_move = engine->max_preload + 4;
   p.max_orders = max_orders;
   p.max_nodes = SUFFIX_TREE_MAX_NODES;

@@ -110,6 +110,7 @@ elk_elk_scheduler_schedule (ElkScheduler *scheduler,
   ElkEngine engine;
   ElkEngineResult best, other;
   GPtrArray *orders, *identity;
+  ElkOrderInfo info = { 0 };
   g_autoptr(GArray) ladder = g_array_new (FALSE, FALSE,
                                           sizeof (ElkEngineParams));
   g_autoptr(GArray) single = g_array_new (FALSE, FALSE,
@@ -125,7 +126,6 @@ elk_elk_scheduler_schedule (ElkScheduler *scheduler,
   orders = NULL;
   if (full)
     {
-      ElkOrderInfo info;
       orders = elk__orders_enumerate (&engine, self->order_enumeration,
                                       self->max_displacement,
                                       self->max_orders, &info, error);
@@ -189,6 +189,14 @@ elk_elk_scheduler_schedule (ElkScheduler *scheduler,
                              &best_params, error);
   if (ok && full && orders->len > 1)
     {
+      /* The artifact gives up a layer order once a step reaches the
+       * per-layer preload cap (§3.7 step 7).  A graph without repeated
+       * layers has no such cap in the paper: its orders are pruned by
+       * SRAM only (the suffix tree), and the engine just caps the preload
+       * number. */
+      if (info.method == ELK_ORDER_ENUM_SUFFIX_TREE)
+        for (guint k = 0; k < single->len; k++)
+          g_array_index (single, ElkEngineParams, k).abandon_on_cap = FALSE;
       ok = elk__engine_search (&engine, orders,
                                (const ElkEngineParams *) single->data,
                                single->len, self->threads, &other, &o_order,
