@@ -415,6 +415,22 @@ attr_int (Loader *l, const Node *n, const char *name, gint64 def,
   return TRUE;
 }
 
+static gboolean
+attr_float (Loader *l, const Node *n, const char *name, double def,
+            double *out, GError **error)
+{
+  const Onnx__AttributeProto *a = find_attr (n, name);
+  if (a == NULL)
+    {
+      *out = def;
+      return TRUE;
+    }
+  if (!a->has_f)
+    return node_error (l, n, error, "attribute '%s' must be a float", name);
+  *out = a->f;
+  return TRUE;
+}
+
 /* Returns the attribute's integer list, or NULL (with *n_out 0) if absent. */
 static const int64_t *
 attr_ints (const Node *n, const char *name, gsize *n_out)
@@ -3053,6 +3069,90 @@ is_dropped_constant (const Value *v)
   return (v->kind == VK_PARAM || v->kind == VK_CONST) && v->n_elements == 1;
 }
 
+/* The einsum graph has no scalar operands, so the scalars a kernel needs
+ * (Clip's bounds, an activation's slope, Gemm's alpha and beta, a pool's
+ * true window, softmax's axes) travel as the graph attribute
+ * "immediates:<operator>": comma-separated numbers, in the order the
+ * functional mode of the ipu-pod chip reads them
+ * (chips/ipu-pod/elk-ipu-pod-func.c, parse_immediates).  Printed with
+ * g_ascii_formatd so that the locale never turns a '.' into a ','; nine
+ * significant digits give every float back exactly. */
+static void
+set_immediates (Loader *l, const char *op, const double *v, guint n_v)
+{
+  g_autofree char *key = g_strdup_printf ("immediates:%s", op);
+  GString *text = g_string_new (NULL);
+  char buf[G_ASCII_DTOSTR_BUF_SIZE];
+
+  for (guint i = 0; i < n_v; i++)
+    {
+      if (i > 0)
+        g_string_append_c (text, ',');
+      g_string_append (text, g_ascii_formatd (buf, sizeof buf, "%.9g", v[i]));
+    }
+  elk_graph_set_attribute (l->graph, key, text->str);
+  g_string_free (text, TRUE);
+}
+
+static gboolean is_scalar_constant (Loader *l, Value *v, double *out);
+
+/* A Clip bound given as input @i: its value if it is a scalar known at
+ * import, the default if the input is omitted.  FALSE when the bound is
+ * an operand computed at run time or a graph input without data: then
+ * it has no immediate value. */
+static gboolean
+clip_bound (Loader *l, Node *n, guint i, double def, double *out)
+{
+  Value *v = in_value (n, i);
+
+  if (v == NULL)
+    {
+      *out = def;
+      return TRUE;
+    }
+  return is_scalar_constant (l, v, out);
+}
+
+/* The immediates of the unary operators that take scalars, after their
+ * operator @op was emitted.  Opset 11 moved Clip's bounds from the
+ * attributes to inputs; the defaults are the float range, as in ONNX. */
+static gboolean
+unary_immediates (Loader *l, Node *n, GError **error)
+{
+  const char *type = n->p->op_type;
+  double v[2];
+
+  if (strcmp (type, "Clip") == 0)
+    {
+      if (!attr_float (l, n, "min", -G_MAXFLOAT, &v[0], error)
+          || !attr_float (l, n, "max", G_MAXFLOAT, &v[1], error))
+        return FALSE;
+      if (clip_bound (l, n, 1, v[0], &v[0])
+          && clip_bound (l, n, 2, v[1], &v[1]))
+        set_immediates (l, n->name, v, 2);
+    }
+  else if (strcmp (type, "LeakyRelu") == 0)
+    {
+      if (!attr_float (l, n, "alpha", 0.01, &v[0], error))
+        return FALSE;
+      set_immediates (l, n->name, v, 1);
+    }
+  else if (strcmp (type, "Elu") == 0)
+    {
+      if (!attr_float (l, n, "alpha", 1.0, &v[0], error))
+        return FALSE;
+      set_immediates (l, n->name, v, 1);
+    }
+  else if (strcmp (type, "HardSigmoid") == 0)
+    {
+      if (!attr_float (l, n, "alpha", 0.2, &v[0], error)
+          || !attr_float (l, n, "beta", 0.5, &v[1], error))
+        return FALSE;
+      set_immediates (l, n->name, v, 2);
+    }
+  return TRUE;
+}
+
 /* ------------------------------------------------------------------ */
 /* Lowering: one function per operator family                          */
 
@@ -3104,7 +3204,7 @@ lower_elementwise (Loader *l, Node *n, GError **error)
                    n_ops == 1 ? ELK_OP_UNARY : ELK_OP_ELEMENTWISE,
                    n->info->flops * (double) out->n_elements, error);
   ob_clear (&b);
-  return ok;
+  return ok && (n_ops > 1 || unary_immediates (l, n, error));
 }
 
 static gboolean
@@ -3165,12 +3265,14 @@ lower_gemm (Loader *l, Node *n, GError **error)
 {
   Value *a = n->in[0], *bv = n->in[1], *c = in_value (n, 2), *out = n->out[0];
   gint64 ta = 0, tb = 0;
-  double flops;
+  double flops, scale[2];
   OpBuild b;
   gboolean ok;
 
   if (!attr_int (l, n, "transA", 0, &ta, error)
-      || !attr_int (l, n, "transB", 0, &tb, error))
+      || !attr_int (l, n, "transB", 0, &tb, error)
+      || !attr_float (l, n, "alpha", 1.0, &scale[0], error)
+      || !attr_float (l, n, "beta", 1.0, &scale[1], error))
     return FALSE;
   flops = 2.0 * (double) out->dims[0] * (double) out->dims[1]
           * (double) a->dims[ta ? 0 : 1];
@@ -3193,6 +3295,9 @@ lower_gemm (Loader *l, Node *n, GError **error)
                    tensor_for (l, n, out, 0, NULL, NULL, error), "gemm",
                    ELK_OP_MATMUL, flops, error);
   ob_clear (&b);
+  /* alpha scales the product and beta the bias C. */
+  if (ok)
+    set_immediates (l, n->name, scale, 2);
   return ok;
 }
 
@@ -3662,6 +3767,21 @@ lower_softmax (Loader *l, Node *n, GError **error)
                    n->p->op_type, ELK_OP_REDUCE,
                    n->info->flops * (double) x->n_elements, error);
   ob_clear (&b);
+  /* Softmax's immediates are the output axes it normalises over: one
+   * axis from opset 13 on (default -1), before that every axis from
+   * "axis" on, the input seen flattened to 2-D there (default 1). */
+  if (ok && strcmp (n->p->op_type, "Softmax") == 0 && x->rank > 0)
+    {
+      double axes[MAX_RANK];
+      gint64 axis;
+      guint a, n_axes = 0;
+      if (!attr_int (l, n, "axis", l->opset >= 13 ? -1 : 1, &axis, error)
+          || !norm_axis (l, n, axis, x->rank, &a, error))
+        return FALSE;
+      for (guint k = a; k < (l->opset >= 13 ? a + 1 : x->rank); k++)
+        axes[n_axes++] = k;
+      set_immediates (l, n->name, axes, n_axes);
+    }
   return ok;
 }
 
@@ -3700,7 +3820,8 @@ static gboolean
 lower_pool (Loader *l, Node *n, GError **error)
 {
   Value *x = n->in[0], *out = n->out[0];
-  gint64 ceil_mode, xd[MAX_RANK];
+  gint64 ceil_mode, count_pad = 0, xd[MAX_RANK];
+  double imm[5 * 2 + 1];
   gsize nk;
   const int64_t *ks = attr_ints (n, "kernel_shape", &nk);
   guint n_sp = x->rank - 2, xr = 2;
@@ -3719,6 +3840,8 @@ lower_pool (Loader *l, Node *n, GError **error)
                                "elk's 8 loop dimensions");
     }
   if (!attr_int (l, n, "ceil_mode", 0, &ceil_mode, error)
+      || (strcmp (n->p->op_type, "AveragePool") == 0
+          && !attr_int (l, n, "count_include_pad", 0, &count_pad, error))
       || !window_geometry (l, n, n_sp, x->dims + 2, ks, FALSE,
                            ceil_mode != 0, win, error))
     {
@@ -3733,6 +3856,14 @@ lower_pool (Loader *l, Node *n, GError **error)
       Lowered lw;
       lower_window (&win[i], &lw);
       flops *= (double) win[i].kernel;
+      /* The true window, which the stride-1 taps over stride phases
+       * cover with ceil(kernel / stride) * stride positions: the kernel
+       * skips the taps past it, between dilated taps and on padding. */
+      imm[5 * i] = (double) win[i].stride;
+      imm[5 * i + 1] = (double) lw.eff;
+      imm[5 * i + 2] = (double) win[i].dilation;
+      imm[5 * i + 3] = (double) win[i].pad_begin;
+      imm[5 * i + 4] = (double) win[i].in;
       if (lw.phase == 1 && lw.r1 == 1)
         {
           g_string_append_c (lx, win_l[i]);
@@ -3755,6 +3886,9 @@ lower_pool (Loader *l, Node *n, GError **error)
                    n->p->op_type, ELK_OP_POOL, flops, error);
   ob_clear (&b);
   g_string_free (lx, TRUE);
+  imm[5 * n_sp] = count_pad != 0;
+  if (ok)
+    set_immediates (l, n->name, imm, 5 * n_sp + 1);
   return ok;
 }
 
