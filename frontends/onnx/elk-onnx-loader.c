@@ -3074,9 +3074,9 @@ is_dropped_constant (const Value *v)
  * true window, softmax's axes) travel as the graph attribute
  * "immediates:<operator>": comma-separated numbers, in the order the
  * functional mode of the ipu-pod chip reads them
- * (chips/ipu-pod/elk-ipu-pod-func.c, parse_immediates).  Printed with
- * g_ascii_formatd so that the locale never turns a '.' into a ','; nine
- * significant digits give every float back exactly. */
+ * (chips/ipu-pod/elk-ipu-pod-func.c, parse_immediates), which keeps
+ * them as floats.  Printed with g_ascii_formatd so that the locale never
+ * turns a '.' into a ','. */
 static void
 set_immediates (Loader *l, const char *op, const double *v, guint n_v)
 {
@@ -3086,9 +3086,19 @@ set_immediates (Loader *l, const char *op, const double *v, guint n_v)
 
   for (guint i = 0; i < n_v; i++)
     {
+      /* The shortest text that reads back as the same float: "0.2", not
+       * the "0.200000003" a float attribute widened to double prints. */
+      for (int digits = 1; digits <= 9; digits++)
+        {
+          char format[8];
+          g_snprintf (format, sizeof format, "%%.%dg", digits);
+          g_ascii_formatd (buf, sizeof buf, format, v[i]);
+          if ((float) g_ascii_strtod (buf, NULL) == (float) v[i])
+            break;
+        }
       if (i > 0)
         g_string_append_c (text, ',');
-      g_string_append (text, g_ascii_formatd (buf, sizeof buf, "%.9g", v[i]));
+      g_string_append (text, buf);
     }
   elk_graph_set_attribute (l->graph, key, text->str);
   g_string_free (text, TRUE);

@@ -1216,6 +1216,308 @@ test_layout_only (void)
 }
 
 /* ------------------------------------------------------------------ */
+/* Immediates: the scalars the einsum graph has no operands for        */
+
+static Onnx__AttributeProto *
+make_attr (Arena *a, const char *name)
+{
+  Onnx__AttributeProto *at = arena_alloc (a, sizeof *at);
+  onnx__attribute_proto__init (at);
+  at->name = arena_strdup (a, name);
+  return at;
+}
+
+static void
+node_add_attr (Arena *a, Onnx__NodeProto *n, Onnx__AttributeProto *at)
+{
+  Onnx__AttributeProto **list = arena_alloc (a, sizeof (gpointer)
+                                                  * (n->n_attribute + 1));
+  if (n->n_attribute > 0)
+    memcpy (list, n->attribute, sizeof (gpointer) * n->n_attribute);
+  list[n->n_attribute++] = at;
+  n->attribute = list;
+}
+
+static void
+attr_float (Arena *a, Onnx__NodeProto *n, const char *name, float f)
+{
+  Onnx__AttributeProto *at = make_attr (a, name);
+  at->has_type = TRUE;
+  at->type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT;
+  at->has_f = TRUE;
+  at->f = f;
+  node_add_attr (a, n, at);
+}
+
+static void
+attr_int (Arena *a, Onnx__NodeProto *n, const char *name, gint64 i)
+{
+  Onnx__AttributeProto *at = make_attr (a, name);
+  at->has_type = TRUE;
+  at->type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT;
+  at->has_i = TRUE;
+  at->i = i;
+  node_add_attr (a, n, at);
+}
+
+static void
+attr_ints (Arena *a, Onnx__NodeProto *n, const char *name, guint count,
+           const gint64 *v)
+{
+  Onnx__AttributeProto *at = make_attr (a, name);
+  at->has_type = TRUE;
+  at->type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS;
+  at->n_ints = count;
+  at->ints = arena_alloc (a, sizeof (int64_t) * count);
+  for (guint i = 0; i < count; i++)
+    at->ints[i] = v[i];
+  node_add_attr (a, n, at);
+}
+
+/* A third input ("" leaves an optional input out, as ONNX does). */
+static void
+node_add_input (Arena *a, Onnx__NodeProto *n, const char *name)
+{
+  char **list = arena_alloc (a, sizeof (char *) * (n->n_input + 1));
+  memcpy (list, n->input, sizeof (char *) * n->n_input);
+  list[n->n_input++] = arena_strdup (a, name);
+  n->input = list;
+}
+
+/* A scalar float initializer of value @v. */
+static Onnx__TensorProto *
+make_scalar (Arena *a, const char *name, float v)
+{
+  Onnx__TensorProto *t = make_tensor (a, name, 0, NULL, 1);
+  t->float_data[0] = v;
+  return t;
+}
+
+/* One node @op named "op" from input x of shape @xd (rank @rank) to y, in
+ * a model of opset @opset; the caller adds attributes and inputs. */
+static Builder *
+builder_one (const char *op, gint64 opset, guint rank, const gint64 *xd,
+             Onnx__NodeProto **node)
+{
+  Builder *b = builder_new ();
+
+  b->opset.version = opset;
+  g_ptr_array_add (b->inputs, make_value_info (b->arena, "x", 1, rank, xd,
+                                               NULL));
+  *node = make_node (b->arena, op, "op", "x", NULL, "y");
+  g_ptr_array_add (b->nodes, *node);
+  g_ptr_array_add (b->outputs, make_value_info (b->arena, "y", 1, 0, NULL,
+                                                NULL));
+  return b;
+}
+
+/* Loads the model @b and returns its "immediates:op" (NULL if unset). */
+static char *
+immediates_of (Builder *b)
+{
+  g_autofree char *dir = make_tmpdir ();
+  g_autofree char *path = g_build_filename (dir, "t.onnx", NULL);
+  g_autoptr (ElkGraph) g = NULL;
+  const char *v;
+  char *copy;
+
+  builder_write (b, path);
+  g = load_ok (path, NULL);
+  v = elk_graph_get_attribute (g, "immediates:op");
+  copy = g_strdup (v);
+  g_test_message ("%s: immediates:op = %s",
+                  elk_graph_get_op (g, 0)->type, v != NULL ? v : "(unset)");
+  rm_rf (dir);
+  return copy;
+}
+
+/* Clip's bounds: inputs from opset 11 on (a scalar initializer, omitted
+ * for the float range), attributes before; a bound that is a graph input
+ * is data of the run, so the frontend leaves the attribute unset. */
+static void
+test_immediates_clip (void)
+{
+  gint64 xd[2] = { 4, 6 }, sd[1] = { 1 };
+  Onnx__NodeProto *n;
+
+  {
+    g_autoptr (Builder) b = builder_one ("Clip", 13, 2, xd, &n);
+    g_autofree char *imm = NULL;
+    node_add_input (b->arena, n, "lo");
+    node_add_input (b->arena, n, "hi");
+    g_ptr_array_add (b->inits, make_scalar (b->arena, "lo", -0.5f));
+    g_ptr_array_add (b->inits, make_scalar (b->arena, "hi", 6.0f));
+    imm = immediates_of (b);
+    g_assert_cmpstr (imm, ==, "-0.5,6");
+  }
+  {
+    g_autoptr (Builder) b = builder_one ("Clip", 13, 2, xd, &n);
+    g_autofree char *imm = NULL;
+    node_add_input (b->arena, n, "");
+    node_add_input (b->arena, n, "hi");
+    g_ptr_array_add (b->inits, make_scalar (b->arena, "hi", 0.1f));
+    imm = immediates_of (b);
+    g_assert_cmpstr (imm, ==, "-3.4028235e+38,0.1");
+    g_assert_cmpfloat ((float) g_ascii_strtod (imm, NULL), ==, -G_MAXFLOAT);
+  }
+  {
+    g_autoptr (Builder) b = builder_one ("Clip", 6, 2, xd, &n);
+    g_autofree char *imm = NULL;
+    attr_float (b->arena, n, "min", 0.0f);
+    attr_float (b->arena, n, "max", 6.0f);
+    imm = immediates_of (b);
+    g_assert_cmpstr (imm, ==, "0,6");
+  }
+  {
+    g_autoptr (Builder) b = builder_one ("Clip", 13, 2, xd, &n);
+    g_autofree char *imm = NULL;
+    node_add_input (b->arena, n, "lo");
+    g_ptr_array_add (b->inputs, make_value_info (b->arena, "lo", 1, 0, sd,
+                                                 NULL));
+    imm = immediates_of (b);
+    g_assert_null (imm);
+  }
+}
+
+static void
+test_immediates_activations (void)
+{
+  gint64 xd[2] = { 4, 6 };
+  Onnx__NodeProto *n;
+
+  {
+    g_autoptr (Builder) b = builder_one ("LeakyRelu", 13, 2, xd, &n);
+    g_autofree char *imm = NULL;
+    attr_float (b->arena, n, "alpha", 0.2f);
+    imm = immediates_of (b);
+    g_assert_cmpstr (imm, ==, "0.2");
+  }
+  {
+    g_autoptr (Builder) b = builder_one ("LeakyRelu", 13, 2, xd, &n);
+    g_autofree char *imm = immediates_of (b);
+    g_assert_cmpstr (imm, ==, "0.01");
+  }
+  {
+    g_autoptr (Builder) b = builder_one ("Elu", 13, 2, xd, &n);
+    g_autofree char *imm = immediates_of (b);
+    g_assert_cmpstr (imm, ==, "1");
+  }
+  {
+    g_autoptr (Builder) b = builder_one ("HardSigmoid", 13, 2, xd, &n);
+    g_autofree char *imm = NULL;
+    attr_float (b->arena, n, "beta", 0.25f);
+    imm = immediates_of (b);
+    g_assert_cmpstr (imm, ==, "0.2,0.25");
+  }
+  {
+    /* No scalars: no attribute. */
+    g_autoptr (Builder) b = builder_one ("Relu", 13, 2, xd, &n);
+    g_autofree char *imm = immediates_of (b);
+    g_assert_null (imm);
+  }
+}
+
+/* Gemm's alpha and beta (default 1, 1), set on every Gemm. */
+static void
+test_immediates_gemm (void)
+{
+  gint64 xd[2] = { 4, 6 }, wd[2] = { 5, 6 }, cd[1] = { 5 };
+  Onnx__NodeProto *n;
+
+  {
+    g_autoptr (Builder) b = builder_one ("Gemm", 13, 2, xd, &n);
+    g_autofree char *imm = NULL;
+    n->input[1] = arena_strdup (b->arena, "W");
+    n->n_input = 2;
+    node_add_input (b->arena, n, "C");
+    g_ptr_array_add (b->inits, make_tensor (b->arena, "W", 2, wd, 30));
+    g_ptr_array_add (b->inits, make_tensor (b->arena, "C", 1, cd, 5));
+    attr_int (b->arena, n, "transB", 1);
+    attr_float (b->arena, n, "alpha", 0.25f);
+    attr_float (b->arena, n, "beta", 0.35f);
+    imm = immediates_of (b);
+    g_assert_cmpstr (imm, ==, "0.25,0.35");
+  }
+  {
+    g_autoptr (Builder) b = builder_one ("Gemm", 13, 2, xd, &n);
+    g_autofree char *imm = NULL;
+    n->input[1] = arena_strdup (b->arena, "W");
+    n->n_input = 2;
+    g_ptr_array_add (b->inits, make_tensor (b->arena, "W", 2, wd, 30));
+    attr_int (b->arena, n, "transB", 1);
+    imm = immediates_of (b);
+    g_assert_cmpstr (imm, ==, "1,1");
+  }
+}
+
+/* A pool's true window: per spatial axis stride, effective kernel,
+ * dilation, leading padding and input extent, then count_include_pad. */
+static void
+test_immediates_pool (void)
+{
+  gint64 xd[4] = { 1, 2, 9, 7 };
+  Onnx__NodeProto *n;
+
+  {
+    /* 3x3 stride 2, padding 1 (ResNet's stem pool), H dilated by 2. */
+    g_autoptr (Builder) b = builder_one ("MaxPool", 13, 4, xd, &n);
+    g_autofree char *imm = NULL;
+    attr_ints (b->arena, n, "kernel_shape", 2, (gint64[]) { 3, 3 });
+    attr_ints (b->arena, n, "strides", 2, (gint64[]) { 2, 2 });
+    attr_ints (b->arena, n, "pads", 4, (gint64[]) { 1, 1, 1, 1 });
+    attr_ints (b->arena, n, "dilations", 2, (gint64[]) { 2, 1 });
+    imm = immediates_of (b);
+    g_assert_cmpstr (imm, ==, "2,5,2,1,9,2,3,1,1,7,0");
+  }
+  {
+    /* 3x2 stride (2, 1), padding on H only, ceil mode, padding counted. */
+    g_autoptr (Builder) b = builder_one ("AveragePool", 13, 4, xd, &n);
+    g_autofree char *imm = NULL;
+    attr_ints (b->arena, n, "kernel_shape", 2, (gint64[]) { 3, 2 });
+    attr_ints (b->arena, n, "strides", 2, (gint64[]) { 2, 1 });
+    attr_ints (b->arena, n, "pads", 4, (gint64[]) { 1, 0, 1, 0 });
+    attr_int (b->arena, n, "ceil_mode", 1);
+    attr_int (b->arena, n, "count_include_pad", 1);
+    imm = immediates_of (b);
+    g_assert_cmpstr (imm, ==, "2,3,1,1,9,1,2,1,0,7,1");
+  }
+  {
+    /* SAME_UPPER: the leading padding is the smaller half. */
+    g_autoptr (Builder) b = builder_one ("AveragePool", 13, 4, xd, &n);
+    g_autofree char *imm = NULL;
+    Onnx__AttributeProto *at = make_attr (b->arena, "auto_pad");
+    attr_ints (b->arena, n, "kernel_shape", 2, (gint64[]) { 4, 4 });
+    attr_ints (b->arena, n, "strides", 2, (gint64[]) { 2, 2 });
+    at->has_type = TRUE;
+    at->type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING;
+    at->has_s = TRUE;
+    at->s.data = (guint8 *) arena_strdup (b->arena, "SAME_UPPER");
+    at->s.len = strlen ("SAME_UPPER");
+    node_add_attr (b->arena, n, at);
+    imm = immediates_of (b);
+    /* H: out 5, total pad 4*2+4-9 = 3 -> 1 leading; W: out 4, pad 3. */
+    g_assert_cmpstr (imm, ==, "2,4,1,1,9,2,4,1,1,7,0");
+  }
+}
+
+/* A float attribute of another type is an error naming the node. */
+static void
+test_immediates_bad_attribute (void)
+{
+  g_autofree char *dir = make_tmpdir ();
+  g_autofree char *path = g_build_filename (dir, "t.onnx", NULL);
+  gint64 xd[2] = { 4, 6 };
+  Onnx__NodeProto *n;
+  g_autoptr (Builder) b = builder_one ("LeakyRelu", 13, 2, xd, &n);
+
+  attr_int (b->arena, n, "alpha", 1);
+  builder_write (b, path);
+  expect_load_error (path, ELK_GRAPH_ERROR_INVALID, "'op'",
+                     "attribute 'alpha' must be a float");
+  rm_rf (dir);
+}
+
+/* ------------------------------------------------------------------ */
 /* The plugin                                                          */
 
 static void
@@ -1334,6 +1636,13 @@ main (int argc, char **argv)
   g_test_add_func ("/onnx/malformed/truncated", test_malformed_truncated);
   g_test_add_func ("/onnx/malformed/cases", test_malformed);
   g_test_add_func ("/onnx/layout-only", test_layout_only);
+  g_test_add_func ("/onnx/immediates/clip", test_immediates_clip);
+  g_test_add_func ("/onnx/immediates/activations",
+                   test_immediates_activations);
+  g_test_add_func ("/onnx/immediates/gemm", test_immediates_gemm);
+  g_test_add_func ("/onnx/immediates/pool", test_immediates_pool);
+  g_test_add_func ("/onnx/immediates/bad-attribute",
+                   test_immediates_bad_attribute);
   g_test_add_func ("/onnx/limits", test_limits);
   g_test_add_func ("/onnx/plugin", test_plugin);
   return g_test_run ();
