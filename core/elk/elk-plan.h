@@ -125,18 +125,46 @@ typedef struct
 } ElkPlanTable;
 
 /**
+ * ElkPlanEnumeration:
+ * @ELK_PLAN_ENUMERATION_T10: the T10 plan space, each temporal column on
+ *   its own loop dimension (the default).
+ * @ELK_PLAN_ENUMERATION_ARTIFACT: the Elk artifact's quirked search
+ *   (docs/plan-space.md, "Validation against the artifact"): its sorted
+ *   per-dimension candidate lists, its per-step shuffle size, its
+ *   "Pareto" list with slower duplicates as the hot candidates of the
+ *   cold-hot table, and its cold-hot pairing keyed by (cold size, hot
+ *   size).  A measurement device for comparing with the artifact's
+ *   results, not a better model: some of its plans rotate a tensor along
+ *   a dimension it does not index.
+ *
+ * Which plan space elk_plan_set_new() searches.
+ */
+typedef enum
+{
+  ELK_PLAN_ENUMERATION_T10 = 0,
+  ELK_PLAN_ENUMERATION_ARTIFACT = 1,
+} ElkPlanEnumeration;
+
+/**
  * ElkPlanOptions:
  * @padding_floor: minimum ratio of useful to padded work (0 = T10 default).
  * @utilisation_floor: minimum ratio of used to available cores (0 = T10
  *   default).
  * @n_threads: threads used to build tables of distinct operators (0 = all
  *   processors).
+ * @enumeration: the plan space searched (0 = %ELK_PLAN_ENUMERATION_T10).
+ *
+ * Zero-initialised options are the defaults.  Fields are only ever
+ * appended, so that "= { 0 }" and positional initialisers keep their
+ * meaning.
  */
 typedef struct
 {
   double padding_floor;
   double utilisation_floor;
   guint n_threads;
+  /* Appended: keep new fields at the end. */
+  ElkPlanEnumeration enumeration;
 } ElkPlanOptions;
 
 typedef struct _ElkPlanSet ElkPlanSet;

@@ -117,10 +117,10 @@ struct _ElkPlanSearch
   guint32 divisors[ELK_MAX_OPERANDS][ELK_PLAN_MAX_DIVISORS];
   guint n_divisors[ELK_MAX_OPERANDS];
 
-  /* Validation only (tests/plan/test-plan-artifact.c): reproduce the Elk
-   * artifact's reordering of the per-dimension candidate lists and its
-   * per-step output size in the shuffle, to compare against the numbers
-   * measured on the artifact.  Never set by libelk itself. */
+  /* ELK_PLAN_ENUMERATION_ARTIFACT, a measurement device: reproduce the
+   * Elk artifact's reordering of the per-dimension candidate lists and
+   * its per-step output size in the shuffle (docs/plan-space.md,
+   * "Validation against the artifact").  Off for the T10 default. */
   gboolean artifact_order;
 
   /* Enumeration state. */
@@ -169,6 +169,7 @@ gboolean elk__plan_build_table_stats (const ElkGraph *graph,
                                       gboolean artifact_order,
                                       ElkPlanTable *table,
                                       guint64 *n_spatial,
+                                      guint64 *n_pass1,
                                       guint *n_artifact_front,
                                       GError **error);
 gboolean elk__plan_build_table (const ElkGraph *graph,

@@ -46,7 +46,9 @@ build_job (gpointer data, gpointer user_data)
   ElkPlanTable *table = &set->tables[job->table];
   const ElkOp *op = elk_graph_get_op (set->graph, table->op);
 
-  elk__plan_build_table (set->graph, op, set->spec, &set->options, FALSE,
+  elk__plan_build_table (set->graph, op, set->spec, &set->options,
+                         set->options.enumeration
+                           == ELK_PLAN_ENUMERATION_ARTIFACT,
                          table, &job->error);
 }
 
@@ -81,7 +83,8 @@ plan_set_free (ElkPlanSet *set)
  * elk_plan_set_new:
  * @graph: the operators
  * @spec: the chip; copied
- * @options: (nullable): floors and threads; %NULL for the T10 defaults
+ * @options: (nullable): floors, threads and the plan space; %NULL for
+ *   the T10 defaults
  * @error: return location for a #GError
  *
  * Builds the plan table of every distinct operator of @graph on @spec.
@@ -106,6 +109,11 @@ elk_plan_set_new (ElkGraph *graph,
   g_return_val_if_fail (graph != NULL, NULL);
   g_return_val_if_fail (spec != NULL, NULL);
   g_return_val_if_fail (error == NULL || *error == NULL, NULL);
+  g_return_val_if_fail (options == NULL
+                          || options->enumeration
+                               == ELK_PLAN_ENUMERATION_T10
+                          || options->enumeration
+                               == ELK_PLAN_ENUMERATION_ARTIFACT, NULL);
 
   if (!elk_chip_spec_validate (spec, error))
     return NULL;

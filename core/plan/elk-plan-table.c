@@ -14,9 +14,20 @@
  * the search walks only that spatial vector again with candidate columns
  * restricted to multiples of the hot plan's.  For every (cold size, hot
  * plan) it keeps the cold plan with the least hot time + warm-up.
+ *
+ * The artifact enumeration (ELK_PLAN_ENUMERATION_ARTIFACT, a measurement
+ * device) follows the artifact's own rules instead
+ * (t10_TensorExpression.py: search_optimal_config,
+ * search_optimal_config_cold, generate_cold_hot_table): its hot
+ * candidates are its "Pareto" list, slower same-size duplicates included;
+ * its cold candidates are every enumerated plan whose cold size fits,
+ * whether or not the plan could itself execute; and the table keeps, per
+ * (cold size, hot size), the compatible pair with the least hot time +
+ * warm-up.  See artifact_pass2.
  */
 #include "config.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "elk-plan-private.h"
@@ -32,6 +43,8 @@ typedef struct
 {
   guint64 hot;
   double cycles;
+  guint64 seq;        /* the spatial vector's rank in the spatial walk */
+  ElkPlan plan;       /* artifact enumeration only */
 } Record;
 
 typedef struct
@@ -41,16 +54,19 @@ typedef struct
   guint alloc;
   guint64 min_hot;
 
-  /* Validation only: the artifact's bookkeeping (see artifact_front). */
+  /* The artifact's bookkeeping (see artifact_front): for the validation
+   * statistics and for the artifact enumeration's cold-hot table. */
   GHashTable *best_by_size;   /* hot bytes -> best cycles so far */
   GArray *records;            /* Record */
+  gboolean record_plans;
 } Pass1;
 
 /* The artifact's config_dict gains a config whenever it is faster than
  * every earlier config of its hot size, and never loses the slower one;
  * its "Pareto" list then keeps, in size order (insertion order within a
  * size), every config strictly faster than the last kept one.  A size can
- * so appear more than once.  Returns the length of that list. */
+ * so appear more than once.  Sorts @records and returns the indices of
+ * that list, in its order. */
 static gint
 record_compare (gconstpointer a, gconstpointer b)
 {
@@ -59,10 +75,10 @@ record_compare (gconstpointer a, gconstpointer b)
   return x->hot < y->hot ? -1 : x->hot > y->hot;
 }
 
-static guint
+static GArray *
 artifact_front (GArray *records)
 {
-  guint n = 0;
+  GArray *list = g_array_new (FALSE, FALSE, sizeof (guint));
   double last = 0;
 
   /* g_array_sort is stable, as Python's sorted () is. */
@@ -70,23 +86,26 @@ artifact_front (GArray *records)
   for (guint i = 0; i < records->len; i++)
     {
       const Record *r = &g_array_index (records, Record, i);
-      if (n == 0 || r->cycles < last)
+      if (list->len == 0 || r->cycles < last)
         {
-          n++;
+          g_array_append_val (list, i);
           last = r->cycles;
         }
     }
-  return n;
+  return list;
 }
 
 static void
-artifact_record (Pass1 *p, const ElkPlanEval *e)
+artifact_record (Pass1 *p,
+                 ElkPlanSearch *s,
+                 const ElkDimCand *const *chosen,
+                 const ElkPlanEval *e)
 {
-  Record r = { e->hot, e->total_cycles };
   gpointer key = GSIZE_TO_POINTER ((gsize) e->hot);
   double *best = g_hash_table_lookup (p->best_by_size, key);
+  Record *r;
 
-  if (best != NULL && !(r.cycles < *best))
+  if (best != NULL && !(e->total_cycles < *best))
     return;
   if (best == NULL)
     {
@@ -94,8 +113,14 @@ artifact_record (Pass1 *p, const ElkPlanEval *e)
       g_hash_table_insert (p->best_by_size, key, best);
     }
   /* The best time of the size moves on; the old record stays. */
-  *best = r.cycles;
-  g_array_append_val (p->records, r);
+  *best = e->total_cycles;
+  g_array_set_size (p->records, p->records->len + 1);
+  r = &g_array_index (p->records, Record, p->records->len - 1);
+  r->hot = e->hot;
+  r->cycles = e->total_cycles;
+  r->seq = s->n_spatial;
+  if (p->record_plans)
+    elk__plan_search_fill (s, chosen, e, &r->plan);
 }
 
 /* Inserts the plan into the Pareto front unless a kept plan dominates it. */
@@ -113,7 +138,7 @@ pass1_leaf (ElkPlanSearch *s, const ElkDimCand *const *chosen, gpointer data)
     }
   p->min_hot = MIN (p->min_hot, e.hot);
   if (p->records != NULL)
-    artifact_record (p, &e);
+    artifact_record (p, s, chosen, &e);
 
   /* lo = the number of kept plans no larger than this one; the front has
    * strictly decreasing times, so only the largest of them can dominate. */
@@ -162,11 +187,13 @@ pass1_leaf (ElkPlanSearch *s, const ElkDimCand *const *chosen, gpointer data)
 typedef struct
 {
   guint64 cold;
-  guint hot_index;
+  guint hot_index;    /* into the hot front (artifact: its list) */
   double score;       /* cycles: hot time + warm-up */
   double warm_cycles;
   double warm_noc;
   ElkPlan plan;
+  guint64 hot;        /* the hot plan's size */
+  const ElkPlan *hot_plan;
 } ColdEntry;
 
 typedef struct
@@ -219,6 +246,191 @@ pass2_leaf (ElkPlanSearch *s, const ElkDimCand *const *chosen, gpointer data)
   found->warm_cycles = warm;
   found->warm_noc = noc;
   found->plan = cold;
+  found->hot = p->hot->hot_bytes;
+  found->hot_plan = p->hot;
+}
+
+/* The artifact's pass 2.  Its hot candidates on one spatial vector, in
+ * the order of its list; the cold candidates are that vector's plans. */
+typedef struct
+{
+  const Record *const *hot;
+  const guint *hot_pos;       /* position of each in the artifact list */
+  guint n_hot;
+  GArray *entries;            /* ColdEntry */
+  GHashTable *by_pair;        /* PairKey -> entry index + 1 */
+} ArtifactPass2;
+
+typedef struct
+{
+  guint64 cold;
+  guint64 hot;
+} PairKey;
+
+static guint
+pair_hash (gconstpointer key)
+{
+  const PairKey *k = key;
+
+  return g_int64_hash (&k->cold) * 31u + g_int64_hash (&k->hot);
+}
+
+static gboolean
+pair_equal (gconstpointer a, gconstpointer b)
+{
+  const PairKey *x = a, *y = b;
+
+  return x->cold == y->cold && x->hot == y->hot;
+}
+
+/* is_cold_hot_plan_compatible: the spatial vector is the same (the walk
+ * is on the hot plan's), and every cold factor is a multiple of the hot
+ * factor of the same (column, operand), columns as the quirk placed
+ * them. */
+static gboolean
+is_multiple_of (const ElkPlanSearch *s, const ElkPlan *cold,
+                const ElkPlan *hot)
+{
+  for (guint d = 0; d < s->n_dims; d++)
+    for (guint v = 0; v < s->n_operands; v++)
+      if (cold->temporal[d][v] % hot->temporal[d][v] != 0)
+        return FALSE;
+  return TRUE;
+}
+
+/* find_best_cold_hot_config, turned inside out: instead of looping over
+ * (cold size, hot size) pairs and then over their plans, every cold plan
+ * of the spatial vector meets every hot candidate of it once.  The
+ * artifact visits spatial vectors in enumeration order, then cold plans,
+ * then hot plans in list order, and replaces the best only when strictly
+ * better; visiting in the same order with the same rule keeps its
+ * choice on ties. */
+static void
+artifact_pass2_leaf (ElkPlanSearch *s,
+                     const ElkDimCand *const *chosen,
+                     gpointer data)
+{
+  ArtifactPass2 *p = data;
+  ElkPlanEval e;
+  ElkPlan cold;
+  gboolean filled = FALSE;
+
+  /* A cold candidate only has to fit as a preload state, not execute:
+   * the artifact filters cold candidates by their cold size alone. */
+  elk__plan_search_eval (s, chosen, &e, FALSE);
+  if (e.cold > s->usable)
+    return;
+
+  for (guint i = 0; i < p->n_hot; i++)
+    {
+      const Record *h = p->hot[i];
+      PairKey key = { e.cold, h->hot };
+      gpointer found;
+      ColdEntry *c;
+      double warm, noc, score;
+
+      if (e.cold > h->hot)
+        continue;
+      if (!filled)
+        {
+          elk__plan_search_fill (s, chosen, &e, &cold);
+          filled = TRUE;
+        }
+      if (!is_multiple_of (s, &cold, &h->plan))
+        continue;
+      warm = elk__plan_search_warmup (s, &cold, &h->plan, &noc);
+      score = h->cycles + warm;
+      found = g_hash_table_lookup (p->by_pair, &key);
+      if (found != NULL)
+        {
+          c = &g_array_index (p->entries, ColdEntry,
+                              GPOINTER_TO_UINT (found) - 1);
+          if (!(score < c->score))
+            continue;
+        }
+      else
+        {
+          PairKey *stored = g_new (PairKey, 1);
+          *stored = key;
+          g_array_set_size (p->entries, p->entries->len + 1);
+          g_hash_table_insert (p->by_pair, stored,
+                               GUINT_TO_POINTER (p->entries->len));
+          c = &g_array_index (p->entries, ColdEntry, p->entries->len - 1);
+        }
+      c->cold = e.cold;
+      c->hot_index = p->hot_pos[i];
+      c->score = score;
+      c->warm_cycles = warm;
+      c->warm_noc = noc;
+      c->plan = cold;
+      c->hot = h->hot;
+      c->hot_plan = &h->plan;
+    }
+}
+
+typedef struct
+{
+  guint64 seq;
+  guint pos;
+} HotRef;
+
+static gint
+hot_ref_compare (gconstpointer a, gconstpointer b)
+{
+  const HotRef *x = a, *y = b;
+
+  if (x->seq != y->seq)
+    return x->seq < y->seq ? -1 : 1;
+  return x->pos < y->pos ? -1 : x->pos > y->pos;
+}
+
+/* Builds the artifact's cold-hot entries into @entries from its list
+ * @list (indices into the sorted @records): the spatial vectors of the
+ * list are walked once each, in enumeration order. */
+static void
+artifact_pass2 (ElkPlanSearch *s,
+                const GArray *records,
+                const GArray *list,
+                GArray *entries)
+{
+  HotRef *refs = g_new (HotRef, MAX (list->len, 1u));
+  const Record **hot = g_new (const Record *, MAX (list->len, 1u));
+  guint *pos = g_new (guint, MAX (list->len, 1u));
+  GHashTable *by_pair = g_hash_table_new_full (pair_hash, pair_equal, g_free,
+                                               NULL);
+
+  for (guint i = 0; i < list->len; i++)
+    {
+      const Record *r = &g_array_index (records, Record,
+                                        g_array_index (list, guint, i));
+      refs[i].seq = r->seq;
+      refs[i].pos = i;
+    }
+  qsort (refs, list->len, sizeof (HotRef), hot_ref_compare);
+
+  for (guint i = 0; i < list->len;)
+    {
+      ArtifactPass2 p2 = { hot, pos, 0, entries, by_pair };
+      guint j = i;
+
+      for (; j < list->len && refs[j].seq == refs[i].seq; j++)
+        {
+          pos[p2.n_hot] = refs[j].pos;
+          hot[p2.n_hot++] = &g_array_index (
+            records, Record, g_array_index (list, guint, refs[j].pos));
+        }
+      s->leaf = artifact_pass2_leaf;
+      s->leaf_data = &p2;
+      elk__plan_search_set_spatial (s, hot[0]->plan.spatial);
+      elk__plan_search_build_cands (s, NULL);
+      elk__plan_search_temporal (s);
+      i = j;
+    }
+
+  g_hash_table_unref (by_pair);
+  g_free (pos);
+  g_free (hot);
+  g_free (refs);
 }
 
 static gint
@@ -288,10 +500,12 @@ elk__plan_build_table (const ElkGraph *graph,
 {
   return elk__plan_build_table_stats (graph, op, spec, options,
                                       artifact_order, table, NULL, NULL,
-                                      error);
+                                      NULL, error);
 }
 
-/* The same, also returning the number of spatial vectors searched. */
+/* The same, also returning the number of spatial vectors searched, the
+ * number of plans of pass 1 (the whole plan space within the floors) and
+ * the length of the artifact's "Pareto" list. */
 gboolean
 elk__plan_build_table_stats (const ElkGraph *graph,
                              const ElkOp *op,
@@ -300,24 +514,28 @@ elk__plan_build_table_stats (const ElkGraph *graph,
                              gboolean artifact_order,
                              ElkPlanTable *table,
                              guint64 *n_spatial,
+                             guint64 *n_pass1,
                              guint *n_artifact_front,
                              GError **error)
 {
   ElkPlanSearch *s = elk__plan_search_new (graph, op, spec, options);
   Pass1 p1 = { .min_hot = G_MAXUINT64 };
   GArray *entries;
+  GArray *artifact_list = NULL;
   GHashTable *index;
   guint n_plans;
   guint64 enumerated;
 
   memset (table, 0, sizeof (ElkPlanTable));
   s->artifact_order = artifact_order;
-  if (n_artifact_front != NULL)
+  if (n_artifact_front != NULL || artifact_order)
     {
-      /* Sizes are keys as pointers: validation runs on 64-bit hosts. */
+      /* Sizes are keys as pointers: hot sizes are at most the usable
+       * SRAM per core, far below 2^32 on every chip elk models. */
       p1.records = g_array_new (FALSE, FALSE, sizeof (Record));
       p1.best_by_size = g_hash_table_new_full (g_direct_hash, g_direct_equal,
                                                NULL, g_free);
+      p1.record_plans = artifact_order;
     }
 
   s->leaf = pass1_leaf;
@@ -326,11 +544,14 @@ elk__plan_build_table_stats (const ElkGraph *graph,
   enumerated = s->n_leaves;
   if (n_spatial != NULL)
     *n_spatial = s->n_spatial;
-  if (n_artifact_front != NULL)
+  if (n_pass1 != NULL)
+    *n_pass1 = enumerated;
+  if (p1.records != NULL)
     {
-      *n_artifact_front = artifact_front (p1.records);
-      g_hash_table_unref (p1.best_by_size);
-      g_array_unref (p1.records);
+      artifact_list = artifact_front (p1.records);
+      if (n_artifact_front != NULL)
+        *n_artifact_front = artifact_list->len;
+      g_clear_pointer (&p1.best_by_size, g_hash_table_unref);
     }
 
   if (p1.n_front == 0)
@@ -351,13 +572,19 @@ elk__plan_build_table_stats (const ElkGraph *graph,
                      what, spec->name, enumerated, spec->cores, p1.min_hot,
                      s->usable);
       g_free (p1.front);
+      g_clear_pointer (&p1.records, g_array_unref);
+      g_clear_pointer (&artifact_list, g_array_unref);
       elk__plan_search_free (s);
       return FALSE;
     }
 
-  /* Pass 2: the cold plans of every hot plan (not in the artifact's
-   * order, whose columns no longer belong to their dimensions). */
+  /* Pass 2: the cold plans of every hot plan.  The artifact's columns no
+   * longer belong to their dimensions, so candidates cannot be restricted
+   * to multiples per dimension up front; its pass walks whole spatial
+   * vectors and tests each pair, as the artifact does. */
   entries = g_array_new (FALSE, TRUE, sizeof (ColdEntry));
+  if (artifact_order)
+    artifact_pass2 (s, p1.records, artifact_list, entries);
   for (guint h = 0; h < p1.n_front && !artifact_order; h++)
     {
       Pass2 p2 = { &p1.front[h].plan, p1.front[h].cycles, h, entries,
@@ -373,11 +600,13 @@ elk__plan_build_table_stats (const ElkGraph *graph,
   g_array_sort (entries, cold_entry_compare);
 
   /* The plans: the hot front first, in ascending size, then every cold
-   * plan not already there, in cold-hot table order. */
+   * plan not already there, in cold-hot table order (the artifact's
+   * slower same-size hot plans, which are not on the front, each just
+   * before its first cold partner). */
   table->op = op->id;
   table->n_hot = p1.n_front;
   table->hot_front = g_new (guint32, p1.n_front);
-  table->plans = g_new (ElkPlan, p1.n_front + entries->len);
+  table->plans = g_new (ElkPlan, p1.n_front + 2 * entries->len);
   index = g_hash_table_new (plan_hash, plan_equal);
   for (guint h = 0; h < p1.n_front; h++)
     {
@@ -393,8 +622,23 @@ elk__plan_build_table_stats (const ElkGraph *graph,
     {
       ColdEntry *c = &g_array_index (entries, ColdEntry, i);
       ElkColdHot *ch = &table->cold_hot[i];
-      guint cold_index = GPOINTER_TO_UINT (g_hash_table_lookup (index,
-                                                                &c->plan));
+      guint hot_index = c->hot_index;
+      guint cold_index;
+
+      if (artifact_order)
+        {
+          hot_index = GPOINTER_TO_UINT (g_hash_table_lookup (index,
+                                                             c->hot_plan));
+          if (hot_index == 0)
+            {
+              table->plans[n_plans] = *c->hot_plan;
+              g_hash_table_insert (index, &table->plans[n_plans],
+                                   GUINT_TO_POINTER (n_plans + 1));
+              hot_index = ++n_plans;
+            }
+          hot_index--;
+        }
+      cold_index = GPOINTER_TO_UINT (g_hash_table_lookup (index, &c->plan));
       if (cold_index == 0)
         {
           table->plans[n_plans] = c->plan;
@@ -403,10 +647,10 @@ elk__plan_build_table_stats (const ElkGraph *graph,
           cold_index = ++n_plans;
         }
       ch->cold_bytes = c->cold;
-      ch->hot_bytes = p1.front[c->hot_index].hot;
-      ch->hot_plan = c->hot_index;
+      ch->hot_bytes = c->hot;
+      ch->hot_plan = hot_index;
       ch->cold_plan = cold_index - 1;
-      ch->exec_s = table->plans[c->hot_index].time_s;
+      ch->exec_s = table->plans[hot_index].time_s;
       ch->warmup_s = c->warm_cycles / spec->clock_hz;
       ch->warmup_noc_bytes = c->warm_noc;
     }
@@ -420,6 +664,8 @@ elk__plan_build_table_stats (const ElkGraph *graph,
 
   g_array_unref (entries);
   g_free (p1.front);
+  g_clear_pointer (&p1.records, g_array_unref);
+  g_clear_pointer (&artifact_list, g_array_unref);
   elk__plan_search_free (s);
   return TRUE;
 }

@@ -403,7 +403,7 @@ check_table (const ElkPlanTable *table, const ElkChipSpec *spec)
 static ElkPlanSet *
 build_set (ElkGraph *graph, const ElkChipSpec *spec, guint n_threads)
 {
-  ElkPlanOptions options = { 0, 0, n_threads };
+  ElkPlanOptions options = { .n_threads = n_threads };
   GError *error = NULL;
   ElkPlanSet *set = elk_plan_set_new (graph, spec, &options, &error);
 
