@@ -3019,9 +3019,9 @@ layer_of (Loader *l, const char *name)
 }
 
 static gboolean
-ob_emit (Loader *l, Node *n, OpBuild *b, const char *out_letters,
-         gint out_tensor, const char *type, ElkOpKind kind, double flops,
-         GError **error)
+ob_emit_named (Loader *l, Node *n, OpBuild *b, const char *name,
+               const char *out_letters, gint out_tensor, const char *type,
+               ElkOpKind kind, double flops, GError **error)
 {
   g_autofree char *spec = NULL;
   g_autofree char *lower = NULL;
@@ -3032,13 +3032,23 @@ ob_emit (Loader *l, Node *n, OpBuild *b, const char *out_letters,
   spec = g_strdup_printf ("%s->%s", b->spec->str, out_letters);
   b->tensors[b->n++] = (guint32) out_tensor;
   lower = g_ascii_strdown (type, -1);
-  op = elk_graph_add_op (l->graph, n->name, lower, kind, n->layer, spec,
+  op = elk_graph_add_op (l->graph, name, lower, kind, n->layer, spec,
                          b->tensors, b->n, b->extra->str, error);
   if (op < 0)
     return prefix_node_error (l, n, error);
   if (flops >= 0)
     elk_graph_set_op_flops (l->graph, (guint) op, flops);
   return TRUE;
+}
+
+/* The node's operator, named after the node. */
+static gboolean
+ob_emit (Loader *l, Node *n, OpBuild *b, const char *out_letters,
+         gint out_tensor, const char *type, ElkOpKind kind, double flops,
+         GError **error)
+{
+  return ob_emit_named (l, n, b, n->name, out_letters, out_tensor, type,
+                        kind, flops, error);
 }
 
 /* Letters of operand @v broadcast against an output of rank @rank and
@@ -3760,8 +3770,10 @@ infer_same_shape (Loader *l, Node *n, GError **error)
   return set_computed (l, n, 0, x->dtype, x->rank, x->dims, error);
 }
 
+/* LogSoftmax, Hardmax, CumSum: one operator shaped like its input, which
+ * reads along an axis that the einsum has no reduced dimension for. */
 static gboolean
-lower_softmax (Loader *l, Node *n, GError **error)
+lower_along_axis (Loader *l, Node *n, GError **error)
 {
   Value *x = n->in[0], *out = n->out[0];
   char letters[MAX_RANK + 1];
@@ -3777,20 +3789,132 @@ lower_softmax (Loader *l, Node *n, GError **error)
                    n->p->op_type, ELK_OP_REDUCE,
                    n->info->flops * (double) x->n_elements, error);
   ob_clear (&b);
-  /* Softmax's immediates are the output axes it normalises over: one
-   * axis from opset 13 on (default -1), before that every axis from
-   * "axis" on, the input seen flattened to 2-D there (default 1). */
-  if (ok && strcmp (n->p->op_type, "Softmax") == 0 && x->rank > 0)
+  return ok;
+}
+
+/* An activation tensor of the node's own, computed between two of the
+ * operators it is lowered into. */
+static gint
+node_scratch (Loader *l, Node *n, const char *name, int dtype, guint rank,
+              const guint64 *shape, GError **error)
+{
+  ElkDType dt;
+  gint id;
+
+  if (!dtype_to_elk (l, dtype, &dt))
     {
-      double axes[MAX_RANK];
-      gint64 axis;
-      guint a, n_axes = 0;
-      if (!attr_int (l, n, "axis", l->opset >= 13 ? -1 : 1, &axis, error)
-          || !norm_axis (l, n, axis, x->rank, &a, error))
+      node_unsupported (l, n, error, NULL);
+      g_prefix_error (error, "tensor '%s' has data type %s; ", name,
+                      dtype_name (dtype));
+      return -1;
+    }
+  id = elk_graph_add_tensor (l->graph, name, dt,
+                             ELK_TENSOR_ORIGIN_ACTIVATION, rank, shape, 0,
+                             error);
+  if (id < 0)
+    prefix_node_error (l, n, error);
+  return id;
+}
+
+/* Softmax as the four operators the llama frontend writes: m = max(x),
+ * e = exp(x - m), s = sum(e), y = e / s, with m and s reduced over the
+ * normalised axes (one axis from opset 13 on, default -1; before that
+ * every axis from "axis" on, the input seen flattened to 2-D there,
+ * default 1).  Because the max and the sum are true reductions, a plan
+ * may split the normalised axes across cores and the cost model charges
+ * the partial results it combines; a single same-shape operator would
+ * hide that work.  The operators are "<node>#max", "<node>#exp",
+ * "<node>#sum" and, writing the node's output, "<node>" itself; m, e
+ * and s are the tensors "<output>#softmax-max", "-exp" and "-sum".  The
+ * FLOPs are those of the table, 5 per element: 1 max, 2 subtract and
+ * exponential, 1 sum, 1 divide. */
+static gboolean
+lower_softmax (Loader *l, Node *n, GError **error)
+{
+  Value *x = n->in[0], *out = n->out[0];
+  static const char *const step[3] = { "max", "exp", "sum" };
+  char li[MAX_RANK + 1], lr[MAX_RANK + 1];
+  guint64 rshape[MAX_RANK], xshape[MAX_RANK];
+  gint t[3];
+  gint64 axis;
+  guint a, r = 0;
+  double per = (double) x->n_elements;
+  gboolean ok = TRUE;
+
+  if (x->rank == 0)
+    return node_unsupported (l, n, error, "its input is a scalar, which "
+                             "has no axis to normalise over");
+  if (!attr_int (l, n, "axis", l->opset >= 13 ? -1 : 1, &axis, error)
+      || !norm_axis (l, n, axis, x->rank, &a, error))
+    return FALSE;
+  plain_letters (x->rank, li);
+  for (guint k = 0; k < x->rank; k++)
+    {
+      gboolean reduced = l->opset >= 13 ? k == a : k >= a;
+      xshape[k] = (guint64) x->dims[k];
+      if (!reduced)
+        {
+          lr[r] = li[k];
+          rshape[r++] = (guint64) x->dims[k];
+        }
+    }
+  /* Normalising over every axis leaves one value: kept as an axis of
+   * extent 1, since elk's operators write tensors of rank 1 or more. */
+  if (r == 0)
+    {
+      lr[r] = (char) ('a' + x->rank);
+      rshape[r++] = 1;
+    }
+  lr[r] = '\0';
+  for (guint i = 0; i < 3 && ok; i++)
+    {
+      g_autofree char *name = g_strdup_printf ("%s#softmax-%s", out->name,
+                                               step[i]);
+      t[i] = node_scratch (l, n, name, out->dtype, i == 1 ? x->rank : r,
+                           i == 1 ? xshape : rshape, error);
+      ok = t[i] >= 0;
+    }
+  for (guint i = 0; i < 4 && ok; i++)
+    {
+      g_autofree char *name = i < 3 ? g_strdup_printf ("%s#%s", n->name,
+                                                       step[i])
+                                     : g_strdup (n->name);
+      /* Reads x, (x, m), e, (e, s). */
+      gint in0 = i == 0 || i == 1 ? tensor_for (l, n, x, 0, NULL, NULL,
+                                                error)
+                                  : t[1];
+      OpBuild b;
+
+      if (in0 < 0)
         return FALSE;
-      for (guint k = a; k < (l->opset >= 13 ? a + 1 : x->rank); k++)
-        axes[n_axes++] = k;
-      set_immediates (l, n->name, axes, n_axes);
+      ob_init (&b);
+      ok = ob_input (l, n, &b, li, in0, error);
+      if (ok && (i == 1 || i == 3))
+        ok = ob_input (l, n, &b, lr, t[i == 1 ? 0 : 2], error);
+      if (ok && lr[0] == (char) ('a' + x->rank))
+        ob_extent (&b, lr[0], 1);
+      switch (i)
+        {
+        case 0:
+          ok = ok && ob_emit_named (l, n, &b, name, lr, t[0], "max",
+                                    ELK_OP_REDUCE, per, error);
+          break;
+        case 1:
+          ok = ok && ob_emit_named (l, n, &b, name, li, t[1], "sub-exp",
+                                    ELK_OP_ELEMENTWISE, 2 * per, error);
+          break;
+        case 2:
+          ok = ok && ob_emit_named (l, n, &b, name, lr, t[2], "sum",
+                                    ELK_OP_REDUCE, per, error);
+          break;
+        default:
+          ok = ok && ob_emit_named (l, n, &b, name, li,
+                                    tensor_for (l, n, out, 0, NULL, NULL,
+                                                error),
+                                    "div", ELK_OP_ELEMENTWISE, per, error);
+          break;
+        }
+      ob_clear (&b);
     }
   return ok;
 }
@@ -4039,9 +4163,9 @@ static const OpInfo op_table[] = {
   { "BatchNormalization", infer_batchnorm, lower_batchnorm, 0 },
   { "LayerNormalization", infer_layernorm, lower_layernorm, 0 },
   { "Softmax", infer_softmax, lower_softmax, 5 },
-  { "LogSoftmax", infer_softmax, lower_softmax, 6 },
-  { "Hardmax", infer_softmax, lower_softmax, 2 },
-  { "CumSum", infer_same_shape, lower_softmax, 1 },
+  { "LogSoftmax", infer_softmax, lower_along_axis, 6 },
+  { "Hardmax", infer_softmax, lower_along_axis, 2 },
+  { "CumSum", infer_same_shape, lower_along_axis, 1 },
   { "InstanceNormalization", infer_channel_norm, lower_channel_norm, 0 },
   { "MeanVarianceNormalization", infer_channel_norm, lower_channel_norm,
     0 },

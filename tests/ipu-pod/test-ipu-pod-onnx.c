@@ -848,8 +848,15 @@ prepare_ops (Model *M)
   for (guint i = 0; i < elk_graph_get_n_ops (M->graph); i++)
     {
       const ElkOp *op = elk_graph_get_op (M->graph, i);
-      const Onnx__NodeProto *n = g_hash_table_lookup (M->by_op, op->name);
+      g_autofree char *node = g_strdup (op->name);
+      const Onnx__NodeProto *n;
       g_autofree char *key = g_strdup_printf ("immediates:%s", op->name);
+
+      /* A node lowered into several operators names the others
+       * "<node>#<part>" (Softmax's max, exp and sum). */
+      if (strchr (node, '#') != NULL)
+        *strchr (node, '#') = '\0';
+      n = g_hash_table_lookup (M->by_op, node);
 
       if (n == NULL)
         {

@@ -1500,6 +1500,106 @@ test_immediates_pool (void)
   }
 }
 
+/* The operator named @name, which must exist. */
+static const ElkOp *
+find_op (const ElkGraph *g, const char *name)
+{
+  for (guint i = 0; i < elk_graph_get_n_ops (g); i++)
+    if (strcmp (elk_graph_get_op (g, i)->name, name) == 0)
+      return elk_graph_get_op (g, i);
+  g_error ("no operator '%s'", name);
+  return NULL;
+}
+
+/* The shape of operand @v of @op as "[a, b]". */
+static char *
+operand_shape (const ElkGraph *g, const ElkOp *op, guint v)
+{
+  const ElkTensor *t = elk_graph_get_tensor (g, op->tensors[v]);
+  GString *s = g_string_new ("[");
+  for (guint i = 0; i < t->n_dims; i++)
+    g_string_append_printf (s, "%s%" G_GUINT64_FORMAT, i ? ", " : "",
+                            t->shape[i]);
+  g_string_append_c (s, ']');
+  return g_string_free (s, FALSE);
+}
+
+/* Softmax is lowered into max, sub-exp, sum and div with the normalised
+ * axes reduced away, so that its axes are real reduced dimensions that
+ * plans may split; no immediates are needed.  @reduced is the shape of
+ * the max and the sum. */
+static void
+check_softmax (gint64 opset, gint64 axis, guint rank, const gint64 *xd,
+               const char *reduced)
+{
+  g_autofree char *dir = make_tmpdir ();
+  g_autofree char *path = g_build_filename (dir, "t.onnx", NULL);
+  Onnx__NodeProto *n;
+  g_autoptr (Builder) b = builder_one ("Softmax", opset, rank, xd, &n);
+  g_autoptr (ElkGraph) g = NULL;
+  static const char *const names[4] = { "op#max", "op#exp", "op#sum", "op" };
+  static const char *const types[4] = { "max", "sub-exp", "sum", "div" };
+  static const double per_element[4] = { 1, 2, 1, 1 };
+  guint64 elements = 1;
+
+  if (axis != G_MININT64)
+    attr_int (b->arena, n, "axis", axis);
+  builder_write (b, path);
+  g = load_ok (path, NULL);
+  for (guint i = 0; i < rank; i++)
+    elements *= (guint64) xd[i];
+  g_assert_cmpuint (elk_graph_get_n_ops (g), ==, 4);
+  for (guint i = 0; i < 4; i++)
+    {
+      const ElkOp *op = elk_graph_get_op (g, i);
+      g_autofree char *key = g_strdup_printf ("immediates:%s", op->name);
+      g_assert_cmpstr (op->name, ==, names[i]);
+      g_assert_cmpstr (op->type, ==, types[i]);
+      g_assert_cmpint (op->layer, ==, -1);
+      g_assert_cmpfloat (op->flops, ==, per_element[i] * (double) elements);
+      g_assert_null (elk_graph_get_attribute (g, key));
+    }
+  g_assert_cmpint (find_op (g, "op#max")->kind, ==, ELK_OP_REDUCE);
+  g_assert_cmpint (find_op (g, "op#sum")->kind, ==, ELK_OP_REDUCE);
+  {
+    g_autofree char *m = operand_shape (g, find_op (g, "op#max"), 0);
+    g_autofree char *s2 = operand_shape (g, find_op (g, "op#sum"), 0);
+    g_autofree char *sd = operand_shape (g, find_op (g, "op"), 2);
+    g_autofree char *y = operand_shape (g, find_op (g, "op"), 0);
+    g_autofree char *x = operand_shape (g, find_op (g, "op#exp"), 1);
+    g_test_message ("softmax opset %" G_GINT64_FORMAT ": x %s, max %s",
+                    opset, x, m);
+    g_assert_cmpstr (m, ==, reduced);
+    g_assert_cmpstr (s2, ==, reduced);
+    g_assert_cmpstr (sd, ==, reduced);
+    g_assert_cmpstr (y, ==, x);
+  }
+  /* The output is the node's output value; the steps between are
+   * activations of its own. */
+  g_assert_cmpint (elk_graph_find_tensor (g, "y"), ==,
+                   (gint) find_op (g, "op")->tensors[0]);
+  g_assert_cmpint (elk_graph_find_tensor (g, "y#softmax-exp"), >=, 0);
+  g_assert_cmpint (elk_graph_get_tensor (g, (guint) elk_graph_find_tensor (
+                                              g, "y#softmax-exp"))->origin,
+                   ==, ELK_TENSOR_ORIGIN_ACTIVATION);
+  rm_rf (dir);
+}
+
+static void
+test_softmax_lowering (void)
+{
+  /* Opset 13: one axis (default the last). */
+  check_softmax (13, 1, 3, (gint64[]) { 2, 3, 4 }, "[2, 4]");
+  check_softmax (13, G_MININT64, 3, (gint64[]) { 2, 3, 4 }, "[2, 3]");
+  check_softmax (13, -3, 3, (gint64[]) { 2, 3, 4 }, "[3, 4]");
+  /* Before 13: every axis from "axis" on (default 1). */
+  check_softmax (11, G_MININT64, 3, (gint64[]) { 2, 3, 4 }, "[2]");
+  check_softmax (11, 2, 3, (gint64[]) { 2, 3, 4 }, "[2, 3]");
+  /* Everything normalised: one value, kept as an axis of extent 1. */
+  check_softmax (13, 0, 1, (gint64[]) { 5 }, "[1]");
+  check_softmax (11, 0, 2, (gint64[]) { 2, 5 }, "[1]");
+}
+
 /* A float attribute of another type is an error naming the node. */
 static void
 test_immediates_bad_attribute (void)
@@ -1641,6 +1741,7 @@ main (int argc, char **argv)
                    test_immediates_activations);
   g_test_add_func ("/onnx/immediates/gemm", test_immediates_gemm);
   g_test_add_func ("/onnx/immediates/pool", test_immediates_pool);
+  g_test_add_func ("/onnx/softmax-lowering", test_softmax_lowering);
   g_test_add_func ("/onnx/immediates/bad-attribute",
                    test_immediates_bad_attribute);
   g_test_add_func ("/onnx/limits", test_limits);
