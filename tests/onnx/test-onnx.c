@@ -509,6 +509,8 @@ test_corpus_vit (void)
   g_assert_cmpuint (count_ops_of_type (g, "equal"), ==, 0);
   g_assert_cmpuint (count_ops_of_type (g, "where"), ==, 0);
   g_assert_cmpuint (count_ops_of_type (g, "mul"), ==, 12 * 2); /* GELU */
+  g_assert_cmpuint (count_ops_of_type (g, "softmax"), ==, 0);
+  g_assert_cmpuint (count_ops_of_type (g, "sub-exp"), ==, 12);
 }
 
 static void
@@ -526,6 +528,9 @@ test_corpus_bert (void)
   g_assert_cmpuint (count_ops_of_type (g, "gather"), ==, 1);
   g_assert_cmpuint (attribute_u64 (g, "layers"), ==, 12);
   g_assert_cmpuint (attribute_u64 (g, "seq"), ==, 128);
+  /* One softmax per layer, lowered into max, sub-exp, sum and div. */
+  g_assert_cmpuint (count_ops_of_type (g, "softmax"), ==, 0);
+  g_assert_cmpuint (count_ops_of_type (g, "sub-exp"), ==, 12);
   /* The embedding lookup streams only the rows it reads. */
   id = elk_graph_find_tensor (g, "input");
   g_assert_cmpint (id, >=, 0);
