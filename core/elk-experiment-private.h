@@ -12,7 +12,8 @@ typedef struct
   int line;
 } ElkParamEntry;
 
-/* A <frontend>, <chip>, <allocator> or <scheduler>. */
+/* A <frontend>, <chip>, <allocator>, <scheduler> or <plans> (kind
+ * ELK_TYPE_PLAN_PARAMS, a libelk type rather than a plugin). */
 typedef struct _ElkComponent ElkComponent;
 struct _ElkComponent
 {
@@ -50,6 +51,7 @@ struct _ElkExperiment
   ElkComponent *frontend;
   ElkComponent *chip;
   ElkComponent *allocator;    /* default, optional */
+  ElkComponent *plans;        /* <plans>, or one without params */
   GPtrArray *schedulers;      /* ElkComponent * */
   GPtrArray *axes;            /* ElkAxis * */
   guint n_points;

@@ -19,6 +19,7 @@
 #include <libxml/relaxng.h>
 
 #include "elk-experiment-private.h"
+#include "plan/elk-plan-params.h"
 
 extern const char elk__experiment_schema[];
 
@@ -74,6 +75,7 @@ elk_experiment_finalize (GObject *object)
   component_free (self->frontend);
   component_free (self->chip);
   component_free (self->allocator);
+  component_free (self->plans);
   g_ptr_array_unref (self->schedulers);
   g_ptr_array_unref (self->axes);
   G_OBJECT_CLASS (elk_experiment_parent_class)->finalize (object);
@@ -254,10 +256,32 @@ is_element (xmlNode *node, const char *name)
          && strcmp ((const char *) node->name, name) == 0;
 }
 
-static const char *
+/* "frontend 'llama'" or "<plans>", as messages name a component. */
+static char *
 describe (const ElkComponent *c)
 {
-  return elk_kind_to_string (c->kind);
+  if (c->kind == ELK_TYPE_PLAN_PARAMS)
+    return g_strdup ("<plans>");
+  return g_strdup_printf ("%s '%s'", elk_kind_to_string (c->kind),
+                          c->feature->name);
+}
+
+/* <plans> is no plugin: its feature is libelk's own type, so that its
+ * params are checked like a plugin's properties. */
+static const ElkFeature *
+plans_feature (void)
+{
+  static ElkFeature feature;
+  static gsize done = 0;
+
+  if (g_once_init_enter (&done))
+    {
+      feature.kind = ELK_TYPE_PLAN_PARAMS;
+      feature.name = (char *) "plans";
+      feature.type = ELK_TYPE_PLAN_PARAMS;
+      g_once_init_leave (&done, 1);
+    }
+  return &feature;
 }
 
 /* Converts "text" for property "name" of component c; errors carry
@@ -275,11 +299,11 @@ find_param (ElkExperiment *self,
   if (pspec == NULL || (pspec->flags & G_PARAM_WRITABLE) == 0)
     {
       g_autofree char *names = elk__param_list_names (klass);
+      g_autofree char *who = describe (c);
       g_set_error (error, ELK_EXPERIMENT_ERROR,
                    ELK_EXPERIMENT_ERROR_UNKNOWN_PARAM,
-                   "%s:%d: %s '%s' has no parameter '%s' (valid: %s)",
-                   self->path, line, describe (c), c->feature->name, name,
-                   names);
+                   "%s:%d: %s has no parameter '%s' (valid: %s)",
+                   self->path, line, who, name, names);
       g_type_class_unref (klass);
       return NULL;
     }
@@ -301,9 +325,10 @@ convert_value (ElkExperiment *self,
 
   if (!elk__param_parse (pspec, stripped, self->dir, value, &local_error))
     {
+      g_autofree char *who = describe (c);
       g_set_error (error, ELK_EXPERIMENT_ERROR, local_error->code,
-                   "%s:%d: %s '%s': %s", self->path, line, describe (c),
-                   c->feature->name, local_error->message);
+                   "%s:%d: %s: %s", self->path, line, who,
+                   local_error->message);
       return FALSE;
     }
   return TRUE;
@@ -322,7 +347,9 @@ load_component (ElkExperiment *self,
   ElkComponent *c;
   int line = (int) xmlGetLineNo (node);
 
-  feature = elk_registry_find (registry, kind, name, &local_error);
+  feature = kind == ELK_TYPE_PLAN_PARAMS
+              ? plans_feature ()
+              : elk_registry_find (registry, kind, name, &local_error);
   if (feature == NULL)
     {
       g_set_error (error, ELK_EXPERIMENT_ERROR,
@@ -359,11 +386,11 @@ load_component (ElkExperiment *self,
             if (strcmp (((ElkParamEntry *) c->params->pdata[i])->name, pname)
                 == 0)
               {
+                g_autofree char *who = describe (c);
                 g_set_error (error, ELK_EXPERIMENT_ERROR,
                              ELK_EXPERIMENT_ERROR_INVALID,
-                             "%s:%d: %s '%s': parameter '%s' is set twice",
-                             self->path, pline, describe (c), feature->name,
-                             pname);
+                             "%s:%d: %s: parameter '%s' is set twice",
+                             self->path, pline, who, pname);
                 xmlFree (text);
                 component_free (c);
                 return NULL;
@@ -423,6 +450,11 @@ find_axis_component (ElkExperiment *self,
       *property = target + strlen ("allocator.");
       return self->allocator;
     }
+  if (g_str_has_prefix (target, "plans."))
+    {
+      *property = target + strlen ("plans.");
+      return self->plans;
+    }
   if (g_str_has_prefix (target, "scheduler."))
     {
       const char *rest = target + strlen ("scheduler.");
@@ -458,7 +490,8 @@ load_axis (ElkExperiment *self, xmlNode *node, GError **error)
       g_set_error (error, ELK_EXPERIMENT_ERROR, ELK_EXPERIMENT_ERROR_INVALID,
                    "%s:%d: sweep axis '%s' names no component (expected "
                    "frontend.P, chip.P, allocator.P with a default "
-                   "<allocator>, or scheduler.LABEL.P)", self->path, line,
+                   "<allocator>, plans.P, or scheduler.LABEL.P)", self->path,
+                   line,
                    target);
       return FALSE;
     }
@@ -542,6 +575,15 @@ load_document (ElkExperiment *self,
   if (seed != NULL)
     g_ascii_string_to_unsigned (seed, 10, 0, G_MAXUINT64, &self->seed, NULL);
 
+  /* Without a <plans> element the tables take their defaults, and a
+   * "plans.P" sweep axis still has a component to vary. */
+  self->plans = g_new0 (ElkComponent, 1);
+  self->plans->kind = ELK_TYPE_PLAN_PARAMS;
+  self->plans->feature = plans_feature ();
+  self->plans->line = (int) xmlGetLineNo (root);
+  self->plans->params = g_ptr_array_new_with_free_func ((GDestroyNotify)
+                                                        param_entry_free);
+
   for (xmlNode *node = root->children; node != NULL; node = node->next)
     {
       if (is_element (node, "frontend"))
@@ -553,6 +595,15 @@ load_document (ElkExperiment *self,
       else if (is_element (node, "allocator"))
         self->allocator = load_component (self, registry, node,
                                           ELK_TYPE_ALLOCATOR, error);
+      else if (is_element (node, "plans"))
+        {
+          component_free (self->plans);
+          self->plans = load_component (self, registry, node,
+                                        ELK_TYPE_PLAN_PARAMS, error);
+          if (self->plans == NULL)
+            return FALSE;
+          continue;
+        }
       else if (is_element (node, "scheduler"))
         {
           ElkComponent *c = load_component (self, registry, node,
@@ -900,7 +951,7 @@ elk__experiment_allocator_for (ElkExperiment *self, guint scheduler_index)
  * elk_experiment_create_component:
  * @point: the experiment point, below elk_experiment_get_n_points()
  * @kind: %ELK_TYPE_FRONTEND, %ELK_TYPE_CHIP, %ELK_TYPE_SCHEDULER or
- *   %ELK_TYPE_ALLOCATOR
+ *   %ELK_TYPE_ALLOCATOR (inside libelk also the <plans> type)
  * @scheduler_index: for schedulers and allocators, which scheduler
  * @error: return location for a #GError
  *
@@ -930,6 +981,8 @@ elk_experiment_create_component (ElkExperiment *self,
     c = self->chip;
   else if (kind == ELK_TYPE_SCHEDULER)
     c = self->schedulers->pdata[scheduler_index];
+  else if (kind == ELK_TYPE_PLAN_PARAMS)
+    c = self->plans;
   else
     c = elk__experiment_allocator_for (self, scheduler_index);
 

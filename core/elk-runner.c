@@ -24,6 +24,7 @@
 
 #include "elk-experiment-private.h"
 #include "elk-journal.h"
+#include "plan/elk-plan-params.h"
 
 const char *elk__experiment_axis_value_text (ElkExperiment *self,
                                              guint point,
@@ -325,6 +326,12 @@ run_point (ElkExperiment *self,
   if (spec != NULL)
     {
       gint64 t0 = g_get_monotonic_time ();
+      /* The point's <plans> options (enumeration, floors), with their
+       * sweep values; the thread count is the runner's. */
+      g_autoptr (GObject) plan_params = elk_experiment_create_component (
+        self, point, ELK_TYPE_PLAN_PARAMS, 0, NULL);
+
+      elk__plan_params_get_options (ELK_PLAN_PARAMS (plan_params), &options);
       options.n_threads = plan_threads;
       plans = elk_plan_set_new (graph, spec, &options, &error);
       plan_s = (double) (g_get_monotonic_time () - t0) / G_USEC_PER_SEC;

@@ -145,6 +145,9 @@ typedef enum
   ELK_PLAN_ENUMERATION_ARTIFACT = 1,
 } ElkPlanEnumeration;
 
+#define ELK_TYPE_PLAN_ENUMERATION (elk_plan_enumeration_get_type ())
+ELK_API GType elk_plan_enumeration_get_type (void);
+
 /**
  * ElkPlanOptions:
  * @padding_floor: minimum ratio of useful to padded work (0 = T10 default).

@@ -31,6 +31,23 @@ struct _ElkPlanSet
 ELK_DEFINE_BOXED_TYPE (ElkPlanSet, elk_plan_set, elk_plan_set_ref,
                        elk_plan_set_unref)
 
+GType
+elk_plan_enumeration_get_type (void)
+{
+  static gsize type = 0;
+  static const GEnumValue values[] = {
+    { ELK_PLAN_ENUMERATION_T10, "ELK_PLAN_ENUMERATION_T10", "t10" },
+    { ELK_PLAN_ENUMERATION_ARTIFACT, "ELK_PLAN_ENUMERATION_ARTIFACT",
+      "artifact" },
+    { 0, NULL, NULL },
+  };
+
+  if (g_once_init_enter (&type))
+    g_once_init_leave (&type, g_enum_register_static ("ElkPlanEnumeration",
+                                                      values));
+  return (GType) type;
+}
+
 typedef struct
 {
   ElkPlanSet *set;

@@ -93,6 +93,18 @@ static const BadCase bad_cases[] = {
   { "missing-model", ELK_EXPERIMENT_ERROR_MISSING_FILE,
     "'no-such-model.gguf' does not exist" },
   { "duplicate-label", ELK_EXPERIMENT_ERROR_INVALID, "used twice" },
+  /* <plans> params are checked like a plugin's, naming the element. */
+  { "plans-bad-enumeration", ELK_EXPERIMENT_ERROR_BAD_VALUE,
+    "<plans>: parameter 'enumeration': unknown value 'quirky' (expected "
+    "one of: t10, artifact)" },
+  { "plans-unknown-param", ELK_EXPERIMENT_ERROR_UNKNOWN_PARAM,
+    "<plans> has no parameter 'floor' (valid: enumeration, padding-floor, "
+    "utilisation-floor)" },
+  { "plans-out-of-range", ELK_EXPERIMENT_ERROR_OUT_OF_RANGE,
+    "1.5 is out of range [0, 1]" },
+  { "plans-sweep-bad", ELK_EXPERIMENT_ERROR_BAD_VALUE,
+    "unknown value 't11' (expected one of: t10, artifact)" },
+  { "plans-after-scheduler", ELK_EXPERIMENT_ERROR_SCHEMA, "plans" },
   { "no-allocator", ELK_EXPERIMENT_ERROR_INVALID, "no default <allocator>" },
   /* libxml2 already refuses the nested entities while parsing (without
    * expanding them); a document type declaration is refused in any case. */
@@ -141,6 +153,24 @@ test_quick (void)
   g_object_get (frontend, "layers", &layers, "batch", &batch, NULL);
   g_assert_cmpuint (layers, ==, 2);
   g_assert_cmpuint (batch, ==, 4);
+}
+
+/* <plans> and its "plans.P" axes: the file's values are the defaults of
+ * the sweep, which overrides them per point. */
+static void
+test_plans (void)
+{
+  g_autoptr (GError) error = NULL;
+  g_autofree char *path = elk_test_fixture_experiment ("plans-good");
+  g_autoptr (ElkExperiment) experiment = NULL;
+  g_autofree char *label = NULL;
+
+  experiment = elk_experiment_load (path, registry, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (elk_experiment_get_n_points (experiment), ==, 4);
+  label = elk_experiment_dup_point_label (experiment, 2);
+  g_assert_cmpstr (label, ==, "plans.enumeration=artifact "
+                              "plans.padding-floor=0");
 }
 
 static void
@@ -240,6 +270,7 @@ main (int argc, char *argv[])
 
   g_test_add_func ("/experiment/good", test_good);
   g_test_add_func ("/experiment/quick", test_quick);
+  g_test_add_func ("/experiment/plans", test_plans);
   g_test_add_func ("/experiment/missing-file", test_missing_file);
   g_test_add_func ("/experiment/truncated", test_truncated);
   g_test_add_func ("/experiment/size-limit", test_size_limit);

@@ -764,6 +764,73 @@ test_does_not_fit (void)
   g_clear_error (&error);
 }
 
+static gboolean
+tables_equal (const ElkPlanTable *a, const ElkPlanTable *b)
+{
+  return a->n_plans == b->n_plans && a->n_hot == b->n_hot
+         && a->n_cold_hot == b->n_cold_hot
+         && memcmp (a->plans, b->plans, a->n_plans * sizeof (ElkPlan)) == 0
+         && memcmp (a->hot_front, b->hot_front,
+                    a->n_hot * sizeof (guint32)) == 0
+         && memcmp (a->cold_hot, b->cold_hot,
+                    a->n_cold_hot * sizeof (ElkColdHot)) == 0;
+}
+
+/* ElkPlanOptions.enumeration: T10 spelt out is the default, byte for
+ * byte; the artifact enumeration (a measurement device,
+ * test-plan-artifact.c checks it against the artifact) gives other
+ * tables that keep the invariants schedulers rely on.  Its cold plans
+ * need not fit as execute plans (the artifact filters cold candidates by
+ * cold size only), so check_table's "every plan fits" does not apply. */
+static void
+test_enumeration (void)
+{
+  g_autoptr (ElkChipSpec) spec = spec_one_ipu ();
+  g_autoptr (ElkGraph) graph = matmul_graph (32, 5120, 5120,
+                                             ELK_TENSOR_ORIGIN_WEIGHT);
+  ElkPlanOptions t10 = { .n_threads = 1,
+                         .enumeration = ELK_PLAN_ENUMERATION_T10 };
+  ElkPlanOptions artifact = { .n_threads = 1,
+                              .enumeration = ELK_PLAN_ENUMERATION_ARTIFACT };
+  g_autoptr (ElkPlanSet) def = build_set (graph, spec, 1);
+  g_autoptr (ElkPlanSet) same = NULL;
+  g_autoptr (ElkPlanSet) art = NULL;
+  const ElkPlanTable *table;
+  guint64 usable = elk_chip_spec_get_usable_sram (spec);
+  GError *error = NULL;
+
+  same = elk_plan_set_new (graph, spec, &t10, &error);
+  g_assert_no_error (error);
+  g_assert_true (tables_equal (elk_plan_set_get_table (def, 0),
+                               elk_plan_set_get_table (same, 0)));
+
+  art = elk_plan_set_new (graph, spec, &artifact, &error);
+  g_assert_no_error (error);
+  table = elk_plan_set_get_table (art, 0);
+  g_assert_false (tables_equal (elk_plan_set_get_table (def, 0), table));
+  g_assert_cmpuint (table->n_hot, ==, 20);
+  g_assert_cmpuint (table->n_cold_hot, >=, 1);
+  for (guint i = 1; i < table->n_hot; i++)
+    {
+      const ElkPlan *q = &table->plans[table->hot_front[i - 1]];
+      const ElkPlan *p = &table->plans[table->hot_front[i]];
+      g_assert_cmpuint (q->hot_bytes, <, p->hot_bytes);
+      g_assert_cmpfloat (q->time_s, >, p->time_s);
+    }
+  for (guint i = 0; i < table->n_cold_hot; i++)
+    {
+      const ElkColdHot *e = &table->cold_hot[i];
+      g_assert_cmpuint (e->hot_bytes, <=, usable);
+      g_assert_cmpuint (e->cold_bytes, <=, e->hot_bytes);
+      g_assert_cmpuint (table->plans[e->hot_plan].hot_bytes, ==,
+                        e->hot_bytes);
+      g_assert_cmpuint (table->plans[e->cold_plan].cold_bytes, ==,
+                        e->cold_bytes);
+      g_assert_cmpfloat (e->exec_s, ==, table->plans[e->hot_plan].time_s);
+    }
+  g_assert_nonnull (elk_plan_table_lookup (table, G_MAXUINT64, usable));
+}
+
 int
 main (int argc, char **argv)
 {
@@ -779,6 +846,7 @@ main (int argc, char **argv)
   g_test_add_func ("/plan/no-hbm-input", test_no_hbm_input);
   g_test_add_func ("/plan/lookup", test_lookup);
   g_test_add_func ("/plan/determinism", test_determinism);
+  g_test_add_func ("/plan/enumeration", test_enumeration);
   g_test_add_func ("/plan/mesh-rules", test_mesh_rules);
   g_test_add_func ("/plan/llama-layer", test_llama_layer);
   g_test_add_func ("/plan/does-not-fit", test_does_not_fit);

@@ -1,0 +1,129 @@
+/* elk-plan-params.c: the plan-table options an experiment may set.
+ *
+ * The runner builds the plan tables itself (they are shared by every
+ * scheduler of a point), so these options belong to no plugin.  Giving
+ * them a GObject class anyway lets the experiment loader treat <plans>
+ * like any component: every <param> and every "plans.P" sweep value is
+ * converted and range-checked through the property's GParamSpec, with
+ * the same messages (file, line, parameter, expected values).
+ */
+#include "config.h"
+
+#include "elk-plan-params.h"
+
+struct _ElkPlanParams
+{
+  GObject parent_instance;
+  ElkPlanEnumeration enumeration;
+  double padding_floor;
+  double utilisation_floor;
+};
+
+G_DEFINE_FINAL_TYPE (ElkPlanParams, elk__plan_params, G_TYPE_OBJECT)
+
+enum
+{
+  PROP_0,
+  PROP_ENUMERATION,
+  PROP_PADDING_FLOOR,
+  PROP_UTILISATION_FLOOR,
+  N_PROPS
+};
+
+static void
+plan_params_set_property (GObject *object,
+                          guint id,
+                          const GValue *value,
+                          GParamSpec *pspec)
+{
+  ElkPlanParams *self = ELK_PLAN_PARAMS (object);
+
+  switch (id)
+    {
+    case PROP_ENUMERATION:
+      self->enumeration = g_value_get_enum (value);
+      break;
+    case PROP_PADDING_FLOOR:
+      self->padding_floor = g_value_get_double (value);
+      break;
+    case PROP_UTILISATION_FLOOR:
+      self->utilisation_floor = g_value_get_double (value);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, id, pspec);
+    }
+}
+
+static void
+plan_params_get_property (GObject *object,
+                          guint id,
+                          GValue *value,
+                          GParamSpec *pspec)
+{
+  ElkPlanParams *self = ELK_PLAN_PARAMS (object);
+
+  switch (id)
+    {
+    case PROP_ENUMERATION:
+      g_value_set_enum (value, self->enumeration);
+      break;
+    case PROP_PADDING_FLOOR:
+      g_value_set_double (value, self->padding_floor);
+      break;
+    case PROP_UTILISATION_FLOOR:
+      g_value_set_double (value, self->utilisation_floor);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, id, pspec);
+    }
+}
+
+static void
+elk__plan_params_class_init (ElkPlanParamsClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+  GParamFlags flags = G_PARAM_READWRITE | G_PARAM_CONSTRUCT
+                      | G_PARAM_STATIC_STRINGS;
+
+  object_class->set_property = plan_params_set_property;
+  object_class->get_property = plan_params_get_property;
+
+  g_object_class_install_property (
+    object_class, PROP_ENUMERATION,
+    g_param_spec_enum ("enumeration", "Enumeration",
+                       "The plan space searched: t10 (each temporal column "
+                       "on its own loop dimension) or artifact (the Elk "
+                       "artifact's quirked search and cold-hot pairing, a "
+                       "measurement device)",
+                       ELK_TYPE_PLAN_ENUMERATION, ELK_PLAN_ENUMERATION_T10,
+                       flags));
+  g_object_class_install_property (
+    object_class, PROP_PADDING_FLOOR,
+    g_param_spec_double ("padding-floor", "Padding floor",
+                         "Minimum ratio of useful to padded work, 0 for "
+                         "T10's size-dependent default",
+                         0.0, 1.0, 0.0, flags));
+  g_object_class_install_property (
+    object_class, PROP_UTILISATION_FLOOR,
+    g_param_spec_double ("utilisation-floor", "Utilisation floor",
+                         "Minimum ratio of used to available cores, 0 for "
+                         "T10's size-dependent default",
+                         0.0, 1.0, 0.0, flags));
+}
+
+static void
+elk__plan_params_init (ElkPlanParams *self)
+{
+  (void) self;
+}
+
+/* Fills the plan-space fields of @options; n_threads is left alone, it
+ * belongs to the runner. */
+void
+elk__plan_params_get_options (ElkPlanParams *self, ElkPlanOptions *options)
+{
+  g_return_if_fail (ELK_IS_PLAN_PARAMS (self));
+  options->enumeration = self->enumeration;
+  options->padding_floor = self->padding_floor;
+  options->utilisation_floor = self->utilisation_floor;
+}
