@@ -3081,7 +3081,7 @@ is_dropped_constant (const Value *v)
 
 /* The einsum graph has no scalar operands, so the scalars a kernel needs
  * (Clip's bounds, an activation's slope, Gemm's alpha and beta, a pool's
- * true window, softmax's axes) travel as the graph attribute
+ * true window) travel as the graph attribute
  * "immediates:<operator>": comma-separated numbers, in the order the
  * functional mode of the ipu-pod chip reads them
  * (chips/ipu-pod/elk-ipu-pod-func.c, parse_immediates), which keeps
@@ -3133,8 +3133,8 @@ clip_bound (Loader *l, Node *n, guint i, double def, double *out)
   return is_scalar_constant (l, v, out);
 }
 
-/* The immediates of the unary operators that take scalars, after their
- * operator @op was emitted.  Opset 11 moved Clip's bounds from the
+/* The immediates of the unary operators that take scalars, set once the
+ * node's operator is emitted.  Opset 11 moved Clip's bounds from the
  * attributes to inputs; the defaults are the float range, as in ONNX. */
 static gboolean
 unary_immediates (Loader *l, Node *n, GError **error)
