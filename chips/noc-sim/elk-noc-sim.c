@@ -3,13 +3,13 @@
  * Model (docs/chip-noc-sim.md has the long form):
  *
  *  - Links are directed, each a FIFO server with a bandwidth and a latency
- *    (LogGP's G and L).  A transfer walks its route hop by hop, cut-through:
- *    its head enters hop i+1 one latency after it started on hop i, and it
- *    occupies every link for bytes/bandwidth, queueing behind whatever the
- *    link already accepted.  A transfer is reserved on its whole route at
- *    the simulated instant it is injected, so links serve transfers in the
- *    order they were injected (the usual path-reservation approximation of
- *    a FIFO network with unbounded router buffers).
+ *    (LogGP's G and L).  A transfer (a "train": one message, serialised by
+ *    its size) moves hop by hop, cut-through: its head reaches the next
+ *    link one latency after it started on the previous one, and it
+ *    occupies every link for bytes/bandwidth.  Every arrival of a head at
+ *    a link is an event; a link serves the transfers in the order their
+ *    heads arrived (ties: the one injected first), so a transfer that
+ *    reaches a link earlier goes first even if it was sent later.
  *  - Cores inject at most 1/G bytes per second per transfer (the core's
  *    network agent); HBM controllers are not limited by G.
  *  - Each HBM controller is a read FIFO of the controller's bandwidth and
@@ -21,8 +21,22 @@
  *    rotating tensors move to their ring neighbours, and a barrier closes
  *    the step when the last transfer has arrived.
  *
+ * Event queue.  No arrival can cause another arrival less than one hop
+ * latency L later, so time is cut into windows of width L: all arrivals
+ * of one window are known once the earlier windows are done, and links
+ * are independent inside a window.  A window's arrivals are therefore
+ * gathered per link and each link serves its own in arrival order; this
+ * is exactly the order a time-ordered event loop would use, without a
+ * heap operation per hop.  The windows ahead are a calendar ring of
+ * intrusive lists through the transfers (one bucket per window, a bitmap
+ * to find the next one); arrivals beyond the ring and all other events
+ * (controller reads, rounds, ends of preloads and executes) go through a
+ * binary heap.
+ *
  * Everything is preallocated when the simulator is built or when a run
- * starts; the event loop allocates nothing and calls no GObject code.
+ * starts (the transfer pool doubles when it runs out, which happens a few
+ * times per simulator, not per event); the event loop calls no GObject
+ * code.
  */
 #include "config.h"
 
@@ -39,6 +53,8 @@ enum
   DIR_N,
 };
 
+#define NONE G_MAXUINT32
+
 typedef struct
 {
   double free_at;  /* when the link has sent everything it accepted */
@@ -48,6 +64,7 @@ typedef struct
   double lat;      /* seconds from head in to head out */
   gint32 track;    /* trace track, or -1 */
   guint32 present; /* 0 for the missing links at mesh borders */
+  guint32 queue;   /* transfers whose heads arrive in the current window */
 } Link;
 
 typedef struct
@@ -64,19 +81,55 @@ enum
   EV_PRELOAD_DONE,
   EV_EXEC_ROUND,
   EV_EXEC_DONE,
+  EV_HOP, /* an arrival beyond the calendar ring; arg: the transfer */
 };
 
-/* A transfer in flight along its route. */
+/* A transfer on its way: where its head is, which link it waits for, and
+ * what it needs for the FIFO service there.  64 bytes; transfers are kept
+ * by value in the calendar and copied from window to window, so that the
+ * event loop streams through memory instead of chasing pointers. */
 typedef struct
 {
-  double head;    /* when the head may enter the next link */
+  double head;    /* when the head reaches `link` */
   double tail;    /* when the tail left the previous link */
-  double arrive;  /* when the tail reached the far end of the last link */
-  double rate;    /* injection cap, bytes/s */
+  double ser;     /* serialisation on a link of link-bw-gbps */
   double bytes;
-  double max_ser; /* largest serialisation on the route (for stall) */
-  double lat_sum;
-} Walk;
+  guint64 seq;    /* injection order: breaks ties between equal arrivals */
+  guint32 link;   /* the link the head waits for */
+  guint32 dst;    /* destination core (global id) */
+  guint16 chip;   /* where the head is (mesh, torus, ring: router) */
+  guint16 r, c;
+  guint16 tr, tc; /* the router it heads for on this chip */
+  guint16 hops;
+  guint8 stage;   /* 0: heading for the chip's gateway, 1: for dst */
+  guint8 kind;    /* round kind 0-3, or 5 for a preload copy */
+  guint8 capped;  /* injected by a core, so limited to 1/G */
+  guint8 crossed; /* went over the inter-chip link */
+} Train;
+
+G_STATIC_ASSERT (sizeof (Train) == 64);
+
+/* What a link sorts its arrivals of one window by. */
+struct SortKey
+{
+  double head;
+  guint64 seq;
+  guint32 id;
+};
+
+/* Windows in the calendar ring: 2^16 hop latencies (328 us at 5 ns)
+ * cover the queueing delays of all but the most congested links. */
+#define RING_LOG 16
+#define RING_N (1u << RING_LOG)
+
+/* A bucket is a list of chunks of CHUNK transfers in one pool. */
+#define CHUNK 32
+
+typedef struct
+{
+  guint32 first, last; /* chunks, NONE when empty */
+  guint32 fill;        /* transfers in the last chunk */
+} Bucket;
 
 /* Ring kinds of an execution round. */
 enum
@@ -149,6 +202,27 @@ struct _NocSim
   guint heap_n, heap_cap;
   guint64 seq;
 
+  /* Transfers and the calendar ring of windows (see the top comment). */
+  Train *pool;            /* pool_chunks * CHUNK transfers */
+  guint32 *chunk_next;    /* per chunk: the next of its bucket, or free */
+  guint32 *chain;         /* per pool slot: next arrival at the same link */
+  guint32 pool_chunks, chunk_free;
+  Train *far;             /* arrivals beyond the ring, by heap event */
+  guint32 *far_next;
+  guint32 far_cap, far_free;
+  guint64 train_seq;
+  Bucket *bucket;         /* RING_N */
+  guint64 *bmap;          /* RING_N bits: bucket not empty */
+  guint64 ring_n;         /* transfers in the ring ahead of cur_w */
+  gint64 ring_lo;         /* no bucket before this window is filled */
+  gint64 cur_w;           /* the window being processed */
+  double inv_w;           /* 1 / window width */
+  guint32 *active;        /* links with arrivals in the current window */
+  guint n_active, active_cap;
+  struct SortKey *sortbuf;
+  guint32 sortbuf_cap;
+  double core_rate;       /* 1/G, bytes/s */
+
   /* Per-run state. */
   ElkProgram *program;
   ElkGraph *graph;
@@ -161,6 +235,7 @@ struct _NocSim
   guint preload_op, exec_op;
   double preload_start, preload_max_arrive, preload_hbm_ideal;
   guint ctrl_active;
+  guint64 copies_left;    /* preload copies still in the network */
   double exec_start;
   double last_end;
 
@@ -180,6 +255,8 @@ struct _NocSim
   /* Execution scratch. */
   Round *rounds;
   guint n_rounds, rounds_cap, round_i;
+  guint64 round_left;     /* transfers of the current round in flight */
+  double round_now, round_barrier, round_ideal;
   guint32 *nbr;           /* N_RINGS * ELK_MAX_OPERANDS * cores */
   Layout layout;
   guint32 exec_cores;
@@ -653,6 +730,7 @@ noc_sim_new (const NocConfig *config, GError **error)
       Link *l = &s->links[i];
       l->track = -1;
       l->present = 1;
+      l->queue = NONE;
       l->bw = c->link_bw;
       l->lat = c->hop_latency;
       if (i >= s->read_base && i < s->attach_base)
@@ -687,6 +765,20 @@ noc_sim_new (const NocConfig *config, GError **error)
   s->path = g_new (guint32, s->max_path);
   s->heap_cap = 64 + c->hbm_channels;
   s->heap = g_new (Event, s->heap_cap);
+  s->bucket = g_new (Bucket, RING_N);
+  for (guint i = 0; i < RING_N; i++)
+    s->bucket[i].first = s->bucket[i].last = NONE;
+  s->bmap = g_new0 (guint64, RING_N / 64);
+  /* The window is one hop latency, the shortest time from an arrival to
+   * the next one it causes.  With no latency at all, windows of 1 ps keep
+   * the arrivals of one window nearly simultaneous; arrivals caused inside
+   * a window are then served in that window in the order they come. */
+  s->inv_w = 1.0 / (c->hop_latency > 1e-12 ? c->hop_latency : 1e-12);
+  s->core_rate = c->core_gap > 0 ? 1.0 / c->core_gap : INFINITY;
+  s->chunk_free = NONE;
+  s->far_free = NONE;
+  s->active_cap = 1024;
+  s->active = g_new (guint32, s->active_cap);
   return g_steal_pointer (&s);
 }
 
@@ -702,6 +794,15 @@ noc_sim_free (NocSim *s)
   g_free (s->near_ctrl);
   g_free (s->path);
   g_free (s->heap);
+  g_free (s->pool);
+  g_free (s->chunk_next);
+  g_free (s->chain);
+  g_free (s->far);
+  g_free (s->far_next);
+  g_free (s->bucket);
+  g_free (s->bmap);
+  g_free (s->active);
+  g_free (s->sortbuf);
   g_free (s->has_preload);
   g_free (s->preload_done);
   g_free (s->pq);
@@ -724,72 +825,491 @@ noc_sim_free (NocSim *s)
 }
 
 /* ---------------------------------------------------------------------- */
-/* Transfers. */
+/* Transfers: routing on the fly. */
 
-/* One FIFO service: the transfer crosses link @li, whose serialisation
- * time for it is @ser (bytes over the smaller of the link's bandwidth and
- * the transfer's injection cap). */
-static inline void
-walk_hop_ser (NocSim *s, Walk *w, Link *l, double ser)
+/* The link a transfer takes from the router (or port) its head is at, or
+ * NONE when it has arrived.  Same routes as route(): dimension order,
+ * columns first, and over the chip's gateway to another chip. */
+static inline guint32
+train_route (NocSim *s, Train *t)
 {
-  double st = w->head > l->free_at ? w->head : l->free_at;
-  double end = st + ser;
+  const NocConfig *c = &s->cfg;
+  guint32 g = t->chip * s->per_chip;
 
-  if (end < w->tail + l->lat)
-    end = w->tail + l->lat;
-  l->free_at = end;
-  l->busy += ser;
-  l->bytes += w->bytes;
-  if (G_UNLIKELY (l->track >= 0))
-    elk_trace_add_span (s->trace, (guint) l->track, s->cur_name, st, end - st);
-  w->head = st + l->lat;
-  w->tail = end;
-  w->arrive = end + l->lat;
-  w->lat_sum += l->lat;
-  if (ser > w->max_ser)
-    w->max_ser = ser;
+  switch (c->topology)
+    {
+    case ELK_TOPOLOGY_MESH:
+      g += (guint32) t->r * c->cols + t->c;
+      if (t->c != t->tc)
+        return mesh_link (g, t->c < t->tc ? DIR_E : DIR_W);
+      if (t->r != t->tr)
+        return mesh_link (g, t->r < t->tr ? DIR_S : DIR_N);
+      break;
+    case ELK_TOPOLOGY_TORUS:
+      g += (guint32) t->r * c->cols + t->c;
+      if (t->c != t->tc)
+        {
+          guint fwd = (t->tc + c->cols - t->c) % c->cols;
+          return mesh_link (g, fwd <= c->cols - fwd ? DIR_E : DIR_W);
+        }
+      if (t->r != t->tr)
+        {
+          guint fwd = (t->tr + c->rows - t->r) % c->rows;
+          return mesh_link (g, fwd <= c->rows - fwd ? DIR_S : DIR_N);
+        }
+      break;
+    case ELK_TOPOLOGY_RING:
+      if (t->c != t->tc)
+        {
+          guint m = s->per_chip, fwd = (t->tc + m - t->c) % m;
+          return (g + t->c) * 2 + (fwd <= m - fwd ? 0 : 1);
+        }
+      break;
+    case ELK_TOPOLOGY_ALL_TO_ALL:
+    default:
+      /* Egress port, maybe the inter-chip link, ingress port. */
+      if (t->link < c->cores)
+        return t->dst / s->per_chip != t->link / s->per_chip
+                 ? s->interchip : c->cores + t->dst;
+      if (t->link == s->interchip)
+        return c->cores + t->dst;
+      return NONE;
+    }
+  /* At the router it headed for: the destination, or the gateway. */
+  return t->stage == 0 ? s->interchip : NONE;
 }
 
+/* Puts the head at local router @l of chip @chip. */
 static inline void
-walk_hop (NocSim *s, Walk *w, guint32 li)
+train_place (NocSim *s, Train *t, guint chip, guint l)
+{
+  const NocConfig *c = &s->cfg;
+
+  t->chip = (guint16) chip;
+  if (c->topology == ELK_TOPOLOGY_RING)
+    {
+      t->r = 0;
+      t->c = (guint16) l;
+    }
+  else
+    {
+      t->r = (guint16) (l / c->cols);
+      t->c = (guint16) (l % c->cols);
+    }
+}
+
+/* Sets where a transfer whose head is at its first router heads for: the
+ * destination on this chip, or the gateway out of it (the east-edge router
+ * of the head's row, or the single gateway; the ring's first core). */
+static inline void
+train_aim (NocSim *s, Train *t)
+{
+  const NocConfig *c = &s->cfg;
+  guint dchip = t->dst / s->per_chip, dl = t->dst % s->per_chip;
+
+  if (dchip == t->chip)
+    {
+      t->stage = 1;
+      if (c->topology == ELK_TOPOLOGY_RING)
+        {
+          t->tr = 0;
+          t->tc = (guint16) dl;
+        }
+      else
+        {
+          t->tr = (guint16) (dl / c->cols);
+          t->tc = (guint16) (dl % c->cols);
+        }
+      return;
+    }
+  t->stage = 0;
+  if (c->topology == ELK_TOPOLOGY_RING)
+    t->tr = t->tc = 0;
+  else
+    {
+      t->tr = c->gateway == NOC_GATEWAY_EDGE ? t->r : (guint16) (c->rows / 2);
+      t->tc = (guint16) (c->cols - 1);
+    }
+}
+
+/* Moves the head of @t across its link, to the router at the far end. */
+static inline void
+train_cross (NocSim *s, Train *t)
+{
+  const NocConfig *c = &s->cfg;
+  guint32 li = t->link;
+
+  if (c->topology == ELK_TOPOLOGY_ALL_TO_ALL)
+    return;
+  if (li < s->n_core_links)
+    {
+      if (c->topology == ELK_TOPOLOGY_RING)
+        {
+          guint m = s->per_chip;
+          t->c = (guint16) ((li & 1) ? (t->c + m - 1) % m : (t->c + 1) % m);
+          return;
+        }
+      switch (li & 3)
+        {
+        case DIR_E:
+          t->c = (guint16) (t->c + 1u == c->cols ? 0u : t->c + 1u);
+          break;
+        case DIR_W:
+          t->c = (guint16) (t->c == 0 ? c->cols - 1u : t->c - 1u);
+          break;
+        case DIR_S:
+          t->r = (guint16) (t->r + 1u == c->rows ? 0u : t->r + 1u);
+          break;
+        default:
+          t->r = (guint16) (t->r == 0 ? c->rows - 1u : t->r - 1u);
+        }
+      return;
+    }
+  if (li == s->interchip)
+    {
+      /* Into the destination chip at the west-edge router of the row it
+       * left from (or the single gateway, or the ring's first core). */
+      t->chip = (guint16) (t->dst / s->per_chip);
+      t->crossed = 1;
+      if (c->topology == ELK_TOPOLOGY_RING)
+        t->c = 0;
+      else
+        {
+          if (c->gateway != NOC_GATEWAY_EDGE)
+            t->r = (guint16) (c->rows / 2);
+          t->c = 0;
+        }
+      train_aim (s, t);
+      return;
+    }
+  if (li >= s->attach_base)
+    {
+      guint g = s->attach_router[li - s->attach_base];
+      train_place (s, t, g / s->per_chip, g % s->per_chip);
+      train_aim (s, t);
+    }
+}
+
+/* Routes as the transfers walk them, for the tests. */
+guint
+noc_sim_walk_route (NocSim *s, guint src, guint dst, guint32 *links,
+                    guint max_links)
+{
+  Train t = { 0 };
+  guint n = 0;
+
+  t.dst = dst;
+  if (s->cfg.topology == ELK_TOPOLOGY_ALL_TO_ALL)
+    t.link = src != dst ? src : NONE;
+  else
+    {
+      train_place (s, &t, src / s->per_chip, src % s->per_chip);
+      train_aim (s, &t);
+      t.link = train_route (s, &t);
+    }
+  while (t.link != NONE)
+    {
+      if (n < max_links)
+        links[n] = t.link;
+      n++;
+      train_cross (s, &t);
+      t.link = train_route (s, &t);
+    }
+  return n;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Transfers: the pool, the calendar and the FIFO service. */
+
+G_GNUC_NO_INLINE static void
+pool_grow (NocSim *s)
+{
+  guint32 old = s->pool_chunks, cap = MAX (256u, 2 * old);
+
+  s->pool = g_renew (Train, s->pool, (gsize) cap * CHUNK);
+  s->chain = g_renew (guint32, s->chain, (gsize) cap * CHUNK);
+  s->chunk_next = g_renew (guint32, s->chunk_next, cap);
+  for (guint32 i = old; i < cap; i++)
+    s->chunk_next[i] = i + 1 < cap ? i + 1 : s->chunk_free;
+  s->chunk_free = old;
+  s->pool_chunks = cap;
+}
+
+/* Appends a copy of @t to bucket @b; returns its pool slot.  May move the
+ * pool: callers hold slots, not pointers, across calls. */
+static inline guint32
+bucket_append (NocSim *s, guint32 b, const Train *t)
+{
+  Bucket *B = &s->bucket[b];
+  guint32 slot;
+
+  if (B->first == NONE || B->fill == CHUNK)
+    {
+      guint32 ch;
+      if (G_UNLIKELY (s->chunk_free == NONE))
+        pool_grow (s);
+      ch = s->chunk_free;
+      s->chunk_free = s->chunk_next[ch];
+      s->chunk_next[ch] = NONE;
+      if (B->first == NONE)
+        {
+          B->first = ch;
+          s->bmap[b >> 6] |= G_GUINT64_CONSTANT (1) << (b & 63);
+        }
+      else
+        s->chunk_next[B->last] = ch;
+      B->last = ch;
+      B->fill = 0;
+    }
+  slot = B->last * CHUNK + B->fill++;
+  s->pool[slot] = *t;
+  return slot;
+}
+
+/* Gives bucket @b's chunks back. */
+static void
+bucket_clear (NocSim *s, guint32 b)
+{
+  Bucket *B = &s->bucket[b];
+
+  if (B->first == NONE)
+    return;
+  s->chunk_next[B->last] = s->chunk_free;
+  s->chunk_free = B->first;
+  B->first = B->last = NONE;
+  s->bmap[b >> 6] &= ~(G_GUINT64_CONSTANT (1) << (b & 63));
+}
+
+/* A new transfer of @bytes whose head is at @head, injected now (for the
+ * tie-break); the caller places it and sets its first link. */
+static inline void
+train_init (NocSim *s, Train *t, double head, double tail, double bytes,
+            gboolean capped, guint8 kind, guint dst)
+{
+  t->head = head;
+  t->tail = tail;
+  t->bytes = bytes;
+  t->ser = bytes / (capped && s->core_rate < s->cfg.link_bw ? s->core_rate
+                                                            : s->cfg.link_bw);
+  t->seq = s->train_seq++;
+  t->dst = dst;
+  t->hops = 0;
+  t->kind = kind;
+  t->capped = (guint8) capped;
+  t->crossed = 0;
+}
+
+/* Puts pool slot @slot into its link's queue for the current window. */
+static inline void
+link_enqueue (NocSim *s, guint32 slot)
+{
+  guint32 li = s->pool[slot].link;
+  Link *l = &s->links[li];
+
+  if (l->queue == NONE)
+    {
+      if (G_UNLIKELY (s->n_active == s->active_cap))
+        {
+          s->active_cap *= 2;
+          s->active = g_renew (guint32, s->active, s->active_cap);
+        }
+      s->active[s->n_active++] = li;
+    }
+  s->chain[slot] = l->queue;
+  l->queue = slot;
+}
+
+static inline gint64
+window_of (const NocSim *s, double t)
+{
+  return (gint64) (t * s->inv_w);
+}
+
+/* Files the arrival of @t's head at its link: in the current window
+ * straight into the link's queue, in the ring's horizon into its window's
+ * bucket, beyond it into the heap. */
+static inline void
+train_schedule (NocSim *s, const Train *t)
+{
+  gint64 w = window_of (s, t->head);
+
+  if (w <= s->cur_w)
+    link_enqueue (s, bucket_append (s, (guint32) s->cur_w & (RING_N - 1), t));
+  else if (w - s->cur_w < (gint64) RING_N)
+    {
+      bucket_append (s, (guint32) w & (RING_N - 1), t);
+      s->ring_n++;
+      if (w < s->ring_lo)
+        s->ring_lo = w;
+    }
+  else
+    {
+      guint32 f;
+      if (G_UNLIKELY (s->far_free == NONE))
+        {
+          guint32 old = s->far_cap, cap = MAX (64u, 2 * old);
+          s->far = g_renew (Train, s->far, cap);
+          s->far_next = g_renew (guint32, s->far_next, cap);
+          for (guint32 i = old; i < cap; i++)
+            s->far_next[i] = i + 1 < cap ? i + 1 : NONE;
+          s->far_free = old;
+          s->far_cap = cap;
+        }
+      f = s->far_free;
+      s->far_free = s->far_next[f];
+      s->far[f] = *t;
+      heap_push (s, t->head, EV_HOP, f);
+    }
+}
+
+/* An arrival from the heap joins the current window. */
+static void
+far_arrive (NocSim *s, guint32 f)
+{
+  Train t = s->far[f];
+
+  s->far_next[f] = s->far_free;
+  s->far_free = f;
+  link_enqueue (s, bucket_append (s, (guint32) s->cur_w & (RING_N - 1), &t));
+}
+
+/* The first window after the current one with a bucket in the ring; the
+ * ring must not be empty.  ring_lo saves rescanning empty windows. */
+static gint64
+ring_next (NocSim *s)
+{
+  gint64 from = MAX (s->cur_w + 1, s->ring_lo);
+  guint32 start = (guint32) from & (RING_N - 1);
+  guint32 wi = start >> 6;
+  guint64 m = s->bmap[wi] & (~G_GUINT64_CONSTANT (0) << (start & 63));
+  gint64 w;
+
+  for (guint n = 0; m == 0 && n < RING_N / 64; n++)
+    {
+      wi = (wi + 1) & (RING_N / 64 - 1);
+      m = s->bmap[wi];
+    }
+  g_assert (m != 0);
+  w = from + (((wi << 6) + (guint32) __builtin_ctzll (m) - start)
+              & (RING_N - 1));
+  s->ring_lo = w;
+  return w;
+}
+
+/* Puts the transfers of the current window's bucket into their links'
+ * queues. */
+static void
+ring_drain (NocSim *s)
+{
+  Bucket *B = &s->bucket[(guint32) s->cur_w & (RING_N - 1)];
+
+  for (guint32 ch = B->first; ch != NONE; ch = s->chunk_next[ch])
+    {
+      guint32 n = ch == B->last ? B->fill : CHUNK;
+      for (guint32 i = 0; i < n; i++)
+        link_enqueue (s, ch * CHUNK + i);
+      s->ring_n -= n;
+      s->events += n;
+    }
+}
+
+static void train_arrive (NocSim *s, const Train *t, double arrive);
+
+/* One FIFO service of the transfer in pool slot @slot at link @li. */
+static inline void
+train_serve (NocSim *s, guint32 li, guint32 slot)
 {
   Link *l = &s->links[li];
-  double bw = l->bw < w->rate ? l->bw : w->rate;
+  Train t = s->pool[slot];
+  double ser = t.ser, st, end;
 
-  walk_hop_ser (s, w, l, w->bytes / bw);
-  s->hops++;
-}
-
-static inline void
-walk_init (Walk *w, double t, double bytes, double rate)
-{
-  w->head = t;
-  w->tail = -INFINITY;
-  w->arrive = t;
-  w->rate = rate;
-  w->bytes = bytes;
-  w->max_ser = 0;
-  w->lat_sum = 0;
-}
-
-/* Walks s->path[0..n).  Most links of a route share one bandwidth, so the
- * serialisation time is computed once per bandwidth change, not per hop. */
-static inline void
-walk_path (NocSim *s, Walk *w, guint n)
-{
-  double last_bw = -1, ser = 0;
-
-  for (guint i = 0; i < n; i++)
+  if (G_UNLIKELY (l->bw != s->cfg.link_bw))
+    ser = t.bytes / (t.capped && s->core_rate < l->bw ? s->core_rate : l->bw);
+  st = t.head > l->free_at ? t.head : l->free_at;
+  end = st + ser;
+  /* The tail cannot leave before it arrived from the previous link. */
+  if (end < t.tail + l->lat)
+    end = t.tail + l->lat;
+  l->free_at = end;
+  l->busy += ser;
+  l->bytes += t.bytes;
+  if (G_UNLIKELY (l->track >= 0))
+    elk_trace_add_span (s->trace, (guint) l->track, s->cur_name, st, end - st);
+  t.tail = end;
+  t.hops++;
+  train_cross (s, &t);
+  t.link = train_route (s, &t);
+  if (t.link == NONE)
+    train_arrive (s, &t, end + l->lat);
+  else
     {
-      Link *l = &s->links[s->path[i]];
-      if (l->bw != last_bw)
-        {
-          last_bw = l->bw;
-          ser = w->bytes / (l->bw < w->rate ? l->bw : w->rate);
-        }
-      walk_hop_ser (s, w, l, ser);
+      t.head = st + l->lat;
+      train_schedule (s, &t);
     }
-  s->hops += n;
+}
+
+static int
+sortkey_cmp (const void *a, const void *b)
+{
+  const struct SortKey *x = a, *y = b;
+
+  if (x->head != y->head)
+    return x->head < y->head ? -1 : 1;
+  return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* Every link with arrivals in the current window serves them in arrival
+ * order (ties: injection order). */
+static void
+serve_window (NocSim *s)
+{
+  for (guint a = 0; a < s->n_active; a++)
+    {
+      guint32 li = s->active[a], n = 0;
+      Link *l = &s->links[li];
+      struct SortKey *k;
+
+      for (guint32 x = l->queue; x != NONE; x = s->chain[x])
+        n++;
+      if (G_UNLIKELY (n > s->sortbuf_cap))
+        {
+          s->sortbuf_cap = MAX (n, 2 * s->sortbuf_cap);
+          s->sortbuf = g_renew (struct SortKey, s->sortbuf, s->sortbuf_cap);
+        }
+      k = s->sortbuf;
+      /* The queue is newest first; arrivals mostly come in order. */
+      {
+        guint32 i = n;
+        for (guint32 x = l->queue; x != NONE; x = s->chain[x])
+          {
+            i--;
+            k[i].head = s->pool[x].head;
+            k[i].seq = s->pool[x].seq;
+            k[i].id = x;
+          }
+      }
+      l->queue = NONE;
+      if (n > 1)
+        {
+          if (n <= 32)
+            for (guint32 i = 1; i < n; i++)
+              {
+                struct SortKey x = k[i];
+                guint32 j = i;
+                while (j > 0 && sortkey_cmp (&k[j - 1], &x) > 0)
+                  {
+                    k[j] = k[j - 1];
+                    j--;
+                  }
+                k[j] = x;
+              }
+          else
+            qsort (k, n, sizeof *k, sortkey_cmp);
+        }
+      for (guint32 i = 0; i < n; i++)
+        train_serve (s, li, k[i].id);
+    }
+  s->n_active = 0;
 }
 
 /* ---------------------------------------------------------------------- */
@@ -1099,8 +1619,7 @@ ctrl_step (NocSim *s, guint h, double now)
   const NocConfig *c = &s->cfg;
   guint32 end = s->ctrl_off[h + 1];
   guint32 p;
-  double bytes;
-  Walk w;
+  double bytes, st, head, tail;
 
   for (;;)
     {
@@ -1116,7 +1635,7 @@ ctrl_step (NocSim *s, guint h, double now)
             elk_trace_add_span (s->trace, s->tr_ctrl0 + h, s->cur_name,
                                 s->ctrl_first[h],
                                 s->ctrl_last[h] - s->ctrl_first[h]);
-          if (--s->ctrl_active == 0)
+          if (--s->ctrl_active == 0 && s->copies_left == 0)
             heap_push (s, MAX (now, s->preload_max_arrive), EV_PRELOAD_DONE,
                        s->preload_op);
           return;
@@ -1129,51 +1648,48 @@ ctrl_step (NocSim *s, guint h, double now)
   if (bytes > c->packet_bytes)
     bytes = c->packet_bytes;
 
-  walk_init (&w, now, bytes, INFINITY);
-  walk_hop (s, &w, s->read_base + h);
+  {
+    /* The read: the controller's own FIFO, used by nobody else. */
+    Link *rl = &s->links[s->read_base + h];
+    double ser = bytes / rl->bw;
+    st = now > rl->free_at ? now : rl->free_at;
+    rl->free_at = st + ser;
+    rl->busy += ser;
+    rl->bytes += bytes;
+    if (G_UNLIKELY (rl->track >= 0))
+      elk_trace_add_span (s->trace, (guint) rl->track, s->cur_name, st, ser);
+    head = st + rl->lat;
+    tail = st + ser;
+  }
+  s->hops++;
   s->read_hops++;
   s->hbm_read_bytes += bytes;
-  s->ctrl_first[h] = MIN (s->ctrl_first[h], w.head - s->links[s->read_base + h].lat);
-  s->ctrl_last[h] = w.tail;
+  s->ctrl_first[h] = MIN (s->ctrl_first[h], st);
+  s->ctrl_last[h] = tail;
   for (guint32 i = 0; i < s->piece_ndest[p]; i++)
     {
       guint dst = s->dests[s->piece_dest_off[p] + i];
-      guint n = 0;
-      Walk x = w;
+      guint chip = h / s->hc;
+      Train tr, *t = &tr;
 
-      /* The read already happened; the copy starts with its head. */
+      train_init (s, t, head, tail, bytes, FALSE, 5, dst);
+      /* The read already happened; the copy starts with its head, on the
+       * controller's attachment nearest the holder (all-to-all: straight
+       * into the holder's ingress port, over the inter-chip link if the
+       * holder is on another chip). */
       if (c->topology == ELK_TOPOLOGY_ALL_TO_ALL)
-        {
-          if (dst / s->per_chip != h / s->hc)
-            s->path[n++] = s->interchip;
-          s->path[n++] = c->cores + dst;
-        }
+        t->link = dst / s->per_chip != chip ? s->interchip : c->cores + dst;
       else
         {
-          guint chip = h / s->hc;
           guint a = s->attach_for[(gsize) h * s->per_chip
                                   + dst % s->per_chip];
-          guint router = s->attach_router[h * s->attach + a];
-          s->path[n++] = s->attach_base + h * s->attach + a;
-          if (dst / s->per_chip == chip)
-            n = route_local (s, router, dst, n);
-          else
-            {
-              n = route_local (s, router, gateway (s, chip, TRUE, router),
-                               n);
-              s->path[n++] = s->interchip;
-              n = route_local (s, gateway (s, dst / s->per_chip, FALSE,
-                                           router), dst,
-                               n);
-            }
+          t->link = s->attach_base + h * s->attach + a;
         }
-      walk_path (s, &x, n);
-      s->kind_hops[5] += n;
+      s->copies_left++;
       s->noc_bytes += bytes;
-      if (dst / s->per_chip != h / s->hc)
+      if (dst / s->per_chip != chip)
         s->xchip[5] += bytes;
-      if (x.arrive > s->preload_max_arrive)
-        s->preload_max_arrive = x.arrive;
+      train_schedule (s, t);
     }
   /* The controller reads its next packet when this read is done. */
   heap_push (s, MAX (now, s->links[s->read_base + h].free_at), EV_CTRL, h);
@@ -1450,49 +1966,19 @@ exec_start (NocSim *s, guint op_id, double now)
 static const char *round_names[] = { "shift", "distribute", "reduce",
                                      "shuffle", "compute" };
 
-/* One round's transfers, then its barrier. */
+/* The barrier after the last transfer of the round arrived, then the next
+ * round (after its compute) or the end of the execute. */
 static void
-exec_round (NocSim *s, double now)
+round_finish (NocSim *s)
 {
-  const NocConfig *c = &s->cfg;
   const Round *r = &s->rounds[s->round_i];
-  double barrier = now, ideal = 0;
+  double now = s->round_now, barrier = s->round_barrier;
 
-  if (s->trace != NULL && r->compute > 0)
-    for (guint k = 0; k < s->n_sample; k++)
-      elk_trace_add_span (s->trace, s->tr_core[k], "compute", now - r->compute,
-                          r->compute);
   if (r->bytes > 0)
     {
-      const guint32 *nbr = s->nbr
-                           + (r->ring * ELK_MAX_OPERANDS + r->operand)
-                               * (gsize) c->cores;
-      double rate = c->core_gap > 0 ? 1.0 / c->core_gap : INFINITY;
-      for (guint32 k = 0; k < s->exec_cores; k++)
-        for (guint32 f = 0, dst = k; f < MAX (1u, r->fanout); f++)
-        {
-          Walk w;
-          guint n;
-          /* The f-th peer is f + 1 ring positions on: follow the ring's
-           * successor table (ring_peer without re-deriving the layout). */
-          dst = nbr[dst];
-          if (dst == k)
-            continue;
-          n = route (s, k, dst);
-          walk_init (&w, now, r->bytes, rate);
-          walk_path (s, &w, n);
-          s->kind_hops[r->kind] += n;
-          s->noc_bytes += r->bytes;
-          if (k / s->per_chip != dst / s->per_chip)
-            s->xchip[r->kind] += r->bytes;
-          if (w.arrive > barrier)
-            barrier = w.arrive;
-          if (w.max_ser + w.lat_sum > ideal)
-            ideal = w.max_ser + w.lat_sum;
-        }
       /* What the busiest transfer needed on idle links; the rest of the
        * wait is network contention. */
-      interval (s, IV_STALL_EXEC, now + ideal, barrier);
+      interval (s, IV_STALL_EXEC, now + s->round_ideal, barrier);
       if (s->trace != NULL)
         for (guint k = 0; k < s->n_sample; k++)
           elk_trace_add_span (s->trace, s->tr_core[k], round_names[r->kind],
@@ -1505,6 +1991,88 @@ exec_round (NocSim *s, double now)
                s->exec_op);
   else
     heap_push (s, barrier, EV_EXEC_DONE, s->exec_op);
+}
+
+/* One round: every core injects its transfers; the round finishes when
+ * the last one arrives. */
+static void
+exec_round (NocSim *s, double now)
+{
+  const NocConfig *c = &s->cfg;
+  const Round *r = &s->rounds[s->round_i];
+
+  s->round_now = now;
+  s->round_barrier = now;
+  s->round_ideal = 0;
+  s->round_left = 0;
+  if (s->trace != NULL && r->compute > 0)
+    for (guint k = 0; k < s->n_sample; k++)
+      elk_trace_add_span (s->trace, s->tr_core[k], "compute", now - r->compute,
+                          r->compute);
+  if (r->bytes > 0)
+    {
+      const guint32 *nbr = s->nbr
+                           + (r->ring * ELK_MAX_OPERANDS + r->operand)
+                               * (gsize) c->cores;
+      for (guint32 k = 0; k < s->exec_cores; k++)
+        for (guint32 f = 0, dst = k; f < MAX (1u, r->fanout); f++)
+        {
+          Train tr, *t = &tr;
+          /* The f-th peer is f + 1 ring positions on: follow the ring's
+           * successor table (ring_peer without re-deriving the layout). */
+          dst = nbr[dst];
+          if (dst == k)
+            continue;
+          train_init (s, t, now, -INFINITY, r->bytes, TRUE, r->kind, dst);
+          if (c->topology == ELK_TOPOLOGY_ALL_TO_ALL)
+            t->link = k;
+          else
+            {
+              train_place (s, t, k / s->per_chip, k % s->per_chip);
+              train_aim (s, t);
+              t->link = train_route (s, t);
+            }
+          s->round_left++;
+          s->noc_bytes += r->bytes;
+          if (k / s->per_chip != dst / s->per_chip)
+            s->xchip[r->kind] += r->bytes;
+          train_schedule (s, t);
+        }
+    }
+  if (s->round_left == 0)
+    round_finish (s);
+}
+
+/* The tail of @id reached its destination at @arrive. */
+static void
+train_arrive (NocSim *s, const Train *t, double arrive)
+{
+  s->hops += t->hops;
+  s->kind_hops[t->kind] += t->hops;
+  if (t->kind == 5)
+    {
+      if (arrive > s->preload_max_arrive)
+        s->preload_max_arrive = arrive;
+      if (--s->copies_left == 0 && s->ctrl_active == 0)
+        heap_push (s, s->preload_max_arrive, EV_PRELOAD_DONE, s->preload_op);
+    }
+  else
+    {
+      /* On idle links: one serialisation (the slowest link's) and one
+       * latency per hop, cut-through. */
+      double ideal = t->ser + t->hops * s->cfg.hop_latency;
+      if (t->crossed)
+        ideal = MAX (ideal, t->bytes / MIN (s->links[s->interchip].bw,
+                                            t->capped ? s->core_rate
+                                                      : INFINITY)
+                              + t->hops * s->cfg.hop_latency);
+      if (arrive > s->round_barrier)
+        s->round_barrier = arrive;
+      if (ideal > s->round_ideal)
+        s->round_ideal = ideal;
+      if (--s->round_left == 0)
+        round_finish (s);
+    }
 }
 
 static void
@@ -1643,8 +2211,14 @@ noc_sim_run (NocSim *s, ElkProgram *program, ElkTrace *trace,
   s->read_hops = 0;
   s->heap_n = 0;
   s->seq = 0;
+  s->train_seq = 0;
+  s->copies_left = 0;
+  s->n_active = 0;
+  s->ring_lo = 0;
+  g_assert (s->ring_n == 0);
   for (guint i = 0; i < s->n_links; i++)
     {
+      s->links[i].queue = NONE;
       s->links[i].free_at = 0;
       s->links[i].busy = 0;
       s->links[i].bytes = 0;
@@ -1736,32 +2310,57 @@ noc_sim_run (NocSim *s, ElkProgram *program, ElkTrace *trace,
         }
     }
 
+  s->cur_w = -1;
   advance (s, 0);
-  while (s->heap_n > 0)
+  for (;;)
     {
-      Event e = heap_pop (s);
-      s->events++;
-      switch (e.kind)
+      /* The next window with anything in it. */
+      gint64 w = G_MAXINT64;
+      if (s->ring_n > 0)
+        w = ring_next (s);
+      if (s->heap_n > 0)
+        w = MIN (w, window_of (s, s->heap[0].t));
+      if (w == G_MAXINT64)
+        break;
+      s->cur_w = w;
+      ring_drain (s);
+      do
         {
-        case EV_CTRL:
-          s->cur_name = "preload";
-          ctrl_step (s, e.arg, e.t);
-          break;
-        case EV_PRELOAD_DONE:
-          preload_done (s, e.arg, e.t);
-          advance (s, e.t);
-          break;
-        case EV_EXEC_ROUND:
-          s->cur_name = elk_graph_get_op (graph, e.arg)->name;
-          exec_round (s, e.t);
-          break;
-        case EV_EXEC_DONE:
-          exec_done (s, e.t);
-          advance (s, e.t);
-          break;
-        default:
-          g_assert_not_reached ();
+          /* Heap events of this window in time order (they may add
+           * arrivals to this window), then the links serve. */
+          while (s->heap_n > 0 && window_of (s, s->heap[0].t) <= w)
+            {
+              Event e = heap_pop (s);
+              s->events++;
+              switch (e.kind)
+                {
+                case EV_HOP:
+                  far_arrive (s, e.arg);
+                  break;
+                case EV_CTRL:
+                  s->cur_name = "preload";
+                  ctrl_step (s, e.arg, e.t);
+                  break;
+                case EV_PRELOAD_DONE:
+                  preload_done (s, e.arg, e.t);
+                  advance (s, e.t);
+                  break;
+                case EV_EXEC_ROUND:
+                  s->cur_name = elk_graph_get_op (graph, e.arg)->name;
+                  exec_round (s, e.t);
+                  break;
+                case EV_EXEC_DONE:
+                  exec_done (s, e.t);
+                  advance (s, e.t);
+                  break;
+                default:
+                  g_assert_not_reached ();
+                }
+            }
+          serve_window (s);
         }
+      while (s->heap_n > 0 && window_of (s, s->heap[0].t) <= w);
+      bucket_clear (s, (guint32) w & (RING_N - 1));
     }
   if (s->pc < s->n_steps)
     {

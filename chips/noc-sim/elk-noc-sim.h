@@ -100,6 +100,8 @@ gboolean noc_sim_write_link_report (NocSim *sim,
                                     const char *csv_path,
                                     const char *svg_path,
                                     GError **error);
+guint noc_sim_walk_route (NocSim *sim, guint src_core, guint dst_core,
+                         guint32 *links, guint max_links);
 guint noc_sim_route (NocSim *sim, guint src_core, guint dst_core,
                      guint32 *links, guint max_links);
 void noc_sim_trace_busiest (NocSim *sim, ElkTrace *trace, guint n);
