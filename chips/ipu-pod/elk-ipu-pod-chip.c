@@ -89,6 +89,29 @@ elk_ipu_pod_reduce_get_type (void)
   return (GType) type;
 }
 
+typedef enum
+{
+  ELK_IPU_POD_MAPPING_SEQUENTIAL,
+  ELK_IPU_POD_MAPPING_ALIGNED,
+} ElkIpuPodMapping;
+
+static GType
+elk_ipu_pod_mapping_get_type (void)
+{
+  static gsize type = 0;
+  static const GEnumValue values[] = {
+    { ELK_IPU_POD_MAPPING_SEQUENTIAL, "ELK_IPU_POD_MAPPING_SEQUENTIAL",
+      "sequential" },
+    { ELK_IPU_POD_MAPPING_ALIGNED, "ELK_IPU_POD_MAPPING_ALIGNED", "aligned" },
+    { 0, NULL, NULL },
+  };
+
+  if (g_once_init_enter (&type))
+    g_once_init_leave (&type, g_enum_register_static ("ElkIpuPodMapping",
+                                                      values));
+  return (GType) type;
+}
+
 #define ELK_TYPE_IPU_POD_CHIP (elk_ipu_pod_chip_get_type ())
 G_DECLARE_FINAL_TYPE (ElkIpuPodChip, elk_ipu_pod_chip, ELK, IPU_POD_CHIP,
                       GObject)
@@ -103,6 +126,7 @@ struct _ElkIpuPodChip
   double hbm_latency_ns, sram_port_bpc, sync_cycles, sync_xchip_cycles;
   double exchange_cycles, kernel_scale;
   gint reduce;
+  gint mapping;
   /* From the last run, for tests and people. */
   guint64 last_sram_hwm;
   guint last_sram_hwm_tile;
@@ -138,6 +162,7 @@ enum
   PROP_EXCHANGE_CYCLES,
   PROP_KERNEL_SCALE,
   PROP_REDUCE_LOWERING,
+  PROP_TILE_MAPPING,
   PROP_TRACE_TILES,
   PROP_LAST_SRAM_HWM,
   PROP_LAST_SRAM_HWM_TILE,
@@ -240,6 +265,7 @@ machine_from_props (const ElkIpuPodChip *self, IpuMachine *m)
   m->exchange_cycles = self->exchange_cycles;
   m->trace_tiles = self->trace_tiles;
   m->reduce_stepwise = self->reduce == ELK_IPU_POD_REDUCE_STEPWISE;
+  m->tile_mapping_aligned = self->mapping == ELK_IPU_POD_MAPPING_ALIGNED;
   elk_cost_coeffs_init_ipu_mk2 (&m->kernel);
   /* The kernel table is per-call cycles; the scale stretches all of it
    * (the fixed per-call parts too) to model a slower or faster tile. */
@@ -369,8 +395,10 @@ elk_ipu_pod_chip_run_traced (ElkChip *chip,
     ElkProgramAssumptions a = elk_program_get_assumptions (program);
     model = g_strdup_printf (
       "ipu-pod emulator (timing: BSP supersteps, per-tile ports, chip-local "
-      "HBM, %s partial-sum reduction%s%s), SRAM high-water %" G_GUINT64_FORMAT
+      "HBM, %s partial-sum reduction, %s tile mapping%s%s), SRAM high-water "
+      "%" G_GUINT64_FORMAT
       " B on tile %u", m.reduce_stepwise ? "stepwise" : "direct",
+      m.tile_mapping_aligned ? "aligned" : "sequential",
       a & ELK_PROGRAM_ASSUME_FREE_DISTRIBUTION
         ? "; the program's assumption applied: free data distribution" : "",
       a & ELK_PROGRAM_ASSUME_PRIVATE_PRELOAD_NETWORK
@@ -430,6 +458,7 @@ elk_ipu_pod_chip_get_property (GObject *object, guint prop_id,
     case PROP_EXCHANGE_CYCLES: g_value_set_double (value, self->exchange_cycles); break;
     case PROP_KERNEL_SCALE: g_value_set_double (value, self->kernel_scale); break;
     case PROP_REDUCE_LOWERING: g_value_set_enum (value, self->reduce); break;
+    case PROP_TILE_MAPPING: g_value_set_enum (value, self->mapping); break;
     case PROP_TRACE_TILES: g_value_set_uint (value, self->trace_tiles); break;
     case PROP_LAST_SRAM_HWM: g_value_set_uint64 (value, self->last_sram_hwm); break;
     case PROP_LAST_SRAM_HWM_TILE:
@@ -480,6 +509,7 @@ elk_ipu_pod_chip_set_property (GObject *object, guint prop_id,
     case PROP_EXCHANGE_CYCLES: self->exchange_cycles = g_value_get_double (value); break;
     case PROP_KERNEL_SCALE: self->kernel_scale = g_value_get_double (value); break;
     case PROP_REDUCE_LOWERING: self->reduce = g_value_get_enum (value); break;
+    case PROP_TILE_MAPPING: self->mapping = g_value_get_enum (value); break;
     case PROP_TRACE_TILES: self->trace_tiles = g_value_get_uint (value); break;
     case PROP_MODE: self->mode = g_value_get_enum (value); break;
     case PROP_SEED: self->seed = g_value_get_uint (value); break;
@@ -578,6 +608,12 @@ elk_ipu_pod_chip_class_init (ElkIpuPodChipClass *klass)
     "partials: the lowering T10's measured shuffle cost describes, the "
     "default)", elk_ipu_pod_reduce_get_type (),
     ELK_IPU_POD_REDUCE_STEPWISE, FLAGS);
+  properties[PROP_TILE_MAPPING] = g_param_spec_enum ("tile-mapping", NULL,
+    "How a plan's parts are placed on tiles: sequential (row-major, the "
+    "last loop dimension fastest) or aligned (per operator, also each "
+    "order with one split dimension outermost, keeping the one whose "
+    "supersteps are shortest given the producers' placement; the default)",
+    elk_ipu_pod_mapping_get_type (), ELK_IPU_POD_MAPPING_ALIGNED, FLAGS);
   properties[PROP_TRACE_TILES] = g_param_spec_uint ("trace-tiles", NULL,
     "Tiles sampled into a trace, evenly spaced", 0, 1024, 4, FLAGS);
   properties[PROP_LAST_SRAM_HWM] = g_param_spec_uint64 ("last-sram-hwm",

@@ -94,13 +94,18 @@ typedef struct
   double hbm_total;
   Phase *phases;
   guint n_phases;
+  guint8 order[ELK_MAX_DIMS]; /* the tile mapping of both layouts */
 } Lowered;
 
-/* The spatial grid of a plan: tile t of [0, cores) sits at the row-major
- * coordinates of t, the last loop dimension fastest. */
+/* The spatial grid of a plan: tile t of [0, cores) sits at the mixed-radix
+ * coordinates of t with order[0] the slowest loop dimension and
+ * order[n_dims - 1] the fastest (the identity order is row-major, the last
+ * loop dimension fastest).  The order is the code generator's choice (the
+ * tile-mapping property): it decides which parts share a chip. */
 typedef struct
 {
   guint n_dims;
+  guint8 order[ELK_MAX_DIMS];
   guint32 parts[ELK_MAX_DIMS];
   guint64 ext[ELK_MAX_DIMS];
   guint64 sl[ELK_MAX_DIMS];
@@ -126,13 +131,14 @@ gcd32 (guint32 a, guint32 b)
 }
 
 static void
-grid_init (Grid *g, const ElkOp *op, const ElkPlan *p)
+grid_init (Grid *g, const ElkOp *op, const ElkPlan *p, const guint8 *order)
 {
   guint64 cores = 1;
 
   g->n_dims = op->n_dims;
   for (guint d = 0; d < op->n_dims; d++)
     {
+      g->order[d] = order != NULL ? order[d] : (guint8) d;
       g->parts[d] = p->spatial[d];
       g->ext[d] = op->extents[d];
       g->sl[d] = ceil_div (op->extents[d], p->spatial[d]);
@@ -144,8 +150,9 @@ grid_init (Grid *g, const ElkOp *op, const ElkPlan *p)
 static void
 grid_coords (const Grid *g, guint32 t, guint32 *c)
 {
-  for (gint d = (gint) g->n_dims - 1; d >= 0; d--)
+  for (gint k = (gint) g->n_dims - 1; k >= 0; k--)
     {
+      guint d = g->order[k];
       c[d] = t % g->parts[d];
       t /= g->parts[d];
     }
@@ -155,8 +162,8 @@ static guint32
 grid_tile (const Grid *g, const guint32 *c)
 {
   guint32 t = 0;
-  for (guint d = 0; d < g->n_dims; d++)
-    t = t * g->parts[d] + c[d];
+  for (guint k = 0; k < g->n_dims; k++)
+    t = t * g->parts[g->order[k]] + c[g->order[k]];
   return t;
 }
 
@@ -263,6 +270,7 @@ static void
 tile_bytes_build (const ElkGraph *graph,
                   const ElkOp *op,
                   const ElkPlan *p,
+                  const guint8 *order,
                   guint mask,
                   gboolean double_rot,
                   TileBytes *tb)
@@ -273,7 +281,7 @@ tile_bytes_build (const ElkGraph *graph,
   guint factor[ELK_MAX_OPERANDS];
   gboolean uniform = TRUE;
 
-  grid_init (&g, op, p);
+  grid_init (&g, op, p, order);
   memset (tb, 0, sizeof (*tb));
   tb->cores = g.cores;
   for (guint v = 0; v < op->n_operands; v++)
@@ -552,9 +560,11 @@ gather_xchip (const IpuMachine *m,
               const ElkGraph *graph,
               const ElkOp *op,
               const ElkPlan *hp,
+              const guint8 *order,
               guint v,
               const ElkOp *prod,
               const ElkPlan *pp,
+              const guint8 *porder,
               guint pv)
 {
   const ElkTensor *t = elk_graph_get_tensor (graph, op->tensors[v]);
@@ -566,8 +576,8 @@ gather_xchip (const IpuMachine *m,
 
   if (t->n_dims == 0 || ca->n_axes != t->n_dims || pa->n_axes != t->n_dims)
     return (double) t->bytes * (m->chips - 1) / m->chips;
-  grid_init (&cg, op, hp);
-  grid_init (&pg, prod, pp);
+  grid_init (&cg, op, hp, order);
+  grid_init (&pg, prod, pp, porder);
   for (guint x = 0; x < t->n_dims; x++)
     {
       samples[x] = MIN (t->shape[x], (guint64) 16);
@@ -730,14 +740,16 @@ typedef struct
 } Round;
 
 static Lowered *
-lower_op (const IpuMachine *m,
-          const ElkGraph *graph,
-          guint i,
-          const ElkProgramOp *pop,
-          gboolean preloaded,
-          ElkProgram *program,
-          const gint *producer,
-          GError **error)
+lower_op_mapped (const IpuMachine *m,
+                 const ElkGraph *graph,
+                 guint i,
+                 const ElkProgramOp *pop,
+                 gboolean preloaded,
+                 ElkProgram *program,
+                 const gint *producer,
+                 const guint8 (*orders)[ELK_MAX_DIMS],
+                 const guint8 *order,
+                 GError **error)
 {
   const ElkOp *op = elk_graph_get_op (graph, i);
   const ElkPlan *hp = &pop->exec_plan, *cp = &pop->preload_plan;
@@ -765,12 +777,14 @@ lower_op (const IpuMachine *m,
     return NULL;
 
   L = g_new0 (Lowered, 1);
-  grid_init (&g, op, hp);
+  memcpy (L->order, order, sizeof (L->order));
+  grid_init (&g, op, hp, order);
   L->cores = g.cores;
   sync = sync_cycles (m, g.cores);
   for (guint v = 0; v < op->n_operands; v++)
     piece[v] = piece_bytes (op, hp, &g, c0, v, elem_bytes (graph, op, v));
-  tile_bytes_build (graph, op, hp, (1u << op->n_operands) - 1, TRUE, &L->hot);
+  tile_bytes_build (graph, op, hp, order, (1u << op->n_operands) - 1, TRUE,
+                    &L->hot);
   L->chip_hbm = g_new0 (double, m->chips);
   chip_counts (m, g.cores, cons);
 
@@ -783,9 +797,9 @@ lower_op (const IpuMachine *m,
       g_autofree guint32 *distinct = g_new (guint32, m->chips);
       guint32 cc[ELK_MAX_DIMS] = { 0 };
 
-      grid_init (&cg, op, cp);
+      grid_init (&cg, op, cp, order);
       L->cold_cores = cg.cores;
-      tile_bytes_build (graph, op, cp, cold_mask, FALSE, &L->cold);
+      tile_bytes_build (graph, op, cp, order, cold_mask, FALSE, &L->cold);
       for (guint v = 1; v < op->n_operands; v++)
         {
           guint64 b;
@@ -831,8 +845,8 @@ lower_op (const IpuMachine *m,
       for (guint ch = 0; ch < m->chips; ch++)
         n_src += src[ch];
       if (producer_op != NULL)
-        far = gather_xchip (m, graph, op, hp, v, producer_op,
-                            &producer_pop->exec_plan, 0);
+        far = gather_xchip (m, graph, op, hp, order, v, producer_op,
+                            &producer_pop->exec_plan, orders[pi], 0);
       else
         {
           /* The model input: spread evenly over every tile. */
@@ -857,7 +871,7 @@ lower_op (const IpuMachine *m,
       Grid cg;
       guint32 cc[ELK_MAX_DIMS] = { 0 };
 
-      grid_init (&cg, op, cp);
+      grid_init (&cg, op, cp, order);
       for (guint v = 1; v < op->n_operands; v++)
         {
           double rho, cold_piece, rx, peers;
@@ -896,7 +910,8 @@ lower_op (const IpuMachine *m,
               in_rx += rx;
               in_total += rx * g.cores;
               in_tx += rx * g.cores / n_src;
-              in_xchip += gather_xchip (m, graph, op, hp, v, op, cp, v);
+              in_xchip += gather_xchip (m, graph, op, hp, order, v, op, cp,
+                                        order, v);
             }
         }
     }
@@ -1044,6 +1059,122 @@ lower_op (const IpuMachine *m,
   L->n_phases = ph->len;
   L->phases = (Phase *) g_array_free (ph, FALSE);
   return L;
+}
+
+/* What a lowering costs on an idle machine: every phase at its port,
+ * link or kernel rate.  Used only to pick a tile mapping. */
+static double
+lowered_idle_s (const IpuMachine *m, const Lowered *L)
+{
+  double t = 0;
+
+  for (guint k = 0; k < L->n_phases; k++)
+    {
+      const Phase *ph = &L->phases[k];
+      if (ph->kind == PH_EXCHANGE)
+        t += MAX (MAX (ph->work, ph->tx) / m->link_Bps,
+                  ph->xchip / m->inter_chip_Bps);
+      else
+        t += ph->work / m->clock_hz;
+    }
+  return t;
+}
+
+static void lowered_free (gpointer data);
+
+/* Lowers operator i with the tile mapping the machine's code generator
+ * would use.  Sequential: every plan's parts in row-major order.  Aligned:
+ * also each order that moves one split loop dimension outermost, keeping
+ * the one whose supersteps are shortest on an idle machine (ties: the
+ * earlier candidate, sequential first), given the mappings already chosen
+ * for the producers.  Moving a dimension outermost decides which parts
+ * share a chip, so this is what keeps an activation on the chip that
+ * produced it when consecutive plans cut it differently. */
+static Lowered *
+lower_op (const IpuMachine *m,
+          const ElkGraph *graph,
+          guint i,
+          const ElkProgramOp *pop,
+          gboolean preloaded,
+          ElkProgram *program,
+          const gint *producer,
+          const guint8 (*orders)[ELK_MAX_DIMS],
+          GError **error)
+{
+  const ElkOp *op = elk_graph_get_op (graph, i);
+  guint8 order[ELK_MAX_DIMS];
+  Lowered *best = NULL;
+  double best_s = INFINITY;
+
+  for (guint d = 0; d < ELK_MAX_DIMS; d++)
+    order[d] = (guint8) d;
+  best = lower_op_mapped (m, graph, i, pop, preloaded, program, producer,
+                          orders, order, error);
+  if (best == NULL || !m->tile_mapping_aligned || m->chips < 2)
+    return best;
+  best_s = lowered_idle_s (m, best);
+  /* Candidates 1 .. n_dims - 1: dimension c outermost.  Then one per
+   * activation input with a producer: the tensor's axes in the order the
+   * producer's mapping has them, then the dimensions the input does not
+   * index (its replicas, kept close together). */
+  for (guint c = 1; c < op->n_dims + op->n_operands; c++)
+    {
+      Lowered *L;
+      double t;
+
+      if (c < op->n_dims)
+        {
+          if (pop->exec_plan.spatial[c] < 2)
+            continue;
+          order[0] = (guint8) c;
+          for (guint k = 1, e = 0; k < op->n_dims; e++)
+            if (e != c)
+              order[k++] = (guint8) e;
+        }
+      else
+        {
+          guint v = c - op->n_dims, k = 0;
+          gint pi = v > 0 ? producer[op->tensors[v]] : -1;
+          const ElkOp *prod;
+          const ElkAccess *ca = &op->access[v], *pa;
+          gboolean used[ELK_MAX_DIMS] = { FALSE };
+
+          if (pi < 0 || pi >= (gint) i)
+            continue;
+          prod = elk_graph_get_op (graph, (guint) pi);
+          pa = &prod->access[0];
+          if (ca->n_axes != pa->n_axes)
+            continue;
+          for (guint pk = 0; pk < prod->n_dims; pk++)
+            for (guint x = 0; x < pa->n_axes; x++)
+              if (pa->dims[x][0] == orders[pi][pk] && ca->dims[x][0] >= 0
+                  && !used[ca->dims[x][0]])
+                {
+                  used[ca->dims[x][0]] = TRUE;
+                  order[k++] = (guint8) ca->dims[x][0];
+                }
+          for (guint e = 0; e < op->n_dims; e++)
+            if (!used[e])
+              order[k++] = (guint8) e;
+        }
+      L = lower_op_mapped (m, graph, i, pop, preloaded, program, producer,
+                           orders, order, error);
+      if (L == NULL)
+        {
+          lowered_free (best);
+          return NULL;
+        }
+      t = lowered_idle_s (m, L);
+      if (t < best_s)
+        {
+          lowered_free (best);
+          best = L;
+          best_s = t;
+        }
+      else
+        lowered_free (L);
+    }
+  return best;
 }
 
 static void
@@ -1290,6 +1421,9 @@ elk__ipu_emulate (const IpuMachine *m,
                                                        g_str_equal, g_free,
                                                        lowered_free);
   g_autofree Lowered **low = g_new0 (Lowered *, n_ops);
+  /* The tile mapping chosen for each operator (lower_op). */
+  g_autofree guint8 *order_mem = g_malloc0 ((gsize) n_ops * ELK_MAX_DIMS);
+  guint8 (*orders)[ELK_MAX_DIMS] = (guint8 (*)[ELK_MAX_DIMS]) order_mem;
   g_autofree gint *pre_step = g_new (gint, n_ops);
   g_autofree guint *exec_step = g_new0 (guint, n_ops);
   g_autofree gint *producer = g_new (gint, elk_graph_get_n_tensors (graph));
@@ -1427,13 +1561,15 @@ elk__ipu_emulate (const IpuMachine *m,
           psig = elk_op_dup_signature (graph, elk_graph_get_op (graph, prod));
           g_string_append_printf (key, "|%u:%s", v, psig);
           for (guint d = 0; d < pp->n_dims; d++)
-            g_string_append_printf (key, ",%u", pp->spatial[d]);
+            g_string_append_printf (key, ",%u@%u", pp->spatial[d],
+                                    orders[prod][d]);
         }
       L = g_hash_table_lookup (cache, key->str);
       if (L == NULL)
         {
           L = lower_op (m, graph, i, pop, pre_step[i] >= 0, program,
-                        producer, error);
+                        producer, (const guint8 (*)[ELK_MAX_DIMS]) orders,
+                        error);
           if (L == NULL)
             {
               g_string_free (key, TRUE);
@@ -1444,6 +1580,7 @@ elk__ipu_emulate (const IpuMachine *m,
       else
         g_string_free (key, TRUE);
       low[i] = L;
+      memcpy (orders[i], L->order, sizeof (orders[i]));
     }
 
   sim.m = m;

@@ -35,6 +35,7 @@ typedef struct
   double sync_xchip_cycles;  /* extra for a sync that spans chips */
   double exchange_cycles;    /* fixed latency of one exchange phase */
   ElkCostCoeffs kernel;      /* per-tile kernel cycle costs */
+  gboolean tile_mapping_aligned; /* choose each plan's tile order */
   gboolean reduce_stepwise;  /* partial sums over r - 1 supersteps, not
                               * one direct reduce-scatter superstep */
   guint trace_tiles;         /* tiles sampled into a trace */
