@@ -55,17 +55,25 @@ enum
 
 #define NONE G_MAXUINT32
 
+/* A link's parameters... */
+typedef struct
+{
+  double bw;       /* bytes per second */
+  double lat;      /* seconds from head in to head out */
+  gint32 track;    /* trace track, or -1 */
+  guint32 present; /* 0 for the missing links at mesh borders */
+} Link;
+
+/* ... and its state, apart, so that the state of all links of a 5888-core
+ * mesh (32 bytes each) stays in a core's L2 cache. */
 typedef struct
 {
   double free_at;  /* when the link has sent everything it accepted */
   double busy;     /* seconds spent sending */
   double bytes;    /* bytes sent */
-  double bw;       /* bytes per second */
-  double lat;      /* seconds from head in to head out */
-  gint32 track;    /* trace track, or -1 */
-  guint32 present; /* 0 for the missing links at mesh borders */
   guint32 queue;   /* transfers whose heads arrive in the current window */
-} Link;
+  guint32 pad;
+} LinkState;
 
 typedef struct
 {
@@ -191,6 +199,8 @@ struct _NocSim
   guint interchip;       /* link index or G_MAXUINT */
   guint attach;          /* attachments per controller */
   Link *links;
+  LinkState *ls;
+  gboolean link_tracks;   /* some link has a trace track */
   guint32 *attach_router; /* hbm_channels * attach: global core ids */
   guint16 *attach_for;    /* hbm_channels * per_chip: attachment index */
   guint16 *near_ctrl;     /* per_chip: nearest local controller */
@@ -725,12 +735,13 @@ noc_sim_new (const NocConfig *config, GError **error)
   s->interchip = c->chips > 1 ? n++ : G_MAXUINT;
   s->n_links = n;
   s->links = g_new0 (Link, n);
+  s->ls = g_new0 (LinkState, n);
   for (guint i = 0; i < n; i++)
     {
       Link *l = &s->links[i];
       l->track = -1;
       l->present = 1;
-      l->queue = NONE;
+      s->ls[i].queue = NONE;
       l->bw = c->link_bw;
       l->lat = c->hop_latency;
       if (i >= s->read_base && i < s->attach_base)
@@ -789,12 +800,13 @@ noc_sim_free (NocSim *s)
     return;
   g_free (s->cfg.coords);
   g_free (s->links);
+  g_free (s->ls);
   g_free (s->attach_router);
   g_free (s->attach_for);
   g_free (s->near_ctrl);
   g_free (s->path);
   g_free (s->heap);
-  g_free (s->pool);
+  g_aligned_free (s->pool);
   g_free (s->chunk_next);
   g_free (s->chain);
   g_free (s->far);
@@ -1025,8 +1037,13 @@ G_GNUC_NO_INLINE static void
 pool_grow (NocSim *s)
 {
   guint32 old = s->pool_chunks, cap = MAX (256u, 2 * old);
+  /* Cache-line aligned, so that a transfer is one line. */
+  Train *pool = g_aligned_alloc ((gsize) cap * CHUNK, sizeof (Train), 64);
 
-  s->pool = g_renew (Train, s->pool, (gsize) cap * CHUNK);
+  if (old > 0)
+    memcpy (pool, s->pool, (gsize) old * CHUNK * sizeof (Train));
+  g_aligned_free (s->pool);
+  s->pool = pool;
   s->chain = g_renew (guint32, s->chain, (gsize) cap * CHUNK);
   s->chunk_next = g_renew (guint32, s->chunk_next, cap);
   for (guint32 i = old; i < cap; i++)
@@ -1104,7 +1121,7 @@ static inline void
 link_enqueue (NocSim *s, guint32 slot)
 {
   guint32 li = s->pool[slot].link;
-  Link *l = &s->links[li];
+  LinkState *l = &s->ls[li];
 
   if (l->queue == NONE)
     {
@@ -1207,7 +1224,12 @@ ring_drain (NocSim *s)
     {
       guint32 n = ch == B->last ? B->fill : CHUNK;
       for (guint32 i = 0; i < n; i++)
-        link_enqueue (s, ch * CHUNK + i);
+        {
+          /* The links are random; fetch a few transfers ahead. */
+          if (i + 4 < n)
+            __builtin_prefetch (&s->ls[s->pool[ch * CHUNK + i + 4].link], 1);
+          link_enqueue (s, ch * CHUNK + i);
+        }
       s->ring_n -= n;
       s->events += n;
     }
@@ -1219,31 +1241,38 @@ static void train_arrive (NocSim *s, const Train *t, double arrive);
 static inline void
 train_serve (NocSim *s, guint32 li, guint32 slot)
 {
-  Link *l = &s->links[li];
+  LinkState *l = &s->ls[li];
   Train t = s->pool[slot];
-  double ser = t.ser, st, end;
+  /* Every link a transfer crosses has the hop latency; the attachments
+   * and the inter-chip link have their own bandwidth. */
+  double ser = t.ser, st, end, lat = s->cfg.hop_latency;
 
-  if (G_UNLIKELY (l->bw != s->cfg.link_bw))
-    ser = t.bytes / (t.capped && s->core_rate < l->bw ? s->core_rate : l->bw);
+  if (G_UNLIKELY (li >= s->n_core_links))
+    {
+      double bw = s->links[li].bw;
+      ser = t.bytes / (t.capped && s->core_rate < bw ? s->core_rate : bw);
+    }
   st = t.head > l->free_at ? t.head : l->free_at;
   end = st + ser;
   /* The tail cannot leave before it arrived from the previous link. */
-  if (end < t.tail + l->lat)
-    end = t.tail + l->lat;
+  if (end < t.tail + lat)
+    end = t.tail + lat;
   l->free_at = end;
   l->busy += ser;
   l->bytes += t.bytes;
-  if (G_UNLIKELY (l->track >= 0))
-    elk_trace_add_span (s->trace, (guint) l->track, s->cur_name, st, end - st);
+  if (G_UNLIKELY (s->link_tracks) && s->trace != NULL
+      && s->links[li].track >= 0)
+    elk_trace_add_span (s->trace, (guint) s->links[li].track, s->cur_name, st,
+                        end - st);
   t.tail = end;
   t.hops++;
   train_cross (s, &t);
   t.link = train_route (s, &t);
   if (t.link == NONE)
-    train_arrive (s, &t, end + l->lat);
+    train_arrive (s, &t, end + lat);
   else
     {
-      t.head = st + l->lat;
+      t.head = st + lat;
       train_schedule (s, &t);
     }
 }
@@ -1266,33 +1295,42 @@ serve_window (NocSim *s)
   for (guint a = 0; a < s->n_active; a++)
     {
       guint32 li = s->active[a], n = 0;
-      Link *l = &s->links[li];
+      LinkState *l = &s->ls[li];
       struct SortKey *k;
 
       for (guint32 x = l->queue; x != NONE; x = s->chain[x])
-        n++;
-      if (G_UNLIKELY (n > s->sortbuf_cap))
         {
-          s->sortbuf_cap = MAX (n, 2 * s->sortbuf_cap);
-          s->sortbuf = g_renew (struct SortKey, s->sortbuf, s->sortbuf_cap);
+          if (G_UNLIKELY (n == s->sortbuf_cap))
+            {
+              s->sortbuf_cap = MAX (1024u, 2 * s->sortbuf_cap);
+              s->sortbuf = g_renew (struct SortKey, s->sortbuf,
+                                    s->sortbuf_cap);
+            }
+          s->sortbuf[n].head = s->pool[x].head;
+          s->sortbuf[n].seq = s->pool[x].seq;
+          s->sortbuf[n].id = x;
+          n++;
         }
-      k = s->sortbuf;
-      /* The queue is newest first; arrivals mostly come in order. */
-      {
-        guint32 i = n;
-        for (guint32 x = l->queue; x != NONE; x = s->chain[x])
-          {
-            i--;
-            k[i].head = s->pool[x].head;
-            k[i].seq = s->pool[x].seq;
-            k[i].id = x;
-          }
-      }
       l->queue = NONE;
+      k = s->sortbuf;
       if (n > 1)
         {
-          if (n <= 32)
-            for (guint32 i = 1; i < n; i++)
+          /* The queue is newest first; arrivals mostly come in order. */
+          for (guint32 i = 0, j = n - 1; i < j; i++, j--)
+            {
+              struct SortKey x = k[i];
+              k[i] = k[j];
+              k[j] = x;
+            }
+          /* A core's transfers of one round reach its first link
+           * together, already in order: sort only what is not. */
+          guint32 u = 1;
+          while (u < n && sortkey_cmp (&k[u - 1], &k[u]) <= 0)
+            u++;
+          if (u == n)
+            ;
+          else if (n <= 32)
+            for (guint32 i = u; i < n; i++)
               {
                 struct SortKey x = k[i];
                 guint32 j = i;
@@ -1310,6 +1348,68 @@ serve_window (NocSim *s)
         train_serve (s, li, k[i].id);
     }
   s->n_active = 0;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Route booking (arbitration = booking): a transfer reserves its whole
+ * route when it is sent, so links serve transfers in send order. */
+
+typedef struct
+{
+  double head;    /* when the head may enter the next link */
+  double tail;    /* when the tail left the previous link */
+  double arrive;  /* when the tail reached the far end of the last link */
+  double max_ser; /* largest serialisation on the route (for stall) */
+  double lat_sum;
+} Walk;
+
+static inline void
+walk_start (Walk *w, double head, double tail)
+{
+  w->head = head;
+  w->tail = tail;
+  w->arrive = head;
+  w->max_ser = 0;
+  w->lat_sum = 0;
+}
+
+/* Walks s->path[0..n): one FIFO service per link, behind what the link
+ * already accepted.  Most links of a route share one bandwidth, so the
+ * serialisation time is computed once per bandwidth change. */
+static void
+walk_path (NocSim *s, Walk *w, double bytes, double rate, guint n)
+{
+  double last_bw = -1, ser = 0;
+
+  for (guint i = 0; i < n; i++)
+    {
+      guint32 li = s->path[i];
+      Link *l = &s->links[li];
+      LinkState *ls = &s->ls[li];
+      double st, end;
+      if (l->bw != last_bw)
+        {
+          last_bw = l->bw;
+          ser = bytes / (l->bw < rate ? l->bw : rate);
+        }
+      st = w->head > ls->free_at ? w->head : ls->free_at;
+      end = st + ser;
+      if (end < w->tail + l->lat)
+        end = w->tail + l->lat;
+      ls->free_at = end;
+      ls->busy += ser;
+      ls->bytes += bytes;
+      if (G_UNLIKELY (s->link_tracks) && s->trace != NULL && l->track >= 0)
+        elk_trace_add_span (s->trace, (guint) l->track, s->cur_name, st,
+                            end - st);
+      w->head = st + l->lat;
+      w->tail = end;
+      w->arrive = end + l->lat;
+      w->lat_sum += l->lat;
+      if (ser > w->max_ser)
+        w->max_ser = ser;
+    }
+  s->hops += n;
 }
 
 /* ---------------------------------------------------------------------- */
@@ -1650,15 +1750,16 @@ ctrl_step (NocSim *s, guint h, double now)
 
   {
     /* The read: the controller's own FIFO, used by nobody else. */
-    Link *rl = &s->links[s->read_base + h];
-    double ser = bytes / rl->bw;
+    LinkState *rl = &s->ls[s->read_base + h];
+    double ser = bytes / s->links[s->read_base + h].bw;
     st = now > rl->free_at ? now : rl->free_at;
     rl->free_at = st + ser;
     rl->busy += ser;
     rl->bytes += bytes;
-    if (G_UNLIKELY (rl->track >= 0))
-      elk_trace_add_span (s->trace, (guint) rl->track, s->cur_name, st, ser);
-    head = st + rl->lat;
+    if (G_UNLIKELY (s->links[s->read_base + h].track >= 0))
+      elk_trace_add_span (s->trace, (guint) s->links[s->read_base + h].track,
+                          s->cur_name, st, ser);
+    head = st + s->links[s->read_base + h].lat;
     tail = st + ser;
   }
   s->hops++;
@@ -1672,6 +1773,44 @@ ctrl_step (NocSim *s, guint h, double now)
       guint chip = h / s->hc;
       Train tr, *t = &tr;
 
+      if (c->arbitration == NOC_ARBITRATION_BOOKING)
+        {
+          Walk x;
+          guint n = 0;
+          if (c->topology == ELK_TOPOLOGY_ALL_TO_ALL)
+            {
+              if (dst / s->per_chip != chip)
+                s->path[n++] = s->interchip;
+              s->path[n++] = c->cores + dst;
+            }
+          else
+            {
+              guint a = s->attach_for[(gsize) h * s->per_chip
+                                      + dst % s->per_chip];
+              guint router = s->attach_router[h * s->attach + a];
+              s->path[n++] = s->attach_base + h * s->attach + a;
+              if (dst / s->per_chip == chip)
+                n = route_local (s, router, dst, n);
+              else
+                {
+                  n = route_local (s, router,
+                                   gateway (s, chip, TRUE, router), n);
+                  s->path[n++] = s->interchip;
+                  n = route_local (s, gateway (s, dst / s->per_chip, FALSE,
+                                               router), dst, n);
+                }
+            }
+          /* The copy starts with the read's head, behind its tail. */
+          walk_start (&x, head, tail);
+          walk_path (s, &x, bytes, INFINITY, n);
+          s->kind_hops[5] += n;
+          s->noc_bytes += bytes;
+          if (dst / s->per_chip != chip)
+            s->xchip[5] += bytes;
+          if (x.arrive > s->preload_max_arrive)
+            s->preload_max_arrive = x.arrive;
+          continue;
+        }
       train_init (s, t, head, tail, bytes, FALSE, 5, dst);
       /* The read already happened; the copy starts with its head, on the
        * controller's attachment nearest the holder (all-to-all: straight
@@ -1692,7 +1831,7 @@ ctrl_step (NocSim *s, guint h, double now)
       train_schedule (s, t);
     }
   /* The controller reads its next packet when this read is done. */
-  heap_push (s, MAX (now, s->links[s->read_base + h].free_at), EV_CTRL, h);
+  heap_push (s, MAX (now, s->ls[s->read_base + h].free_at), EV_CTRL, h);
 }
 
 static void
@@ -2023,6 +2162,22 @@ exec_round (NocSim *s, double now)
           dst = nbr[dst];
           if (dst == k)
             continue;
+          if (c->arbitration == NOC_ARBITRATION_BOOKING)
+            {
+              Walk w;
+              guint n = route (s, k, dst);
+              walk_start (&w, now, -INFINITY);
+              walk_path (s, &w, r->bytes, s->core_rate, n);
+              s->kind_hops[r->kind] += n;
+              s->noc_bytes += r->bytes;
+              if (k / s->per_chip != dst / s->per_chip)
+                s->xchip[r->kind] += r->bytes;
+              if (w.arrive > s->round_barrier)
+                s->round_barrier = w.arrive;
+              if (w.max_ser + w.lat_sum > s->round_ideal)
+                s->round_ideal = w.max_ser + w.lat_sum;
+              continue;
+            }
           train_init (s, t, now, -INFINITY, r->bytes, TRUE, r->kind, dst);
           if (c->topology == ELK_TOPOLOGY_ALL_TO_ALL)
             t->link = k;
@@ -2218,10 +2373,10 @@ noc_sim_run (NocSim *s, ElkProgram *program, ElkTrace *trace,
   g_assert (s->ring_n == 0);
   for (guint i = 0; i < s->n_links; i++)
     {
-      s->links[i].queue = NONE;
-      s->links[i].free_at = 0;
-      s->links[i].busy = 0;
-      s->links[i].bytes = 0;
+      s->ls[i].queue = NONE;
+      s->ls[i].free_at = 0;
+      s->ls[i].busy = 0;
+      s->ls[i].bytes = 0;
     }
   for (guint i = 0; i < s->n_steps; i++)
     {
@@ -2386,9 +2541,9 @@ noc_sim_run (NocSim *s, ElkProgram *program, ElkTrace *trace,
   for (guint i = 0; i < s->n_core_links; i++)
     if (s->links[i].present)
       {
-        double u = latency > 0 ? s->links[i].busy / latency : 0;
+        double u = latency > 0 ? s->ls[i].busy / latency : 0;
         n_present++;
-        core_busy += s->links[i].busy;
+        core_busy += s->ls[i].busy;
         if (u > max_u)
           {
             max_u = u;
@@ -2397,7 +2552,7 @@ noc_sim_run (NocSim *s, ElkProgram *program, ElkTrace *trace,
       }
   for (guint h = 0; h < H; h++)
     {
-      double b = s->links[s->read_base + h].busy;
+      double b = s->ls[s->read_base + h].busy;
       read_busy += b;
       max_r = MAX (max_r, latency > 0 ? b / latency : 0);
     }
@@ -2426,7 +2581,7 @@ noc_sim_run (NocSim *s, ElkProgram *program, ElkTrace *trace,
       stats->hbm_util_mean = m->hbm_util;
       stats->hbm_util_max = max_r;
       stats->interchip_util = s->interchip != G_MAXUINT && latency > 0
-                                ? s->links[s->interchip].busy / latency : 0;
+                                ? s->ls[s->interchip].busy / latency : 0;
     }
   s->trace = NULL;
   return m;
@@ -2442,17 +2597,18 @@ noc_sim_trace_busiest (NocSim *s, ElkTrace *trace, guint n)
 
   for (guint i = 0; i < s->n_links; i++)
     s->links[i].track = -1;
+  s->link_tracks = FALSE;
   for (guint i = 0; i < s->n_links; i++)
     {
       guint j;
-      if (!s->links[i].present || s->links[i].busy <= 0)
+      if (!s->links[i].present || s->ls[i].busy <= 0)
         continue;
       if (got < n)
         got++;
-      else if (s->links[i].busy <= s->links[top[n - 1]].busy)
+      else if (s->ls[i].busy <= s->ls[top[n - 1]].busy)
         continue;
       j = got - 1;
-      while (j > 0 && s->links[top[j - 1]].busy < s->links[i].busy)
+      while (j > 0 && s->ls[top[j - 1]].busy < s->ls[i].busy)
         {
           top[j] = top[j - 1];
           j--;
@@ -2462,6 +2618,7 @@ noc_sim_trace_busiest (NocSim *s, ElkTrace *trace, guint n)
   for (guint k = 0; k < got; k++)
     {
       char buf[64];
+      s->link_tracks = TRUE;
       s->links[top[k]].track = (gint32) elk_trace_add_track (
         trace, "busiest links", noc_sim_link_name (s, top[k], buf, sizeof buf));
     }
@@ -2494,8 +2651,8 @@ noc_sim_write_link_report (NocSim *s, const char *csv_path,
         continue;
       g_string_append_printf (csv, "%s,%.0f,%.9g,%.6f\n",
                               noc_sim_link_name (s, i, buf, sizeof buf),
-                              s->links[i].bytes, s->links[i].busy,
-                              latency > 0 ? s->links[i].busy / latency : 0);
+                              s->ls[i].bytes, s->ls[i].busy,
+                              latency > 0 ? s->ls[i].busy / latency : 0);
     }
   if (csv_path != NULL
       && !g_file_set_contents (csv_path, csv->str, (gssize) csv->len, error))
@@ -2530,6 +2687,7 @@ noc_sim_write_link_report (NocSim *s, const char *csv_path,
               for (guint d = 0; d < 4; d++)
                 {
                   const Link *lk = &s->links[mesh_link (g, d)];
+                  const LinkState *lks = &s->ls[mesh_link (g, d)];
                   char col[16];
                   double dx = d == DIR_E ? 1 : d == DIR_W ? -1 : 0;
                   double dy = d == DIR_S ? 1 : d == DIR_N ? -1 : 0;
@@ -2538,7 +2696,7 @@ noc_sim_write_link_report (NocSim *s, const char *csv_path,
                   double off = (d == DIR_E || d == DIR_S) ? 1.8 : -1.8;
                   if (!lk->present)
                     continue;
-                  heat_colour (latency > 0 ? lk->busy / latency : 0, col,
+                  heat_colour (latency > 0 ? lks->busy / latency : 0, col,
                                sizeof col);
                   g_string_append_printf (svg,
                     "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "

@@ -41,6 +41,14 @@ typedef enum
                         * ring neighbour, a barrier and an add after each */
 } NocReduce;
 
+/* In which order a link serves the transfers that share it. */
+typedef enum
+{
+  NOC_ARBITRATION_ARRIVAL, /* hop by hop, in the order heads arrive */
+  NOC_ARBITRATION_BOOKING, /* whole route reserved when a transfer is sent,
+                            * links serve in send order (faster) */
+} NocArbitration;
+
 /* Everything the simulator needs to know about the machine, in SI units. */
 typedef struct
 {
@@ -67,6 +75,7 @@ typedef struct
   NocInterleave interleave;
   NocReduce reduce;
   NocGateway gateway;
+  NocArbitration arbitration;
   double inter_chip_bw;
   double packet_bytes;
 } NocConfig;

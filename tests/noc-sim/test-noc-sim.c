@@ -482,6 +482,19 @@ test_reduce (void)
                     + shuffle_time ();
     g_test_message ("reduce: exchange hand %.9g s", hand_x);
     g_assert_cmpfloat_with_epsilon (me->latency_s, hand_x, 1e-12);
+    {
+      /* arbitration=booking reserves whole routes at send time, cores in
+       * index order: core 3's ingress port serves core 0's third chunk
+       * (booked first, sent last) first, then core 1's and core 2's: 5
+       * chunk times. */
+      g_autoptr(GObject) bk = small_chip ("noc-sim", "all-to-all", 4);
+      g_autoptr(ElkMetrics) mb = NULL;
+      g_object_set (bk, "arbitration", 1 /* booking */, NULL);
+      mb = run_chip (bk, prog);
+      g_test_message ("reduce: exchange with booking %.9g s", mb->latency_s);
+      g_assert_cmpfloat_with_epsilon (mb->latency_s,
+                                      hand_x + 2 * chunk * GAP, 1e-12);
+    }
   }
   /* Both move the same bytes: 16 cores x 3 chunks, plus the shuffle. */
   g_assert_cmpfloat_with_epsilon (me->noc_bytes, mr->noc_bytes, 0.5);
