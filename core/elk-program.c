@@ -1,6 +1,8 @@
 /* elk-program.c: compiled programs and their structural validation. */
 #include "config.h"
 
+#include <math.h>
+
 #include "elk-private.h"
 
 #include <elk/elk-program.h>
@@ -35,6 +37,8 @@ elk_program_new (ElkGraph *graph)
   program->graph = elk_graph_ref (graph);
   program->steps = g_array_new (FALSE, FALSE, sizeof (ElkStep));
   program->ops = g_new0 (ElkProgramOp, elk_graph_get_n_ops (graph));
+  for (guint i = 0; i < elk_graph_get_n_ops (graph); i++)
+    program->ops[i].est_noc_s = NAN;
   program->n_orders = 1;
   return program;
 }

@@ -169,7 +169,10 @@ elk_analytic_chip_run (ElkChip *chip,
       ops[i].cold_bytes = pop->cold_bytes;
       ops[i].min_load_s = pop->est_load_s;
       ops[i].exec_s = pop->exec_plan.time_s + pop->est_warmup_s;
-      ops[i].shift_s = pop->exec_plan.shift_s;
+      /* The scheduler's view of the execution's own NoC use
+       * (ElkNocDemand); a program without one charges the rotations. */
+      ops[i].shift_s = isnan (pop->est_noc_s) ? pop->exec_plan.shift_s
+                                              : pop->est_noc_s;
       ops[i].noc_bytes = pop->exec_plan.noc_bytes;
       hbm_bytes += (double) ops[i].hbm_bytes;
       bound_compute += op->flops / (op->kind == ELK_OP_MATMUL

@@ -149,6 +149,29 @@ typedef enum
 ELK_API GType elk_plan_enumeration_get_type (void);
 
 /**
+ * ElkNocDemand:
+ * @ELK_NOC_DEMAND_SHIFT: an executing operator needs the interconnect for
+ *   its rotations (shift_s, their syncs included).
+ * @ELK_NOC_DEMAND_SHIFT_SHUFFLE: also for its output shuffle and partial-sum
+ *   reduction (shift_s + shuffle_s: every non-compute cycle, the Elk
+ *   artifact's definition).
+ *
+ * What the contention model charges an execution for its own traffic when
+ * it overlaps preloads (elk-paper.md §3.8): the schedulers' delay-execution
+ * fitting and the analytic chip's timeline read it through
+ * ElkProgramOp.est_noc_s.  The delay-preload fitting always leaves
+ * preloads only the compute time, i.e. counts shift and shuffle.
+ */
+typedef enum
+{
+  ELK_NOC_DEMAND_SHIFT = 0,
+  ELK_NOC_DEMAND_SHIFT_SHUFFLE = 1,
+} ElkNocDemand;
+
+#define ELK_TYPE_NOC_DEMAND (elk_noc_demand_get_type ())
+ELK_API GType elk_noc_demand_get_type (void);
+
+/**
  * ElkPlanOptions:
  * @padding_floor: minimum ratio of useful to padded work (0 = T10 default).
  * @utilisation_floor: minimum ratio of used to available cores (0 = T10
@@ -156,6 +179,8 @@ ELK_API GType elk_plan_enumeration_get_type (void);
  * @n_threads: threads used to build tables of distinct operators (0 = all
  *   processors).
  * @enumeration: the plan space searched (0 = %ELK_PLAN_ENUMERATION_T10).
+ * @noc_demand: what an execution's own interconnect use is (0 =
+ *   %ELK_NOC_DEMAND_SHIFT).
  *
  * Zero-initialised options are the defaults.  Fields are only ever
  * appended, so that "= { 0 }" and positional initialisers keep their
@@ -168,6 +193,7 @@ typedef struct
   guint n_threads;
   /* Appended: keep new fields at the end. */
   ElkPlanEnumeration enumeration;
+  ElkNocDemand noc_demand;
 } ElkPlanOptions;
 
 typedef struct _ElkPlanSet ElkPlanSet;
@@ -185,6 +211,10 @@ ELK_API const ElkPlanTable *elk_plan_set_get_table (const ElkPlanSet *set,
                                                     guint op);
 ELK_API guint elk_plan_set_get_n_distinct (const ElkPlanSet *set);
 ELK_API const ElkChipSpec *elk_plan_set_get_spec (const ElkPlanSet *set);
+ELK_API const ElkPlanOptions *
+elk_plan_set_get_options (const ElkPlanSet *set);
+ELK_API double elk_plan_get_noc_demand (const ElkPlan *plan,
+                                        ElkNocDemand demand);
 ELK_API ElkGraph *elk_plan_set_get_graph (const ElkPlanSet *set);
 
 ELK_API const ElkPlan *elk_plan_table_get_fastest (const ElkPlanTable *table);

@@ -57,6 +57,10 @@ typedef struct
  * @est_exec_s: the compiler's execution time estimate (plan time).
  * @est_warmup_s: the compiler's data-distribution estimate.
  * @est_load_s: the compiler's preload time estimate.
+ * @est_noc_s: the interconnect time the compiler expects the execution's
+ *   own traffic to need while it overlaps preloads (see #ElkNocDemand);
+ *   NAN (what elk_program_new() sets) when the scheduler gave none, and a
+ *   backend then takes the execute plan's shift_s.
  */
 typedef struct
 {
@@ -70,6 +74,8 @@ typedef struct
   double est_exec_s;
   double est_warmup_s;
   double est_load_s;
+  /* Appended: keep new fields at the end. */
+  double est_noc_s;
 } ElkProgramOp;
 
 /**

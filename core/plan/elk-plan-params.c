@@ -15,6 +15,7 @@ struct _ElkPlanParams
 {
   GObject parent_instance;
   ElkPlanEnumeration enumeration;
+  ElkNocDemand noc_demand;
   double padding_floor;
   double utilisation_floor;
 };
@@ -25,6 +26,7 @@ enum
 {
   PROP_0,
   PROP_ENUMERATION,
+  PROP_NOC_DEMAND,
   PROP_PADDING_FLOOR,
   PROP_UTILISATION_FLOOR,
   N_PROPS
@@ -40,6 +42,9 @@ plan_params_set_property (GObject *object,
 
   switch (id)
     {
+    case PROP_NOC_DEMAND:
+      self->noc_demand = g_value_get_enum (value);
+      break;
     case PROP_ENUMERATION:
       self->enumeration = g_value_get_enum (value);
       break;
@@ -64,6 +69,9 @@ plan_params_get_property (GObject *object,
 
   switch (id)
     {
+    case PROP_NOC_DEMAND:
+      g_value_set_enum (value, self->noc_demand);
+      break;
     case PROP_ENUMERATION:
       g_value_set_enum (value, self->enumeration);
       break;
@@ -98,6 +106,14 @@ elk__plan_params_class_init (ElkPlanParamsClass *klass)
                        ELK_TYPE_PLAN_ENUMERATION, ELK_PLAN_ENUMERATION_T10,
                        flags));
   g_object_class_install_property (
+    object_class, PROP_NOC_DEMAND,
+    g_param_spec_enum ("noc-demand", "NoC demand",
+                       "What an executing operator's own interconnect use "
+                       "is when it overlaps preloads: shift (its rotations) "
+                       "or shift-shuffle (also its output shuffle and "
+                       "partial-sum reduction, the artifact's definition)",
+                       ELK_TYPE_NOC_DEMAND, ELK_NOC_DEMAND_SHIFT, flags));
+  g_object_class_install_property (
     object_class, PROP_PADDING_FLOOR,
     g_param_spec_double ("padding-floor", "Padding floor",
                          "Minimum ratio of useful to padded work, 0 for "
@@ -124,6 +140,7 @@ elk__plan_params_get_options (ElkPlanParams *self, ElkPlanOptions *options)
 {
   g_return_if_fail (ELK_IS_PLAN_PARAMS (self));
   options->enumeration = self->enumeration;
+  options->noc_demand = self->noc_demand;
   options->padding_floor = self->padding_floor;
   options->utilisation_floor = self->utilisation_floor;
 }

@@ -48,6 +48,37 @@ elk_plan_enumeration_get_type (void)
   return (GType) type;
 }
 
+GType
+elk_noc_demand_get_type (void)
+{
+  static gsize type = 0;
+  static const GEnumValue values[] = {
+    { ELK_NOC_DEMAND_SHIFT, "ELK_NOC_DEMAND_SHIFT", "shift" },
+    { ELK_NOC_DEMAND_SHIFT_SHUFFLE, "ELK_NOC_DEMAND_SHIFT_SHUFFLE",
+      "shift-shuffle" },
+    { 0, NULL, NULL },
+  };
+
+  if (g_once_init_enter (&type))
+    g_once_init_leave (&type, g_enum_register_static ("ElkNocDemand",
+                                                      values));
+  return (GType) type;
+}
+
+/**
+ * elk_plan_get_noc_demand:
+ *
+ * Returns: the interconnect time @plan's execution needs for its own
+ *   traffic under @demand (see #ElkNocDemand), in seconds.
+ */
+double
+elk_plan_get_noc_demand (const ElkPlan *plan, ElkNocDemand demand)
+{
+  return demand == ELK_NOC_DEMAND_SHIFT_SHUFFLE
+           ? plan->shift_s + plan->shuffle_s
+           : plan->shift_s;
+}
+
 typedef struct
 {
   ElkPlanSet *set;
@@ -131,6 +162,10 @@ elk_plan_set_new (ElkGraph *graph,
                                == ELK_PLAN_ENUMERATION_T10
                           || options->enumeration
                                == ELK_PLAN_ENUMERATION_ARTIFACT, NULL);
+  g_return_val_if_fail (options == NULL
+                          || options->noc_demand == ELK_NOC_DEMAND_SHIFT
+                          || options->noc_demand
+                               == ELK_NOC_DEMAND_SHIFT_SHUFFLE, NULL);
 
   if (!elk_chip_spec_validate (spec, error))
     return NULL;
@@ -285,6 +320,18 @@ elk_plan_set_get_spec (const ElkPlanSet *set)
 {
   g_return_val_if_fail (set != NULL, NULL);
   return set->spec;
+}
+
+/**
+ * elk_plan_set_get_options:
+ *
+ * Returns: the options the tables were built with (the defaults when
+ *   elk_plan_set_new() was given %NULL).
+ */
+const ElkPlanOptions *
+elk_plan_set_get_options (const ElkPlanSet *set)
+{
+  return &set->options;
 }
 
 /**

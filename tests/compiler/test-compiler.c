@@ -248,6 +248,56 @@ test_determinism (Fixture *f, gconstpointer data)
     }
 }
 
+/* noc-demand: every program op carries the NoC time the scheduler
+ * charged it (rotations, or rotations plus the output shuffle), Ideal
+ * none; the analytic chip charges what the program says, and a program
+ * without the estimate (NAN) is charged its rotations as before. */
+static void
+test_noc_demand (Fixture *f, gconstpointer data)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GObject) alloc = make (ELK_TYPE_ALLOCATOR, "reservation", NULL);
+  g_autoptr(GObject) sched = make (ELK_TYPE_SCHEDULER, "static", NULL);
+  g_autoptr(GObject) ideal = make (ELK_TYPE_SCHEDULER, "ideal", NULL);
+  ElkPlanOptions options = { 0 };
+  g_autoptr(ElkPlanSet) plans = NULL;
+  g_autoptr(ElkProgram) shift = NULL, both = NULL, bound = NULL;
+  ElkMetrics *m_both = NULL, *m_unset = NULL;
+  gboolean any_shuffle = FALSE;
+
+  g_assert_cmpint (elk_plan_set_get_options (f->plans)->noc_demand, ==,
+                   ELK_NOC_DEMAND_SHIFT);
+  shift = run_one (f->chip, f->plans, ELK_SCHEDULER (sched),
+                   ELK_ALLOCATOR (alloc), NULL);
+  options.noc_demand = ELK_NOC_DEMAND_SHIFT_SHUFFLE;
+  plans = elk_plan_set_new (f->graph, f->spec, &options, &error);
+  g_assert_no_error (error);
+  both = run_one (f->chip, plans, ELK_SCHEDULER (sched),
+                  ELK_ALLOCATOR (alloc), &m_both);
+  bound = run_one (f->chip, plans, ELK_SCHEDULER (ideal),
+                   ELK_ALLOCATOR (alloc), NULL);
+  for (guint i = 0; i < elk_graph_get_n_ops (f->graph); i++)
+    {
+      const ElkProgramOp *a = elk_program_peek_op (shift, i);
+      const ElkProgramOp *b = elk_program_peek_op (both, i);
+
+      g_assert_cmpfloat (a->est_noc_s, ==, a->exec_plan.shift_s);
+      g_assert_cmpfloat (b->est_noc_s, ==,
+                         b->exec_plan.shift_s + b->exec_plan.shuffle_s);
+      g_assert_cmpfloat (elk_program_peek_op (bound, i)->est_noc_s, ==, 0);
+      any_shuffle |= b->exec_plan.shuffle_s > 0;
+    }
+  g_assert_true (any_shuffle);
+  /* Forget the estimates: the chip falls back to the rotations only. */
+  for (guint i = 0; i < elk_graph_get_n_ops (f->graph); i++)
+    elk_program_get_op (both, i)->est_noc_s = NAN;
+  m_unset = elk_chip_run (f->chip, both, plans, &error);
+  g_assert_no_error (error);
+  g_assert_cmpfloat (m_unset->latency_s, <=, m_both->latency_s);
+  elk_metrics_free (m_both);
+  elk_metrics_free (m_unset);
+}
+
 static void
 test_does_not_fit (void)
 {
@@ -293,6 +343,8 @@ main (int argc, char *argv[])
               test_all_designs, fixture_teardown);
   g_test_add ("/compiler/determinism", Fixture, NULL, fixture_setup,
               test_determinism, fixture_teardown);
+  g_test_add ("/compiler/noc-demand", Fixture, NULL, fixture_setup,
+              test_noc_demand, fixture_teardown);
   g_test_add_func ("/compiler/does-not-fit", test_does_not_fit);
   ret = g_test_run ();
   g_object_unref (registry);

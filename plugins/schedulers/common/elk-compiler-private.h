@@ -208,6 +208,7 @@ typedef struct
   guint max_preload;
   guint64 usable;
   double penalty_noc_share;
+  ElkNocDemand noc_demand;   /* from the plan set's options */
 } ElkEngine;
 
 gboolean elk__engine_init (ElkEngine *engine,

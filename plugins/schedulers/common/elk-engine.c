@@ -97,6 +97,7 @@ elk__engine_init (ElkEngine *engine,
   engine->n_ops = n;
   engine->usable = elk_chip_spec_get_usable_sram (spec);
   engine->penalty_noc_share = 1.0;
+  engine->noc_demand = elk_plan_set_get_options (plans)->noc_demand;
   /* The artifact never preloads more than one layer's worth of operators
    * (elk-paper.md §3.5, "Artifact specifics"). */
   engine->max_preload = n_layers > 0 ? MAX (n / n_layers, 1u) : n;
@@ -555,7 +556,8 @@ elk__engine_run (const ElkEngine *engine,
 
           L = exec_s + warm_s + extra;
           start = cd->deadline - L;
-          shift = t->plans[t->cold_hot[entry].hot_plan].shift_s;
+          shift = elk_plan_get_noc_demand (
+            &t->plans[t->cold_hot[entry].hot_plan], engine->noc_demand);
           if (!ideal && params->delay_exec)
             start = MIN (start, noc_start (ops, grp, n_unc + 1, cd->len,
                                            cd->deadline, shift));
@@ -680,6 +682,8 @@ elk__engine_to_program (const ElkEngine *engine,
       pop->est_warmup_s = eo->warmup_s;
       pop->est_load_s = eo->load_s;
       pop->exec_budget = engine->usable;
+      pop->est_noc_s = elk_plan_get_noc_demand (&pop->exec_plan,
+                                                engine->noc_demand);
       if (policy == ELK_POLICY_IDEAL)
         {
           const ElkColdHot *mc = &t->cold_hot[min_cold_entry (t)];
@@ -690,6 +694,7 @@ elk__engine_to_program (const ElkEngine *engine,
           pop->cold_bytes = t->hbm_bytes > 0 ? t->min_cold_bytes : 0;
           pop->exec_plan.shift_s = 0;
           pop->exec_plan.noc_bytes = 0;
+          pop->est_noc_s = 0;
           pop->est_warmup_s = 0;
         }
     }
