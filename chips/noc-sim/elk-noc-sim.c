@@ -1379,36 +1379,41 @@ walk_start (Walk *w, double head, double tail)
 static void
 walk_path (NocSim *s, Walk *w, double bytes, double rate, guint n)
 {
-  double last_bw = -1, ser = 0;
+  /* Routes cross only links of the hop latency; the attachments and the
+   * inter-chip link have their own bandwidth.  Only the state array is
+   * touched per hop. */
+  double lat = s->cfg.hop_latency;
+  double ser_core = bytes / (s->cfg.link_bw < rate ? s->cfg.link_bw : rate);
 
   for (guint i = 0; i < n; i++)
     {
       guint32 li = s->path[i];
-      Link *l = &s->links[li];
       LinkState *ls = &s->ls[li];
-      double st, end;
-      if (l->bw != last_bw)
+      double st, end, ser = ser_core;
+      if (G_UNLIKELY (li >= s->n_core_links))
         {
-          last_bw = l->bw;
-          ser = bytes / (l->bw < rate ? l->bw : rate);
+          double bw = s->links[li].bw;
+          ser = bytes / (bw < rate ? bw : rate);
         }
       st = w->head > ls->free_at ? w->head : ls->free_at;
       end = st + ser;
-      if (end < w->tail + l->lat)
-        end = w->tail + l->lat;
+      if (end < w->tail + lat)
+        end = w->tail + lat;
       ls->free_at = end;
       ls->busy += ser;
       ls->bytes += bytes;
-      if (G_UNLIKELY (s->link_tracks) && s->trace != NULL && l->track >= 0)
-        elk_trace_add_span (s->trace, (guint) l->track, s->cur_name, st,
-                            end - st);
-      w->head = st + l->lat;
+      if (G_UNLIKELY (s->link_tracks) && s->trace != NULL
+          && s->links[li].track >= 0)
+        elk_trace_add_span (s->trace, (guint) s->links[li].track,
+                            s->cur_name, st, end - st);
+      w->head = st + lat;
       w->tail = end;
-      w->arrive = end + l->lat;
-      w->lat_sum += l->lat;
       if (ser > w->max_ser)
         w->max_ser = ser;
     }
+  if (n > 0)
+    w->arrive = w->tail + lat;
+  w->lat_sum = n * lat;
   s->hops += n;
 }
 
