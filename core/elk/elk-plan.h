@@ -150,11 +150,12 @@ ELK_API GType elk_plan_enumeration_get_type (void);
 
 /**
  * ElkNocDemand:
- * @ELK_NOC_DEMAND_SHIFT: an executing operator needs the interconnect for
- *   its rotations (shift_s, their syncs included).
- * @ELK_NOC_DEMAND_SHIFT_SHUFFLE: also for its output shuffle and partial-sum
- *   reduction (shift_s + shuffle_s: every non-compute cycle, the Elk
- *   artifact's definition).
+ * @ELK_NOC_DEMAND_SHIFT_SHUFFLE: an executing operator needs the
+ *   interconnect for its rotations and for its output shuffle and
+ *   partial-sum reduction (shift_s + shuffle_s, syncs included: every
+ *   non-compute cycle, the Elk artifact's definition).  The default.
+ * @ELK_NOC_DEMAND_SHIFT: for its rotations only (shift_s), what elk
+ *   charged before; it undercounts, since a shuffle moves data too.
  *
  * What the contention model charges an execution for its own traffic when
  * it overlaps preloads (elk-paper.md §3.8): the schedulers' delay-execution
@@ -164,8 +165,8 @@ ELK_API GType elk_plan_enumeration_get_type (void);
  */
 typedef enum
 {
-  ELK_NOC_DEMAND_SHIFT = 0,
-  ELK_NOC_DEMAND_SHIFT_SHUFFLE = 1,
+  ELK_NOC_DEMAND_SHIFT_SHUFFLE = 0,
+  ELK_NOC_DEMAND_SHIFT = 1,
 } ElkNocDemand;
 
 #define ELK_TYPE_NOC_DEMAND (elk_noc_demand_get_type ())
@@ -180,7 +181,7 @@ ELK_API GType elk_noc_demand_get_type (void);
  *   processors).
  * @enumeration: the plan space searched (0 = %ELK_PLAN_ENUMERATION_T10).
  * @noc_demand: what an execution's own interconnect use is (0 =
- *   %ELK_NOC_DEMAND_SHIFT).
+ *   %ELK_NOC_DEMAND_SHIFT_SHUFFLE).
  *
  * Zero-initialised options are the defaults.  Fields are only ever
  * appended, so that "= { 0 }" and positional initialisers keep their

@@ -109,10 +109,12 @@ elk__plan_params_class_init (ElkPlanParamsClass *klass)
     object_class, PROP_NOC_DEMAND,
     g_param_spec_enum ("noc-demand", "NoC demand",
                        "What an executing operator's own interconnect use "
-                       "is when it overlaps preloads: shift (its rotations) "
-                       "or shift-shuffle (also its output shuffle and "
-                       "partial-sum reduction, the artifact's definition)",
-                       ELK_TYPE_NOC_DEMAND, ELK_NOC_DEMAND_SHIFT, flags));
+                       "is when it overlaps preloads: shift-shuffle (its "
+                       "rotations, output shuffle and partial-sum "
+                       "reduction, the artifact's definition; the default) "
+                       "or shift (its rotations only)",
+                       ELK_TYPE_NOC_DEMAND, ELK_NOC_DEMAND_SHIFT_SHUFFLE,
+                       flags));
   g_object_class_install_property (
     object_class, PROP_PADDING_FLOOR,
     g_param_spec_double ("padding-floor", "Padding floor",

@@ -53,9 +53,9 @@ elk_noc_demand_get_type (void)
 {
   static gsize type = 0;
   static const GEnumValue values[] = {
-    { ELK_NOC_DEMAND_SHIFT, "ELK_NOC_DEMAND_SHIFT", "shift" },
     { ELK_NOC_DEMAND_SHIFT_SHUFFLE, "ELK_NOC_DEMAND_SHIFT_SHUFFLE",
       "shift-shuffle" },
+    { ELK_NOC_DEMAND_SHIFT, "ELK_NOC_DEMAND_SHIFT", "shift" },
     { 0, NULL, NULL },
   };
 
