@@ -80,6 +80,8 @@ noc_reduce_get_type (void)
   static const GEnumValue values[] = {
     { NOC_REDUCE_EXCHANGE, "NOC_REDUCE_EXCHANGE", "exchange" },
     { NOC_REDUCE_RING, "NOC_REDUCE_RING", "ring" },
+    { NOC_REDUCE_2D, "NOC_REDUCE_2D", "2d" },
+    { NOC_REDUCE_AUTO, "NOC_REDUCE_AUTO", "auto" },
     { 0, NULL, NULL },
   };
 
@@ -764,9 +766,12 @@ elk_noc_sim_chip_class_init (ElkNocSimChipClass *klass)
   properties[PROP_REDUCE] = g_param_spec_enum ("reduce", NULL,
     "How partial sums are reduced among the cores holding an output: "
     "exchange (one step, every holder sends each other holder its chunk), "
-    "or ring (ring reduce-scatter: holders - 1 steps to the ring "
-    "neighbour, each closed by a barrier and an add)",
-    noc_reduce_get_type (), NOC_REDUCE_EXCHANGE, FLAGS);
+    "ring (ring reduce-scatter: holders - 1 steps to the ring "
+    "neighbour, each closed by a barrier and an add), 2d (two exchanges: "
+    "among blocks of nearby holders, then across blocks, the block size "
+    "chosen for the least link traffic), or auto (exchange on all-to-all, "
+    "2d on mesh, torus and ring)",
+    noc_reduce_get_type (), NOC_REDUCE_AUTO, FLAGS);
   properties[PROP_ARBITRATION] = g_param_spec_enum ("arbitration", NULL,
     "In which order a link serves the transfers sharing it: arrival (hop by "
     "hop, in the order their heads reach the link; every arrival is an "

@@ -145,6 +145,7 @@ enum
   RING_HOT,
   RING_WARM,
   RING_REDUCE,
+  RING_REDUCE2, /* the second level of reduce=2d */
   RING_SHUFFLE,
   N_RINGS
 };
@@ -158,7 +159,6 @@ typedef struct
   guint8 ring;
   guint8 kind;     /* 0 shift, 1 warm-up, 2 reduce, 3 shuffle, 4 compute */
   guint32 fanout;  /* reduce: peers each core sends to */
-  guint32 stride, size;
 } Round;
 
 /* How an operator's tiles sit on cores: the spatial vector in a dimension
@@ -268,6 +268,7 @@ struct _NocSim
   guint64 round_left;     /* transfers of the current round in flight */
   double round_now, round_barrier, round_ideal;
   guint32 *nbr;           /* N_RINGS * ELK_MAX_OPERANDS * cores */
+  guint32 *holders;       /* cores: one output's holders, in ring order */
   Layout layout;
   guint32 exec_cores;
 
@@ -477,6 +478,79 @@ noc_sim_route (NocSim *s, guint src, guint dst, guint32 *links,
   guint n = route (s, src, dst);
   memcpy (links, s->path, MIN (n, max_links) * sizeof (guint32));
   return n;
+}
+
+static inline guint manhattan (const NocSim *s, guint a, guint b);
+
+/* The number of links route() takes from @src to @dst, in O(1): the
+ * distance on the chip's grid or ring, or to the sender's gateway, the
+ * inter-chip link, and on from the other chip's gateway. */
+guint
+noc_sim_route_length (NocSim *s, guint src, guint dst)
+{
+  guint cs = src / s->per_chip, cd = dst / s->per_chip, pc = s->per_chip;
+
+  if (src == dst)
+    return 0;
+  if (s->cfg.topology == ELK_TOPOLOGY_ALL_TO_ALL)
+    return cs == cd ? 2 : 3;
+  if (cs == cd)
+    return manhattan (s, src % pc, dst % pc);
+  return manhattan (s, src % pc, gateway (s, cs, TRUE, src) % pc) + 1
+         + manhattan (s, gateway (s, cd, FALSE, src) % pc, dst % pc);
+}
+
+/* reduce=2d: how a code generator for a mesh would cut the reduce-scatter
+ * of one output among its @n holders (in ring order, which is core order:
+ * the layout puts the reduction dimensions right after the rotating ones,
+ * so consecutive holders are nearby cores).  A two-level reduce-scatter
+ * with n = A x B first exchanges among each block of A consecutive holders
+ * (each sends the A - 1 others the 1/A of the output they reduce), then
+ * among the B holders of the same 1/A in different blocks (each sends the
+ * B - 1 others 1/n).  Every holder sends (1 - 1/n) of the output, as in
+ * the one-round exchange, but the large chunks go to nearby holders and
+ * only the small ones far.  A is chosen to minimise the bytes x links the
+ * reduction puts on the network (summed over the holders, exact route
+ * lengths): when every group reduces at once, that is the load the links
+ * must carry, and what makes the exchange slow on a mesh.  Returns A; 1
+ * when no factorisation beats the one-round exchange (n prime, or
+ * all-to-all, where every route has the same length). */
+guint
+noc_sim_reduce_split (NocSim *s, const guint32 *h, guint n)
+{
+  double best = 0;
+  guint best_a = 1;
+
+  if (n < 4)
+    return 1;
+  /* The one-round exchange: every holder sends 1/n to every other one. */
+  for (guint p = 0; p < n; p++)
+    for (guint q = 0; q < n; q++)
+      best += noc_sim_route_length (s, h[p], h[q]);
+  best /= n;
+  for (guint a = 2; a < n; a++)
+    {
+      guint b = n / a;
+      double near = 0, far = 0, score;
+      if (n % a != 0)
+        continue;
+      for (guint p = 0; p < n; p++)
+        {
+          guint pa = p % a, pb = p / a;
+          for (guint x = 0; x < a; x++)
+            near += noc_sim_route_length (s, h[p], h[pb * a + x]);
+          for (guint y = 0; y < b; y++)
+            far += noc_sim_route_length (s, h[p], h[y * a + pa]);
+        }
+      score = near / a + far / n;
+      /* Ties keep the fewer rounds (and barriers). */
+      if (score < best * (1 - 1e-9))
+        {
+          best = score;
+          best_a = a;
+        }
+    }
+  return best_a;
 }
 
 const char *
@@ -713,6 +787,14 @@ noc_sim_new (const NocConfig *config, GError **error)
                              sizeof (guint) * 2 * config->n_coords);
   s->per_chip = c->cores / c->chips;
   s->hc = c->hbm_channels / c->chips;
+  /* reduce=auto: on all-to-all every pair of cores is two hops apart, so
+   * a 2-D reduce-scatter would save no link traffic and cost a second
+   * barrier; keep the one-round exchange there (and so the results
+   * checked against the analytic chip).  Everywhere else distance
+   * matters. */
+  if (s->cfg.reduce == NOC_REDUCE_AUTO)
+    s->cfg.reduce = c->topology == ELK_TOPOLOGY_ALL_TO_ALL ? NOC_REDUCE_EXCHANGE
+                                                          : NOC_REDUCE_2D;
   switch (c->topology)
     {
     case ELK_TOPOLOGY_MESH:
@@ -831,6 +913,7 @@ noc_sim_free (NocSim *s)
   g_free (s->ctrl_last);
   g_free (s->rounds);
   g_free (s->nbr);
+  g_free (s->holders);
   if (s->intervals != NULL)
     g_array_unref (s->intervals);
   g_free (s);
@@ -1876,7 +1959,8 @@ round_add (NocSim *s)
 /* Lowers one operator's execution to rounds: data distribution (ring
  * all-gather of the pieces the preload state did not replicate), the
  * compute-shift steps in T10's gcd-round order, the partial-sum
- * reduction (ring reduce-scatter) and the output re-layout. */
+ * reduce-scatter (`reduce`: one exchange, a ring, or two exchanges, 2-D)
+ * and the output re-layout. */
 static void
 build_rounds (NocSim *s, guint op_id)
 {
@@ -2021,7 +2105,7 @@ build_rounds (NocSim *s, guint op_id)
   else
     {
       guint32 idx[ELK_MAX_DIMS], R = 1, tout = temporal_product (hot, 0);
-      guint32 rout;
+      guint32 rout, split = 1;
       gboolean use_ring = c->reduce == NOC_REDUCE_RING;
       const ElkTensor *t = elk_graph_get_tensor (s->graph, op->tensors[0]);
       double esize = MAX (1u, elk_dtype_get_size (t->dtype));
@@ -2030,7 +2114,50 @@ build_rounds (NocSim *s, guint op_id)
       layout_split (L, 0, idx);
       replica_index (L, 0, idx, &R);
       rout = (tout <= R && R % tout == 0) ? R / tout : 1;
-      if (rout > 1 && use_ring)
+      if (rout > 1 && c->reduce == NOC_REDUCE_2D)
+        {
+          /* The holders of the output at core 0, in ring order; the other
+           * groups are translates of it. */
+          guint32 *q = nbr + (RING_REDUCE * ELK_MAX_OPERANDS) * stride;
+          ring_fill (L, 0, tout, rout, q);
+          for (guint32 p = 0, k = 0; p < rout; p++, k = q[k])
+            s->holders[p] = k;
+          split = noc_sim_reduce_split (s, s->holders, rout);
+        }
+      if (rout > 1 && split > 1)
+        {
+          /* Two-level reduce-scatter (noc_sim_reduce_split): an exchange
+           * of 1/A chunks among each block of A consecutive holders and an
+           * add of A of them, then an exchange of 1/rout chunks among the
+           * B = rout / A holders of the same 1/A and an add of B. */
+          const ElkCostCoeffs *cc = &c->cost;
+          guint32 b = rout / split;
+          double chunk1 = outb / split, chunk2 = outb / rout;
+          Round *r;
+          ring_fill (L, 0, tout, split,
+                     nbr + (RING_REDUCE * ELK_MAX_OPERANDS) * stride);
+          ring_fill (L, 0, tout * split, b,
+                     nbr + (RING_REDUCE2 * ELK_MAX_OPERANDS) * stride);
+          r = round_add (s);
+          r->ring = RING_REDUCE;
+          r->kind = 2;
+          r->bytes = chunk1;
+          r->fanout = split - 1;
+          r->sync = c->syncs_per_shift * c->sync_s;
+          r = round_add (s);
+          r->compute = (cc->reduce_slope * (chunk1 / esize) * split
+                        + cc->reduce_fixed) / c->clock_hz;
+          r->ring = RING_REDUCE2;
+          r->kind = 2;
+          r->bytes = chunk2;
+          r->fanout = b - 1;
+          r->sync = c->syncs_per_shift * c->sync_s;
+          r = round_add (s);
+          r->kind = 4;
+          r->compute = (cc->reduce_slope * (chunk2 / esize) * b
+                        + cc->reduce_fixed) / c->clock_hz;
+        }
+      else if (rout > 1 && use_ring)
         {
           /* Ring reduce-scatter: rout - 1 steps, each sends one chunk to
            * the next holder, then adds the chunk it received. */
@@ -2072,8 +2199,6 @@ build_rounds (NocSim *s, guint op_id)
           r->kind = 2;
           r->bytes = chunk;
           r->fanout = rout - 1;
-          r->stride = tout;
-          r->size = rout;
           r->sync = c->syncs_per_shift * c->sync_s;
           r = round_add (s);
           r->kind = 4;
@@ -2426,6 +2551,7 @@ noc_sim_run (NocSim *s, ElkProgram *program, ElkTrace *trace,
   g_free (s->ctrl_first);
   g_free (s->ctrl_last);
   g_free (s->nbr);
+  g_free (s->holders);
   s->piece_bytes = g_new (double, piece_cap);
   s->piece_dest_off = g_new (guint32, piece_cap);
   s->piece_ndest = g_new (guint32, piece_cap);
@@ -2438,6 +2564,7 @@ noc_sim_run (NocSim *s, ElkProgram *program, ElkTrace *trace,
   s->ctrl_first = g_new (double, H);
   s->ctrl_last = g_new (double, H);
   s->nbr = g_new0 (guint32, (gsize) N_RINGS * ELK_MAX_OPERANDS * c->cores);
+  s->holders = g_new (guint32, c->cores);
   if (s->intervals != NULL)
     g_array_unref (s->intervals);
   s->intervals = g_array_sized_new (FALSE, FALSE, sizeof (Interval),

@@ -39,6 +39,11 @@ typedef enum
                         * the chunk it reduces */
   NOC_REDUCE_RING,     /* ring reduce-scatter: holders - 1 steps to the
                         * ring neighbour, a barrier and an add after each */
+  NOC_REDUCE_2D,       /* two-level (2-D) reduce-scatter: an exchange among
+                        * blocks of nearby holders, then one among the
+                        * holders of the same chunk in different blocks */
+  NOC_REDUCE_AUTO,     /* exchange on all-to-all, 2-D on mesh, torus and
+                        * ring (resolved by noc_sim_new) */
 } NocReduce;
 
 /* In which order a link serves the transfers that share it. */
@@ -113,6 +118,9 @@ guint noc_sim_walk_route (NocSim *sim, guint src_core, guint dst_core,
                          guint32 *links, guint max_links);
 guint noc_sim_route (NocSim *sim, guint src_core, guint dst_core,
                      guint32 *links, guint max_links);
+guint noc_sim_route_length (NocSim *sim, guint src_core, guint dst_core);
+guint noc_sim_reduce_split (NocSim *sim, const guint32 *holders,
+                            guint n_holders);
 void noc_sim_trace_busiest (NocSim *sim, ElkTrace *trace, guint n);
 const char *noc_sim_link_name (NocSim *sim, guint link, char *buf,
                                gsize len);

@@ -56,7 +56,7 @@ sim_for (const ElkChipSpec *spec, guint arbitration)
   c.hbm_port_bw = spec->link_bw;
   c.placement = NOC_PLACE_EDGES;
   c.interleave = NOC_INTERLEAVE_NEAREST;
-  c.reduce = NOC_REDUCE_EXCHANGE;
+  c.reduce = NOC_REDUCE_AUTO;
   c.gateway = NOC_GATEWAY_EDGE;
   c.arbitration = (NocArbitration) arbitration;
   c.inter_chip_bw = spec->inter_chip_bw;

@@ -3,7 +3,8 @@
  * compute-shift execution on a contention-free all-to-all chip, against the
  * hand-computed time and the analytic chip (within 3%); contention on a
  * mesh; the partial-sum reduction (ring and exchange by hand, the
- * exchange showing arrival-order arbitration at the ingress ports); R1-R3
+ * exchange showing arrival-order arbitration at the ingress ports; the 2-D
+ * reduce-scatter by hand on a 4x4 mesh, and the blocks it picks); R1-R3
  * overlap; and the errors for impossible chips. */
 #include "config.h"
 
@@ -162,6 +163,8 @@ test_routes (void)
                   g_assert_cmpuint (nw, ==, n);
                   g_assert_cmpmem (q, nw * sizeof (guint32), p,
                                    n * sizeof (guint32));
+                  /* The O(1) length reduce=2d chooses its blocks by. */
+                  g_assert_cmpuint (noc_sim_route_length (s, a, b), ==, n);
                 }
           }
   }
@@ -501,6 +504,120 @@ test_reduce (void)
   g_assert_cmpfloat (me->latency_s, <, mr->latency_s);
 }
 
+/* reduce=2d on a 4x4 mesh.  The program is the one above without its
+ * preload (the execute starts at once; what the preload costs on a mesh
+ * is not the point here): the four holders of each output are one row of
+ * the mesh, cores 4r..4r+3.  The least link traffic cuts them in blocks of
+ * two (bytes x links: 4 x 1 x 1/2 + 4 x 2 x 1/4 = 4 outputs' worth per
+ * row, against 20/4 = 5 for the one-round exchange).  Step 1: each core
+ * sends its block partner the 512 B half it reduces, one hop, on links no
+ * one else uses.  Step 2: each core sends the holder two columns away the
+ * 256 B quarter it reduces; in row 0, cores 0 and 1 both cross the link
+ * (0,1)->(0,2), core 1's chunk arriving first (it starts there), so core
+ * 0's waits one chunk time: 2 chunk times + 1 hop (the same westward for
+ * cores 3 and 2).  Each step is closed by a barrier and followed by an
+ * add.  The shuffle to the next core is contention-free on the mesh (the
+ * row-changing transfers go west along their own row, then down one
+ * column; 15 -> 0 goes west and north), 6 hops for the longest. */
+static ElkProgram *
+reduce_exec_program (void)
+{
+  g_autoptr(ElkProgram) with = reduce_program ();
+  g_autoptr(ElkGraph) g = matmul_graph (1);
+  ElkProgram *prog = elk_program_new (g);
+
+  *elk_program_get_op (prog, 0) = *elk_program_get_op (with, 0);
+  elk_program_add_execute (prog, 0);
+  return prog;
+}
+
+static void
+test_reduce_2d (void)
+{
+  g_autoptr(ElkProgram) prog = reduce_exec_program ();
+  g_autoptr(GObject) two = small_chip ("noc-sim", "mesh", 4);
+  g_autoptr(GObject) deflt = small_chip ("noc-sim", "mesh", 4);
+  g_autoptr(GObject) ex = small_chip ("noc-sim", "mesh", 4);
+  g_autoptr(GObject) ring = small_chip ("noc-sim", "mesh", 4);
+  g_autoptr(GObject) a2a = small_chip ("noc-sim", "all-to-all", 4);
+  g_autoptr(GObject) a2a_ex = small_chip ("noc-sim", "all-to-all", 4);
+  g_autoptr(ElkMetrics) m2 = NULL, md = NULL, mx = NULL, mr = NULL;
+  g_autoptr(ElkMetrics) ma = NULL, max = NULL;
+  g_autoptr(ElkChipSpec) spec = NULL;
+  g_autoptr(GError) error = NULL;
+  double add1, add2, hand;
+  gint reduce;
+
+  g_object_get (deflt, "reduce", &reduce, NULL);
+  g_assert_cmpint (reduce, ==, NOC_REDUCE_AUTO);
+  g_object_set (two, "reduce", NOC_REDUCE_2D, NULL);
+  g_object_set (ex, "reduce", NOC_REDUCE_EXCHANGE, NULL);
+  g_object_set (ring, "reduce", NOC_REDUCE_RING, NULL);
+  g_object_set (a2a_ex, "reduce", NOC_REDUCE_EXCHANGE, NULL);
+  spec = elk_chip_dup_spec (ELK_CHIP (two), &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (spec->mesh_rows, ==, 4);
+  g_assert_cmpuint (spec->mesh_cols, ==, 4);
+  add1 = (spec->cost.reduce_slope * (512 / 2) * 2 + spec->cost.reduce_fixed)
+         / CLOCK;
+  add2 = (spec->cost.reduce_slope * (256 / 2) * 2 + spec->cost.reduce_fixed)
+         / CLOCK;
+  hand = COMPUTE
+         + 512 * GAP + HOP + 2 * SYNC + add1      /* blocks of two */
+         + 2 * 256 * GAP + HOP + 2 * SYNC + add2  /* across the blocks */
+         + 256 * GAP + 6 * HOP + 6 * SYNC;        /* shuffle */
+  m2 = run_chip (two, prog);
+  md = run_chip (deflt, prog);
+  mx = run_chip (ex, prog);
+  mr = run_chip (ring, prog);
+  g_test_message ("reduce on a 4x4 mesh: 2d %.9g s (hand %.9g s), auto "
+                  "%.9g s, exchange %.9g s, ring %.9g s", m2->latency_s,
+                  hand, md->latency_s, mx->latency_s, mr->latency_s);
+  g_assert_cmpfloat_with_epsilon (m2->latency_s, hand, 1e-12);
+  /* auto is 2d on a mesh, the exchange on all-to-all. */
+  g_assert_cmpfloat (md->latency_s, ==, m2->latency_s);
+  ma = run_chip (a2a, prog);
+  max = run_chip (a2a_ex, prog);
+  g_assert_cmpfloat (ma->latency_s, ==, max->latency_s);
+  /* Every mode moves the same bytes: each core sends 3/4 of its 1 KiB of
+   * partial sums (2d: 1/2 then 1/4), then its 256 B in the shuffle. */
+  g_assert_cmpfloat_with_epsilon (m2->noc_bytes, 16 * (768 + 256), 0.5);
+  g_assert_cmpfloat_with_epsilon (mx->noc_bytes, m2->noc_bytes, 0.5);
+  g_assert_cmpfloat_with_epsilon (mr->noc_bytes, m2->noc_bytes, 0.5);
+  g_assert_cmpfloat_with_epsilon (ma->noc_bytes, m2->noc_bytes, 0.5);
+  /* Two barriers where the ring has three, and the ring's closing hop
+   * crosses the row. */
+  g_assert_cmpfloat (m2->latency_s, <, mr->latency_s);
+}
+
+/* Which blocks reduce=2d picks: rows then columns when the holders fill a
+ * 4x4 mesh or torus; blocks of two for one row; none when no
+ * factorisation saves traffic (all-to-all: every route is two links) or
+ * there is none (5 holders). */
+static void
+test_reduce_split (void)
+{
+  guint32 h[16];
+
+  for (guint i = 0; i < 16; i++)
+    h[i] = i;
+  {
+    g_autoptr(NocSim) s = make_sim (ELK_TOPOLOGY_MESH, 16, 4, 4);
+    g_assert_cmpuint (noc_sim_reduce_split (s, h, 16), ==, 4);
+    g_assert_cmpuint (noc_sim_reduce_split (s, h, 4), ==, 2);
+    g_assert_cmpuint (noc_sim_reduce_split (s, h, 5), ==, 1);
+    g_assert_cmpuint (noc_sim_reduce_split (s, h, 2), ==, 1);
+  }
+  {
+    g_autoptr(NocSim) s = make_sim (ELK_TOPOLOGY_TORUS, 16, 4, 4);
+    g_assert_cmpuint (noc_sim_reduce_split (s, h, 16), ==, 4);
+  }
+  {
+    g_autoptr(NocSim) s = make_sim (ELK_TOPOLOGY_ALL_TO_ALL, 16, 0, 0);
+    g_assert_cmpuint (noc_sim_reduce_split (s, h, 16), ==, 1);
+  }
+}
+
 /* The same program on a 4x4 mesh whose controllers sit on one edge: the
  * preload crosses several hops and shares column links, so it is slower
  * than on all-to-all with the same link bandwidth, and every topology
@@ -587,6 +704,29 @@ test_bad_input (void)
                                       "0,0;31,45", NULL);
     expect_error (c, "hbm-coords");
   }
+  {
+    /* An unknown reduce in an experiment names the parameter and the
+     * values it takes. */
+    static const char xml[] =
+      "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+      "<experiment format=\"1\" name=\"bad-reduce\">\n"
+      "  <frontend name=\"llama\"/>\n"
+      "  <chip name=\"noc-sim\"><param name=\"reduce\">diagonal</param>"
+      "</chip>\n"
+      "  <allocator name=\"reservation\"/>\n"
+      "  <scheduler name=\"basic\"/>\n"
+      "</experiment>\n";
+    g_autoptr(GError) error = NULL;
+    g_autoptr(ElkExperiment) e = elk_experiment_load_from_data (
+      xml, sizeof xml - 1, "bad-reduce.xml", registry, &error);
+    g_assert_null (e);
+    g_assert_error (error, ELK_EXPERIMENT_ERROR,
+                    ELK_EXPERIMENT_ERROR_BAD_VALUE);
+    g_test_message ("%s", error->message);
+    g_assert_nonnull (strstr (error->message,
+                              "parameter 'reduce': unknown value 'diagonal' "
+                              "(expected one of: exchange, ring, 2d, auto)"));
+  }
 }
 
 int
@@ -602,6 +742,8 @@ main (int argc, char *argv[])
   g_test_add_func ("/noc-sim/hand-computed", test_hand_computed);
   g_test_add_func ("/noc-sim/overlap", test_overlap);
   g_test_add_func ("/noc-sim/reduce", test_reduce);
+  g_test_add_func ("/noc-sim/reduce-2d", test_reduce_2d);
+  g_test_add_func ("/noc-sim/reduce-split", test_reduce_split);
   g_test_add_func ("/noc-sim/topologies", test_topologies);
   g_test_add_func ("/noc-sim/bad-input", test_bad_input);
   ret = g_test_run ();
