@@ -8,24 +8,12 @@
 #include <math.h>
 #include <string.h>
 #include <elk/elk.h>
+#include "elk-test-util.h"
 
 static ElkRegistry *registry;
 
-static GObject *
-make (GType kind, const char *name, const char *first_prop, ...)
-{
-  g_autoptr(GError) error = NULL;
-  const ElkFeature *f = elk_registry_find (registry, kind, name, &error);
-  GObject *obj;
-  va_list ap;
-
-  g_assert_no_error (error);
-  g_assert_nonnull (f);
-  va_start (ap, first_prop);
-  obj = g_object_new_valist (f->type, first_prop, ap);
-  va_end (ap);
-  return obj;
-}
+/* Plugin objects from this test's registry (tests/core/elk-test-util.c). */
+#define make(...) elk_test_make (registry, __VA_ARGS__)
 
 /* A decode-like stack: per layer a weight MatMul (b x k by k x n), a
  * KV-cache batched MatMul and an elementwise op, so that operators with and

@@ -51,3 +51,25 @@ elk_test_assert_has_line (const GError *error, const char *file)
   g_assert_cmpuint (line, >, 0);
   g_assert_true (end != rest && *end == ':');
 }
+
+/* A plugin object of @kind by feature @name, with properties as for
+ * g_object_new(); the feature must exist. */
+GObject *
+elk_test_make (ElkRegistry *registry,
+               GType kind,
+               const char *name,
+               const char *first_prop,
+               ...)
+{
+  g_autoptr(GError) error = NULL;
+  const ElkFeature *f = elk_registry_find (registry, kind, name, &error);
+  GObject *obj;
+  va_list ap;
+
+  g_assert_no_error (error);
+  g_assert_nonnull (f);
+  va_start (ap, first_prop);
+  obj = g_object_new_valist (f->type, first_prop, ap);
+  va_end (ap);
+  return obj;
+}

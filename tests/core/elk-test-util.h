@@ -7,3 +7,5 @@ char *elk_test_fixture_plugin (const char *name);
 char *elk_test_fixture_experiment (const char *name);
 ElkRegistry *elk_test_registry_with_good (void);
 void elk_test_assert_has_line (const GError *error, const char *file);
+GObject *elk_test_make (ElkRegistry *registry, GType kind, const char *name,
+                        const char *first_prop, ...);
