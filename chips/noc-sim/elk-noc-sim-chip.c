@@ -776,7 +776,7 @@ elk_noc_sim_chip_class_init (ElkNocSimChipClass *klass)
     "In which order a link serves the transfers sharing it: arrival (hop by "
     "hop, in the order their heads reach the link; every arrival is an "
     "event) or booking (a transfer reserves its whole route when it is "
-    "sent, links serve in send order: an approximation, 5-15x faster on "
+    "sent, links serve in send order: an approximation, 4-15x faster on "
     "meshes)",
     noc_arbitration_get_type (), NOC_ARBITRATION_ARRIVAL, FLAGS);
   properties[PROP_GATEWAY] = g_param_spec_enum ("inter-chip-gateway", NULL,
