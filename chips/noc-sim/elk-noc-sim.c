@@ -187,6 +187,14 @@ enum
   IV_STALL_PRELOAD,
 };
 
+/* One axis of noc_sim_exchange_length's histograms (see axis_sum). */
+typedef struct
+{
+  guint m;
+  gboolean wrap;
+  double *n, *w; /* 3m + 1 prefix sums each */
+} Axis;
+
 struct _NocSim
 {
   NocConfig cfg;
@@ -269,6 +277,12 @@ struct _NocSim
   double round_now, round_barrier, round_ideal;
   guint32 *nbr;           /* N_RINGS * ELK_MAX_OPERANDS * cores */
   guint32 *holders;       /* cores: one output's holders, in ring order */
+  /* Scratch of noc_sim_exchange_length, sized when the simulator is
+   * built: per-chip counts, row and column histograms and their axes, and
+   * one group of holders. */
+  double *xl_cnt, *xl_rows, *xl_cols, *xl_prefix;
+  Axis *xl_ra, *xl_ca;
+  guint32 *xl_group;
   Layout layout;
   guint32 exec_cores;
 
@@ -500,6 +514,123 @@ noc_sim_route_length (NocSim *s, guint src, guint dst)
          + manhattan (s, gateway (s, cd, FALSE, src) % pc, dst % pc);
 }
 
+/* Sums of distances from a position x to a multiset of positions on one
+ * axis of m positions (a mesh row or column, a torus dimension, a ring),
+ * from prefix sums of the counts and of the count-weighted positions.  A
+ * wrapping axis is laid out three times, so that the m images nearest x
+ * (x - (m - 1) / 2 .. x + m / 2 on the middle copy) are one window. */
+static void
+axis_build (Axis *ax, const double *cnt)
+{
+  guint len = ax->wrap ? 3 * ax->m : ax->m;
+
+  ax->n[0] = ax->w[0] = 0;
+  for (guint i = 0; i < len; i++)
+    {
+      double c = cnt[i % ax->m];
+      ax->n[i + 1] = ax->n[i] + c;
+      ax->w[i + 1] = ax->w[i] + c * i;
+    }
+}
+
+static inline double
+axis_sum (const Axis *ax, guint x)
+{
+  guint lo = 0, hi = ax->m - 1;
+
+  if (ax->wrap)
+    {
+      x += ax->m;
+      lo = x - (ax->m - 1) / 2;
+      hi = x + ax->m / 2;
+    }
+  return x * (ax->n[x] - ax->n[lo]) - (ax->w[x] - ax->w[lo])
+         + (ax->w[hi + 1] - ax->w[x + 1]) - x * (ax->n[hi + 1] - ax->n[x + 1]);
+}
+
+/* The sum of the route lengths from each of the @n cores @h to each of
+ * them, as noc_sim_route_length() gives them, which is the bytes x links
+ * of an exchange among them in units of its chunk.  Small sets pair by
+ * pair; larger ones in O(n x chips + chips x (rows + cols)): on a mesh,
+ * torus or ring a route's length is a row distance plus a column distance
+ * (a ring is one row that wraps), on the chip or to the sender's gateway
+ * and from the other chip's, so it sums over per-chip histograms of the
+ * cores' rows and columns. */
+double
+noc_sim_exchange_length (NocSim *s, const guint32 *h, guint n)
+{
+  const NocConfig *c = &s->cfg;
+  guint K = c->chips, pc = s->per_chip, nr, nc;
+  gboolean wrap = c->topology != ELK_TOPOLOGY_MESH;
+  double sum = 0, *cnt = s->xl_cnt, *rows = s->xl_rows, *cols = s->xl_cols;
+
+  if (c->topology == ELK_TOPOLOGY_ALL_TO_ALL)
+    {
+      /* Two links on a chip, three across (the inter-chip link). */
+      memset (cnt, 0, K * sizeof (double));
+      for (guint p = 0; p < n; p++)
+        cnt[h[p] / pc]++;
+      for (guint p = 0; p < n; p++)
+        {
+          double same = cnt[h[p] / pc];
+          sum += 2 * (same - 1) + 3 * (n - same);
+        }
+      return sum;
+    }
+  nr = c->topology == ELK_TOPOLOGY_RING ? 1 : c->rows;
+  nc = c->topology == ELK_TOPOLOGY_RING ? pc : c->cols;
+  if ((double) n * n <= 8.0 * K * (nr + nc))
+    {
+      for (guint p = 0; p < n; p++)
+        for (guint q = 0; q < n; q++)
+          sum += noc_sim_route_length (s, h[p], h[q]);
+      return sum;
+    }
+  memset (cnt, 0, K * sizeof (double));
+  memset (rows, 0, (gsize) K * nr * sizeof (double));
+  memset (cols, 0, (gsize) K * nc * sizeof (double));
+  for (guint p = 0; p < n; p++)
+    {
+      guint k = h[p] / pc, l = h[p] % pc;
+      cnt[k]++;
+      rows[k * nr + l / nc]++;
+      cols[k * nc + l % nc]++;
+    }
+  for (guint k = 0; k < K; k++)
+    {
+      s->xl_ra[k].m = nr;
+      s->xl_ca[k].m = nc;
+      s->xl_ra[k].wrap = s->xl_ca[k].wrap = wrap;
+      if (cnt[k] > 0)
+        {
+          axis_build (&s->xl_ra[k], rows + (gsize) k * nr);
+          axis_build (&s->xl_ca[k], cols + (gsize) k * nc);
+        }
+    }
+  for (guint p = 0; p < n; p++)
+    {
+      guint cs = h[p] / pc, l = h[p] % pc;
+      for (guint k = 0; k < K; k++)
+        {
+          guint lo, li;
+          if (cnt[k] == 0)
+            continue;
+          if (k == cs)
+            {
+              sum += axis_sum (&s->xl_ra[k], l / nc)
+                     + axis_sum (&s->xl_ca[k], l % nc);
+              continue;
+            }
+          lo = gateway (s, cs, TRUE, h[p]) % pc;
+          li = gateway (s, k, FALSE, h[p]) % pc;
+          sum += cnt[k] * (manhattan (s, l, lo) + 1)
+                 + axis_sum (&s->xl_ra[k], li / nc)
+                 + axis_sum (&s->xl_ca[k], li % nc);
+        }
+    }
+  return sum;
+}
+
 /* reduce=2d: how a code generator for a mesh would cut the reduce-scatter
  * of one output among its @n holders (in ring order, which is core order:
  * the layout puts the reduction dimensions right after the rotating ones,
@@ -518,29 +649,27 @@ noc_sim_route_length (NocSim *s, guint src, guint dst)
 guint
 noc_sim_reduce_split (NocSim *s, const guint32 *h, guint n)
 {
-  double best = 0;
+  double best;
   guint best_a = 1;
+  guint32 *g = s->xl_group;
 
   if (n < 4)
     return 1;
   /* The one-round exchange: every holder sends 1/n to every other one. */
-  for (guint p = 0; p < n; p++)
-    for (guint q = 0; q < n; q++)
-      best += noc_sim_route_length (s, h[p], h[q]);
-  best /= n;
+  best = noc_sim_exchange_length (s, h, n) / n;
   for (guint a = 2; a < n; a++)
     {
       guint b = n / a;
       double near = 0, far = 0, score;
       if (n % a != 0)
         continue;
-      for (guint p = 0; p < n; p++)
+      for (guint pb = 0; pb < b; pb++)
+        near += noc_sim_exchange_length (s, h + (gsize) pb * a, a);
+      for (guint pa = 0; pa < a; pa++)
         {
-          guint pa = p % a, pb = p / a;
-          for (guint x = 0; x < a; x++)
-            near += noc_sim_route_length (s, h[p], h[pb * a + x]);
           for (guint y = 0; y < b; y++)
-            far += noc_sim_route_length (s, h[p], h[y * a + pa]);
+            g[y] = h[(gsize) y * a + pa];
+          far += noc_sim_exchange_length (s, g, b);
         }
       score = near / a + far / n;
       /* Ties keep the fewer rounds (and barriers). */
@@ -872,6 +1001,30 @@ noc_sim_new (const NocConfig *config, GError **error)
   s->far_free = NONE;
   s->active_cap = 1024;
   s->active = g_new (guint32, s->active_cap);
+  {
+    /* A ring is one wrapping row of per_chip positions. */
+    guint nr = c->topology == ELK_TOPOLOGY_RING ? 1 : MAX (1u, c->rows);
+    guint nc = c->topology == ELK_TOPOLOGY_RING ? s->per_chip
+                                                : MAX (1u, c->cols);
+    double *pre;
+    s->xl_cnt = g_new (double, c->chips);
+    s->xl_rows = g_new (double, (gsize) c->chips * nr);
+    s->xl_cols = g_new (double, (gsize) c->chips * nc);
+    s->xl_prefix = pre = g_new (double, (gsize) c->chips * 2
+                                          * ((3 * nr + 1) + (3 * nc + 1)));
+    s->xl_ra = g_new (Axis, c->chips);
+    s->xl_ca = g_new (Axis, c->chips);
+    for (guint k = 0; k < c->chips; k++)
+      {
+        s->xl_ra[k].n = pre;
+        s->xl_ra[k].w = pre + 3 * nr + 1;
+        pre += 2 * (3 * nr + 1);
+        s->xl_ca[k].n = pre;
+        s->xl_ca[k].w = pre + 3 * nc + 1;
+        pre += 2 * (3 * nc + 1);
+      }
+    s->xl_group = g_new (guint32, c->cores);
+  }
   return g_steal_pointer (&s);
 }
 
@@ -914,6 +1067,13 @@ noc_sim_free (NocSim *s)
   g_free (s->rounds);
   g_free (s->nbr);
   g_free (s->holders);
+  g_free (s->xl_cnt);
+  g_free (s->xl_rows);
+  g_free (s->xl_cols);
+  g_free (s->xl_prefix);
+  g_free (s->xl_ra);
+  g_free (s->xl_ca);
+  g_free (s->xl_group);
   if (s->intervals != NULL)
     g_array_unref (s->intervals);
   g_free (s);

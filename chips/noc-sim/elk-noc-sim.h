@@ -119,6 +119,8 @@ guint noc_sim_walk_route (NocSim *sim, guint src_core, guint dst_core,
 guint noc_sim_route (NocSim *sim, guint src_core, guint dst_core,
                      guint32 *links, guint max_links);
 guint noc_sim_route_length (NocSim *sim, guint src_core, guint dst_core);
+double noc_sim_exchange_length (NocSim *sim, const guint32 *cores,
+                                guint n_cores);
 guint noc_sim_reduce_split (NocSim *sim, const guint32 *holders,
                             guint n_holders);
 void noc_sim_trace_busiest (NocSim *sim, ElkTrace *trace, guint n);

@@ -166,6 +166,24 @@ test_routes (void)
                   /* The O(1) length reduce=2d chooses its blocks by. */
                   g_assert_cmpuint (noc_sim_route_length (s, a, b), ==, n);
                 }
+            /* And the sums over sets of cores it scores exchanges with
+             * (pair by pair for a few cores, from histograms for more):
+             * every core, every third from 1, and three. */
+            for (guint step = 1; step <= 3; step++)
+              {
+                guint32 h[120];
+                guint nh = 0;
+                double brute = 0;
+                for (guint a = step == 1 ? 0 : 1; a < c.cores;
+                     a += step == 2 ? 3 : 1)
+                  if (step != 3 || a % 17 == 5)
+                    h[nh++] = a;
+                for (guint i = 0; i < nh; i++)
+                  for (guint j = 0; j < nh; j++)
+                    brute += noc_sim_route_length (s, h[i], h[j]);
+                g_assert_cmpfloat (noc_sim_exchange_length (s, h, nh), ==,
+                                   brute);
+              }
           }
   }
   {
