@@ -680,7 +680,8 @@ put_kn (GHashTable *h, const ElkGraph *g, ElkGguf *gguf, const guint8 *file,
   for (guint i = 0; parts[i]; i++)
     {
       guint64 r, c;
-      g_autofree float *f = gguf_floats (gguf, file, parts[i], &r, &c);
+      /* Only the shape is needed here. */
+      g_free (gguf_floats (gguf, file, parts[i], &r, &c));
       K = c;
       N += r;
     }

@@ -207,6 +207,8 @@ typedef struct
   char *why;             /* first reason a value could not be built */
 } Model;
 
+static void model_fail (Model *M, const char *format, ...) G_GNUC_PRINTF (2, 3);
+
 static void
 model_fail (Model *M, const char *format, ...)
 {
