@@ -106,15 +106,11 @@ static void
 test_run (void)
 {
   const char *elk_run = g_getenv ("ELK_RUN");
-  const char *corpus = g_getenv ("ELK_CORPUS");
-  g_autofree char *dir = NULL, *json_path = NULL, *gguf = NULL;
-  g_autofree char *params = NULL;
+  g_autofree char *dir = NULL, *json_path = NULL;
   g_autoptr (GError) error = NULL;
   /* Llama-2-7B from models.md, truncated to 2 layers. */
   Row llama = { "llama-2-7b", 2, 4096, 32, 32, 128, 11008, 32000, 4096,
                 TRUE, FALSE, FALSE, FALSE, FALSE, 0, 0, 0, 0 };
-  Row tiny = { "tiny", 1, 8, 2, 2, 4, 32, 32000, 4096, TRUE, FALSE, FALSE,
-               FALSE, FALSE, 0, 0, 0, 0 };
   Expected e;
   double flops, hbm;
 
@@ -149,21 +145,47 @@ test_run (void)
   assert_close (flops, e.flops, "config.json FLOPs");
   assert_close (hbm, (double) (e.weight_bytes + e.kv_bytes),
                 "config.json HBM bytes");
+  remove_tree (dir);
+}
 
+/* The tiny GGUF file of the shared corpus (../shared/corpus, ELK_CORPUS):
+ * a skip, reported as such, when it is absent. */
+static void
+test_run_gguf (void)
+{
+  const char *elk_run = g_getenv ("ELK_RUN");
+  const char *corpus = g_getenv ("ELK_CORPUS");
+  g_autofree char *dir = NULL, *gguf = NULL, *params = NULL;
+  g_autoptr (GError) error = NULL;
+  Row tiny = { "tiny", 1, 8, 2, 2, 4, 32, 32000, 4096, TRUE, FALSE, FALSE,
+               FALSE, FALSE, 0, 0, 0, 0 };
+  Expected e;
+  double flops, hbm;
+
+  if (elk_run == NULL || !g_file_test (elk_run, G_FILE_TEST_IS_EXECUTABLE))
+    {
+      g_test_skip ("ELK_RUN does not name an elk-run executable");
+      return;
+    }
   if (corpus == NULL)
     {
-      g_test_message ("ELK_CORPUS unset: the GGUF run is skipped");
-      remove_tree (dir);
+      g_test_skip ("ELK_CORPUS is not set: the GGUF run needs "
+                   "gguf/llama-2-tiny-random.gguf of the shared corpus "
+                   "(../shared/corpus)");
       return;
     }
   gguf = g_build_filename (corpus, "gguf", "llama-2-tiny-random.gguf",
                            NULL);
   if (!g_file_test (gguf, G_FILE_TEST_IS_REGULAR))
     {
-      g_test_message ("%s is absent: the GGUF run is skipped", gguf);
-      remove_tree (dir);
+      g_autofree char *msg = g_strdup_printf ("%s is absent: the GGUF run "
+                                              "needs the shared corpus",
+                                              gguf);
+      g_test_skip (msg);
       return;
     }
+  dir = g_dir_make_tmp ("elk-llama-run-XXXXXX", &error);
+  g_assert_no_error (error);
   params = g_strdup_printf ("    <param name=\"model\">%s</param>\n"
                             "    <param name=\"dtype\">file</param>\n"
                             "    <param name=\"batch\">4</param>\n"
@@ -227,6 +249,7 @@ main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/llama/run/elk-run", test_run);
+  g_test_add_func ("/llama/run/gguf", test_run_gguf);
   g_test_add_func ("/llama/run/bad-granularity", test_bad_granularity);
   return g_test_run ();
 }
