@@ -1,23 +1,18 @@
 #!/usr/bin/env python3
 """Reduced Fig 17 regression test (elk-paper.md §6.2).
 
-Runs elk-run on fig17-reduced.xml and checks the per-token latencies
-against the artifact's numbers in fig17-reduced-reference.csv:
-
-  * every design runs (status ok) on every configuration;
-  * Elk-Full and Ideal are within FULL_TOL of the reference (the issue asks
-    for 10% on the full sweep; the test is looser so that it flags real
-    regressions, not modelling noise);
-  * Basic and Static, after the artifact's batch cap (min_append), lie in
-    [BASELINE_LO, BASELINE_HI] x reference: elk's baselines are known to be
-    faster than the artifact's (docs/compiler.md, "Why the baselines are
-    faster"), but not by more than that;
-  * the designs keep the paper's order: Ideal <= Elk-Full <= Elk-Dyn and
-    Elk-Full < Static < Basic, with mean speedups of Elk-Full over Basic and
-    Static and its share of Ideal above the floors below.
+Runs elk-run on fig17-reduced.xml (Llama2-13B and Gemma2-27B, seq 2048,
+batch 16 and 64, all five designs) and checks the per-token latencies
+against the artifact's numbers in fig17-reduced-reference.csv and against
+what docs/compiler.md ("Fig 17 comparison") claims for these rows.  Each
+threshold below is one named constant next to the docs line it checks; if
+the documented numbers change, change the constant with them.  There is no
+slack beyond the precision the docs give a number with: a claim written as
+"1.45" holds if the measured value rounds to 1.45 or better.
 
 Usage: check-fig17.py [--results DIR] (default: run $ELK_RUN into a
-temporary directory).  Exits 0 on success, 1 with a list of failures.
+temporary directory).  Prints every row, the margin of every check, and
+exits 0 on success, 1 with a list of failures.
 """
 import csv
 import os
@@ -25,12 +20,50 @@ import subprocess
 import sys
 import tempfile
 
-FULL_TOL = 0.15
-BASELINE_LO, BASELINE_HI = 0.60, 1.15
-MIN_SPEEDUP_BASIC = 1.30
-MIN_SPEEDUP_STATIC = 1.02
-MIN_SHARE_OF_IDEAL = 0.90
-EPS = 1e-4
+# docs/compiler.md:217-219: "`*` = outside the issue's tolerance (10% for
+# Elk-Full and Ideal; 15% for Basic and Static, judged at batch 64 only)",
+# and :257-258 "Within tolerance: Elk-Full 24/24 ..., Ideal 24/24": every
+# Elk-Full and every Ideal row within 10% of the reference.
+FULL_TOL = 0.10
+IDEAL_TOL = 0.10
+
+# docs/compiler.md:218-219 and the rows of these configurations (:225,
+# :231): at batch 64, Static is within 15% of the reference (0.87x, 0.90x,
+# unmarked) and Basic is outside it on the fast side (0.78x *, 0.71x *),
+# i.e. Basic < (1 - 0.15) x the reference.
+BASELINE_TOL_B64 = 0.15
+
+# docs/compiler.md:356-357: "Basic (mean 0.79x the reference) and Static
+# (0.86x ...) are faster than the artifact's"; every row of the table
+# (:223-231 for these configurations) is below 1.00x.  Checked on every
+# row, after the artifact's batch cap.
+BASELINE_MAX_RATIO = 1.00
+
+# docs/compiler.md:345-351: Elk-Full runs Dyn's configurations too, "so
+# Full's estimate is never above Dyn's"; "the chip's latency can still
+# invert by a hair ... (0.01%)".  Ideal is Elk-Full without contention.
+ORDER_EPS = 1e-4
+
+# Mean ratios, per model then over models (docs/compiler.md:250, the
+# paper's aggregation).  The 24-row means of :252-255 (1.49, 1.19, 1.09,
+# 0.944) cover every model and batch; the claims for this reduced sweep are
+# the same means over the table's rows of its four configurations
+# (:223, :225, :229, :231), with the reduced sweep's batch cap (Static at
+# batch 16 capped by batch 64 only: Llama2-13B 7.61 ms here where the full
+# sweep's cap by batch 32 gives the table's 7.50).  A documented ratio is a
+# value, not a bound: the measured mean must round to it at the precision
+# it is written with, so that any design measurably slower (or faster)
+# than documented fails here until docs/compiler.md and the constant change
+# together.
+# Basic/Elk-Full: (8.14/5.98 + 15.60/9.23)/2, (8.73/7.04 + 13.90/9.18)/2.
+BASIC_OVER_FULL = 1.45
+# Static/Elk-Full: (7.61/5.98 + 11.41/9.23)/2, (7.81/7.04 + 13.89/9.18)/2.
+STATIC_OVER_FULL = 1.28
+# Elk-Dyn/Elk-Full: (6.88/5.98 + 10.04/9.23)/2, (7.98/7.04 + 9.43/9.18)/2.
+DYN_OVER_FULL = 1.10
+# Elk-Full's share of Ideal, Ideal/Elk-Full: (5.96/5.98 + 8.54/9.23)/2,
+# (6.97/7.04 + 8.62/9.18)/2 (the 24-row claim: 94.4% of Ideal).
+SHARE_OF_IDEAL = 0.963
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 COLS = {'basic': 'basic_ms', 'static': 'static_ms', 'elk-dyn': 'elk_dyn_ms',
@@ -70,6 +103,20 @@ def cap(res):
     return out
 
 
+def rounds_to(value, claim, decimals):
+    """A value written with @decimals decimals holds if @value rounds to
+    it (half a unit in the last place either way)."""
+    return abs(value - claim) <= 0.5 * 10 ** -decimals + 1e-12
+
+
+def mean_per_model(values):
+    """Mean per model, then over models (docs/compiler.md:250)."""
+    per = {}
+    for (model, _, _), v in values.items():
+        per.setdefault(model, []).append(v)
+    return sum(sum(v) / len(v) for v in per.values()) / len(per)
+
+
 def main():
     results = None
     if len(sys.argv) == 3 and sys.argv[1] == '--results':
@@ -86,52 +133,92 @@ def main():
                 return 1
         res, failures = read_results(results)
     res = cap(res)
-    sp_basic, sp_static, share = [], [], []
+    worst = {}
+
+    def note(check, margin, where):
+        if check not in worst or margin < worst[check][0]:
+            worst[check] = (margin, where)
+
+    ratios = {'basic': {}, 'static': {}, 'elk-dyn': {}, 'share': {}}
     for key, r in sorted(ref.items()):
         e = res.get(key, {})
         if set(e) != set(COLS):
             failures.append('%s: designs missing: %s'
                             % (key, sorted(set(COLS) - set(e))))
             continue
-        line = ' '.join('%s %.2f/%.2f' % (d, e[d], r[d]) for d in COLS)
-        print('%s %s' % (key, line))
-        for d in ('elk-full', 'ideal'):
-            if abs(e[d] / r[d] - 1) > FULL_TOL:
+        where = '%s s%d b%d' % key
+        line = ' '.join('%s %.3f/%.2f (%.3f)' % (d, e[d], r[d], e[d] / r[d])
+                        for d in COLS)
+        print('%s: %s' % (where, line))
+        for d, tol in (('elk-full', FULL_TOL), ('ideal', IDEAL_TOL)):
+            dev = e[d] / r[d] - 1
+            note('%s within %.0f%% of the reference' % (d, 100 * tol),
+                 tol - abs(dev), where)
+            if abs(dev) > tol:
                 failures.append('%s %s: %.3f ms vs reference %.3f ms (%+.1f%%,'
-                                ' tolerance %.0f%%)' % (key, d, e[d], r[d],
-                                100 * (e[d] / r[d] - 1), 100 * FULL_TOL))
+                                ' docs/compiler.md claims within %.0f%%)'
+                                % (where, d, e[d], r[d], 100 * dev, 100 * tol))
         for d in ('basic', 'static'):
             q = e[d] / r[d]
-            if not BASELINE_LO <= q <= BASELINE_HI:
-                failures.append('%s %s: %.3f ms is %.2f x the reference %.3f'
-                                ' ms, outside [%.2f, %.2f]' % (key, d, e[d], q,
-                                r[d], BASELINE_LO, BASELINE_HI))
-        if e['ideal'] > e['elk-full'] * (1 + EPS):
+            note('%s <= %.2fx the reference' % (d, BASELINE_MAX_RATIO),
+                 BASELINE_MAX_RATIO - q, where)
+            if q > BASELINE_MAX_RATIO:
+                failures.append('%s %s: %.3f ms is %.3fx the reference %.3f ms;'
+                                ' docs/compiler.md claims the baselines are'
+                                ' faster than the reference'
+                                % (where, d, e[d], q, r[d]))
+        if key[2] == 64:
+            q = e['static'] / r['static']
+            note('static within %.0f%% at batch 64' % (100 * BASELINE_TOL_B64),
+                 BASELINE_TOL_B64 - abs(q - 1), where)
+            if abs(q - 1) > BASELINE_TOL_B64:
+                failures.append('%s static: %.3fx the reference; docs/'
+                                'compiler.md has it within %.0f%% at batch 64'
+                                % (where, q, 100 * BASELINE_TOL_B64))
+            q = e['basic'] / r['basic']
+            note('basic more than %.0f%% faster at batch 64'
+                 % (100 * BASELINE_TOL_B64), (1 - BASELINE_TOL_B64) - q, where)
+            if not q < 1 - BASELINE_TOL_B64:
+                failures.append('%s basic: %.3fx the reference; docs/'
+                                'compiler.md has it outside the %.0f%% '
+                                'tolerance, faster (marked *)'
+                                % (where, q, 100 * BASELINE_TOL_B64))
+        note('ideal <= elk-full (relative)',
+             e['elk-full'] * (1 + ORDER_EPS) / e['ideal'] - 1, where)
+        if e['ideal'] > e['elk-full'] * (1 + ORDER_EPS):
             failures.append('%s: Ideal %.3f ms slower than Elk-Full %.3f ms'
-                            % (key, e['ideal'], e['elk-full']))
-        if e['elk-full'] > e['elk-dyn'] * (1 + EPS):
+                            % (where, e['ideal'], e['elk-full']))
+        note('elk-full <= elk-dyn (relative)',
+             e['elk-dyn'] * (1 + ORDER_EPS) / e['elk-full'] - 1, where)
+        if e['elk-full'] > e['elk-dyn'] * (1 + ORDER_EPS):
             failures.append('%s: Elk-Full %.3f ms slower than Elk-Dyn %.3f ms'
-                            % (key, e['elk-full'], e['elk-dyn']))
-        if not e['elk-full'] < e['static'] < e['basic']:
-            failures.append('%s: expected Elk-Full < Static < Basic, got %.3f,'
-                            ' %.3f, %.3f ms' % (key, e['elk-full'],
-                                                e['static'], e['basic']))
-        sp_basic.append(e['basic'] / e['elk-full'])
-        sp_static.append(e['static'] / e['elk-full'])
-        share.append(e['ideal'] / e['elk-full'])
-    if sp_basic:
-        m = [sum(x) / len(x) for x in (sp_basic, sp_static, share)]
-        print('mean: Basic/Elk-Full %.3f, Static/Elk-Full %.3f, '
-              'Ideal/Elk-Full %.3f' % tuple(m))
-        if m[0] < MIN_SPEEDUP_BASIC:
-            failures.append('mean speedup over Basic %.3f < %.2f'
-                            % (m[0], MIN_SPEEDUP_BASIC))
-        if m[1] < MIN_SPEEDUP_STATIC:
-            failures.append('mean speedup over Static %.3f < %.2f'
-                            % (m[1], MIN_SPEEDUP_STATIC))
-        if m[2] < MIN_SHARE_OF_IDEAL:
-            failures.append('Elk-Full reaches %.1f%% of Ideal < %.0f%%'
-                            % (100 * m[2], 100 * MIN_SHARE_OF_IDEAL))
+                            ' (docs/compiler.md: never above Dyn but for'
+                            ' %.2f%%)' % (where, e['elk-full'], e['elk-dyn'],
+                                          100 * ORDER_EPS))
+        for d in ('basic', 'static', 'elk-dyn'):
+            ratios[d][key] = e[d] / e['elk-full']
+        ratios['share'][key] = e['ideal'] / e['elk-full']
+
+    if ratios['share']:
+        for name, d, claim, decimals in (
+                ('Basic/Elk-Full', 'basic', BASIC_OVER_FULL, 2),
+                ('Static/Elk-Full', 'static', STATIC_OVER_FULL, 2),
+                ('Elk-Dyn/Elk-Full', 'elk-dyn', DYN_OVER_FULL, 2),
+                ('Ideal/Elk-Full (share of Ideal)', 'share',
+                 SHARE_OF_IDEAL, 3)):
+            m = mean_per_model(ratios[d])
+            # Room left before the value no longer rounds to the claim.
+            room = 0.5 * 10 ** -decimals - abs(m - claim)
+            note('mean %s = %.*f' % (name, decimals, claim), room, 'mean')
+            print('mean %s %.4f (docs claim %.*f; room %+.4f, %+.4f from '
+                  'the claim)' % (name, m, decimals, claim, room, m - claim))
+            if not rounds_to(m, claim, decimals):
+                failures.append('mean %s %.4f, docs/compiler.md claims %.*f'
+                                % (name, m, decimals, claim))
+    print('margins, the worst case of each check (fractions of the\n'
+          'reference, of latency or of the ratio; negative = failed):')
+    for check, (margin, where) in worst.items():
+        print('  %-45s %+.4f (%s)' % (check, margin, where))
     for f in failures:
         print('FAIL: ' + f)
     return 1 if failures else 0
