@@ -237,3 +237,67 @@ elk__param_parse (GParamSpec *pspec,
          "parameter '%s': '%s' is not an accepted value", name, text);
   return TRUE;
 }
+
+/**
+ * elk_param_parse:
+ * @type: a plugin implementation type (an #ElkFeature's type)
+ * @name: a property name
+ * @text: the value as text, converted exactly as an experiment file's
+ *   <param> is
+ * @base_dir: (type filename) (nullable): folder that relative paths of
+ *   %ELK_PARAM_PATH properties are resolved against (%NULL: the current
+ *   folder)
+ * @value: (out caller-allocates): an unset #GValue, initialised here
+ * @error: return location for a #GError
+ *
+ * Converts a parameter given as text (on a command line, say) into a value
+ * for property @name of @type with the experiment loader's strict rules:
+ * an unknown or read-only property is %ELK_EXPERIMENT_ERROR_UNKNOWN_PARAM
+ * and its message lists the valid names; a malformed or out-of-range value
+ * is %ELK_EXPERIMENT_ERROR_BAD_VALUE or %ELK_EXPERIMENT_ERROR_OUT_OF_RANGE
+ * naming the parameter and what was expected.  Pass the names and values
+ * to g_object_new_with_properties().
+ *
+ * Returns: %TRUE if @value holds the converted value; %FALSE with @error
+ *   set (and @value unset) otherwise.
+ *
+ * Since: 0.1
+ */
+gboolean
+elk_param_parse (GType type,
+                 const char *name,
+                 const char *text,
+                 const char *base_dir,
+                 GValue *value,
+                 GError **error)
+{
+  GObjectClass *klass;
+  GParamSpec *pspec;
+  g_autofree char *cwd = NULL;
+  gboolean ok;
+
+  g_return_val_if_fail (G_TYPE_IS_OBJECT (type), FALSE);
+  g_return_val_if_fail (name != NULL && text != NULL, FALSE);
+  g_return_val_if_fail (value != NULL && !G_IS_VALUE (value), FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+
+  klass = g_type_class_ref (type);
+  pspec = g_object_class_find_property (klass, name);
+  if (pspec == NULL || (pspec->flags & G_PARAM_WRITABLE) == 0)
+    {
+      g_autofree char *names = elk__param_list_names (klass);
+      g_set_error (error, ELK_EXPERIMENT_ERROR,
+                   ELK_EXPERIMENT_ERROR_UNKNOWN_PARAM,
+                   "%s has no parameter '%s' (valid: %s)",
+                   g_type_name (type), name, names);
+      g_type_class_unref (klass);
+      return FALSE;
+    }
+  if (base_dir == NULL)
+    base_dir = cwd = g_get_current_dir ();
+  ok = elk__param_parse (pspec, text, base_dir, value, error);
+  if (!ok && G_IS_VALUE (value))
+    g_value_unset (value);
+  g_type_class_unref (klass);
+  return ok;
+}

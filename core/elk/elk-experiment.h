@@ -131,4 +131,13 @@ ELK_API gboolean elk_results_merge (const char *const *dirs,
                                     ElkRunStatus *status,
                                     GError **error);
 
+/* Parameters as text, converted as <param> is (for tools that take them
+ * on the command line, like elk-check-plugin). */
+ELK_API gboolean elk_param_parse (GType type,
+                                  const char *name,
+                                  const char *text,
+                                  const char *base_dir,
+                                  GValue *value,
+                                  GError **error);
+
 G_END_DECLS
