@@ -157,6 +157,47 @@ elk_chip_spec_get_usable_sram (const ElkChipSpec *spec)
 }
 
 /**
+ * elk_chip_spec_get_load_time:
+ * @spec: the chip
+ * @hbm_bytes: bytes the preload reads from HBM
+ * @cold_bytes: per-core bytes it delivers (its preload-state footprint)
+ * @share: the share of each core's interconnect port the preload may
+ *   take, in (0, 1]
+ * @noc_s: (out) (optional): the interconnect time of the delivery,
+ *   @cold_bytes over the per-core port rate
+ *
+ * The preload time model of elk-paper.md §3.5 and §3.8, the one every
+ * scheduler estimate and every analytic price uses: a preload reads
+ * @hbm_bytes once from HBM and delivers @cold_bytes to every core through
+ * its port (the artifact's broadcast-ratio formula written per core), and
+ * lasts the longer of the HBM time and the delivery time at @share of the
+ * port.  A preload that reads nothing takes no time.
+ *
+ * Returns: the preload duration in seconds.
+ */
+double
+elk_chip_spec_get_load_time (const ElkChipSpec *spec,
+                             guint64 hbm_bytes,
+                             guint64 cold_bytes,
+                             double share,
+                             double *noc_s)
+{
+  double t_hbm, t_noc;
+
+  if (hbm_bytes == 0)
+    {
+      if (noc_s != NULL)
+        *noc_s = 0;
+      return 0;
+    }
+  t_hbm = (double) hbm_bytes / spec->hbm_bw;
+  t_noc = (double) cold_bytes / spec->link_bw;
+  if (noc_s != NULL)
+    *noc_s = t_noc;
+  return MAX (t_hbm, t_noc / share);
+}
+
+/**
  * elk_chip_spec_get_noc_bw:
  * Returns: the aggregate interconnect bandwidth in bytes/s: per-core port
  *   rate times cores for all-to-all, four links per core for mesh and torus,

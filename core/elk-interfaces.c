@@ -184,6 +184,17 @@ elk_chip_run_traced (ElkChip *self,
   g_return_val_if_fail (program != NULL, NULL);
   g_return_val_if_fail (error == NULL || *error == NULL, NULL);
 
+  g_return_val_if_fail (plans != NULL, NULL);
+
+  /* Every chip refuses a program that breaks the rules or cannot fit, with
+   * the same message, before any backend code runs. */
+  if (!elk_program_validate (program, plans, &local_error))
+    {
+      g_propagate_prefixed_error (error, local_error,
+                                  "%s refuses the program: ",
+                                  G_OBJECT_TYPE_NAME (self));
+      return NULL;
+    }
   iface = ELK_CHIP_GET_IFACE (self);
   if (trace != NULL && iface->run_traced == NULL)
     {
@@ -238,8 +249,7 @@ elk_scheduler_schedule (ElkScheduler *self,
   program = check_result (self, program, (GDestroyNotify) elk_program_unref,
                           local_error, "schedule", error);
   if (program != NULL
-      && !elk_program_validate (program, elk_plan_set_get_spec (plans),
-                                &local_error))
+      && !elk_program_validate (program, plans, &local_error))
     {
       g_propagate_prefixed_error (error, local_error,
                                   "%s produced an invalid program: ",
@@ -276,6 +286,26 @@ elk_allocator_allocate (ElkAllocator *self,
   g_return_val_if_fail (request != NULL && result != NULL, FALSE);
   g_return_val_if_fail (fits != NULL, FALSE);
 
+  exec_table = elk_plan_set_get_table (request->plans, request->exec_op);
+  if (request->exec_fixed && request->exec_entry >= exec_table->n_cold_hot)
+    {
+      g_set_error (error, ELK_SCHEDULE_ERROR, ELK_SCHEDULE_ERROR_FAILED,
+                   "allocation request for operator %u fixes its cold-hot "
+                   "entry %u, but its table has %u entries",
+                   request->exec_op, request->exec_entry,
+                   exec_table->n_cold_hot);
+      *fits = FALSE;
+      return FALSE;
+    }
+  if ((guint) request->contention > ELK_ALLOC_CONTENTION_NONE)
+    {
+      g_set_error (error, ELK_SCHEDULE_ERROR, ELK_SCHEDULE_ERROR_FAILED,
+                   "allocation request for operator %u has contention mode "
+                   "%d; expected ELK_ALLOC_CONTENTION_SHARED or _NONE",
+                   request->exec_op, (gint) request->contention);
+      *fits = FALSE;
+      return FALSE;
+    }
   *fits = ELK_ALLOCATOR_GET_IFACE (self)->allocate (self, request, result,
                                                     &local_error);
   if (local_error != NULL)
@@ -287,7 +317,14 @@ elk_allocator_allocate (ElkAllocator *self,
   if (!*fits)
     return TRUE;
 
-  exec_table = elk_plan_set_get_table (request->plans, request->exec_op);
+  if (request->exec_fixed && result->exec_entry != request->exec_entry)
+    {
+      g_set_error (error, ELK_PLUGIN_ERROR, ELK_PLUGIN_ERROR_CONTRACT,
+                   "%s: allocate() returned entry %u for operator %u, whose "
+                   "entry the request fixed to %u", G_OBJECT_TYPE_NAME (self),
+                   result->exec_entry, request->exec_op, request->exec_entry);
+      return FALSE;
+    }
   if (result->exec_entry >= exec_table->n_cold_hot
       || result->bytes > request->sram_budget)
     {

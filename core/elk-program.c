@@ -4,6 +4,7 @@
 #include <math.h>
 
 #include "elk-private.h"
+#include "plan/elk-plan-private.h"
 
 #include <elk/elk-program.h>
 #include <elk/elk-error.h>
@@ -25,8 +26,9 @@ ELK_DEFINE_BOXED_TYPE (ElkProgram, elk_program, elk_program_ref,
 /**
  * elk_program_new:
  * @graph: the graph the program runs
- * Returns: (transfer full): an empty program with one zeroed ElkProgramOp
- *   per operator.
+ * Returns: (transfer full): an empty program with one ElkProgramOp per
+ *   operator: zeroed plans, no declarations (%ELK_PROGRAM_UNDECLARED), no
+ *   predictions (NAN), the full interconnect share for every preload.
  */
 ElkProgram *
 elk_program_new (ElkGraph *graph)
@@ -38,7 +40,18 @@ elk_program_new (ElkGraph *graph)
   program->steps = g_array_new (FALSE, FALSE, sizeof (ElkStep));
   program->ops = g_new0 (ElkProgramOp, elk_graph_get_n_ops (graph));
   for (guint i = 0; i < elk_graph_get_n_ops (graph); i++)
-    program->ops[i].est_noc_s = NAN;
+    {
+      ElkProgramOp *pop = &program->ops[i];
+      pop->exec_budget = ELK_PROGRAM_UNDECLARED;
+      pop->preload_share = 1.0;
+      pop->hot_bytes = ELK_PROGRAM_UNDECLARED;
+      pop->cold_bytes = ELK_PROGRAM_UNDECLARED;
+      pop->hbm_bytes = ELK_PROGRAM_UNDECLARED;
+      pop->est_exec_s = NAN;
+      pop->est_warmup_s = NAN;
+      pop->est_load_s = NAN;
+      pop->est_noc_s = NAN;
+    }
   program->n_orders = 1;
   return program;
 }
@@ -179,39 +192,21 @@ elk_program_get_assumptions (const ElkProgram *program)
   }                                                                          \
   G_STMT_END
 
-/**
- * elk_program_validate:
- * @program: a program
- * @spec: the chip it is meant for
- * @error: return location for a #GError
- *
- * Checks the rules every backend relies on: every operator executes exactly
- * once and in graph order; every operator that reads HBM is preloaded
- * exactly once, before its execute; no operator is preloaded after it ran;
- * plans use no more cores than exist; and, under rules R1-R3, the SRAM in
- * use during each execute (the executing operator's hot footprint plus the
- * cold footprints of every later operator whose preload was issued before
- * that execute) fits each core.
- *
- * Returns: %TRUE if the program is well-formed.
- */
-gboolean
-elk_program_validate (const ElkProgram *program,
-                      const ElkChipSpec *spec,
-                      GError **error)
+/* The structural rules: every operator executes exactly once and in graph
+ * order; every operator that reads HBM is preloaded exactly once, before
+ * its execute; no operator is preloaded after it ran.  Fills the step of
+ * each operator's preload (-1: none) and execute. */
+static gboolean
+check_steps (const ElkProgram *program, gint *preload_step, gint *exec_step,
+             GError **error)
 {
   const ElkGraph *graph = program->graph;
   guint n_ops = elk_graph_get_n_ops (graph);
-  guint64 usable = elk_chip_spec_get_usable_sram (spec);
-  g_autofree gint *preload_step = g_new (gint, n_ops);
-  g_autofree gint *exec_step = g_new (gint, n_ops);
   guint next_exec = 0;
-  guint n_steps = program->steps->len;
 
   for (guint i = 0; i < n_ops; i++)
     preload_step[i] = exec_step[i] = -1;
-
-  for (guint s = 0; s < n_steps; s++)
+  for (guint s = 0; s < program->steps->len; s++)
     {
       const ElkStep *step = &g_array_index (program->steps, ElkStep, s);
       if (step->op >= n_ops)
@@ -227,7 +222,7 @@ elk_program_validate (const ElkProgram *program,
                      elk_graph_get_op (graph, step->op)->name);
           preload_step[step->op] = (gint) s;
         }
-      else
+      else if (step->kind == ELK_STEP_EXECUTE)
         {
           const ElkOp *op = elk_graph_get_op (graph, step->op);
           if (step->op != next_exec)
@@ -241,34 +236,277 @@ elk_program_validate (const ElkProgram *program,
           exec_step[step->op] = (gint) s;
           next_exec++;
         }
+      else
+        INVALID ("program step %u has kind %d; expected preload or execute",
+                 s, (gint) step->kind);
     }
   if (next_exec != n_ops)
     INVALID ("program executes %u of the graph's %u operators", next_exec,
              n_ops);
+  return TRUE;
+}
 
-  /* SRAM during each execute: the executing operator's hot footprint, and
-   * the cold footprints of every later operator whose preload was issued
-   * before this execute.  Preloads issued after it cannot start until it
-   * finishes (R1), so they do not occupy SRAM yet. */
+/* Per-operator costs from the plans; see elk_program_derive(). */
+static gboolean
+derive_op (const ElkProgram *program, const ElkPlanSet *plans, guint i,
+           gboolean preloaded, ElkOpCost *c, GError **error)
+{
+  const ElkGraph *graph = program->graph;
+  const ElkChipSpec *spec = elk_plan_set_get_spec (plans);
+  const ElkPlanOptions *options = elk_plan_set_get_options (plans);
+  const ElkProgramOp *pop = &program->ops[i];
+  const ElkOp *op = elk_graph_get_op (graph, i);
+  ElkProgramAssumptions assume = program->assumptions;
+  /* A zeroed preload plan on an operator nobody preloads means "none":
+   * its inputs arrive in the execute layout, as they would with the
+   * execute plan itself as preload plan. */
+  gboolean has_preload_plan = preloaded || pop->preload_plan.n_dims > 0;
+  GError *local_error = NULL;
+
+  memset (c, 0, sizeof (*c));
+  if (!(pop->preload_share > 0 && pop->preload_share <= 1))
+    INVALID ("operator '%s': preload_share is %g; expected a share of the "
+             "interconnect in (0, 1]", op->name, pop->preload_share);
+  if (!elk__plan_set_check_plan (plans, i, &pop->exec_plan, "execute plan",
+                                 error))
+    return FALSE;
+  if (has_preload_plan
+      && !elk__plan_set_check_plan (plans, i, &pop->preload_plan,
+                                    "preload plan", error))
+    return FALSE;
+
+  c->preloaded = preloaded;
+  c->preload_share = pop->preload_share;
+  c->hot_bytes = pop->exec_plan.hot_bytes;
+  c->exec_s = pop->exec_plan.time_s;
+  /* With distribution free, the preload layout need not lead to the
+   * execute layout: nothing is charged for turning one into the other. */
+  if (has_preload_plan && !(assume & ELK_PROGRAM_ASSUME_FREE_DISTRIBUTION))
+    {
+      double warmup = elk_plan_get_warmup (graph, i, spec, &pop->preload_plan,
+                                           &pop->exec_plan,
+                                           &c->warmup_noc_bytes,
+                                           &local_error);
+      if (warmup < 0)
+        {
+          g_propagate_prefixed_error (error, local_error,
+                                      "the preload plan does not lead to "
+                                      "the execute plan: ");
+          return FALSE;
+        }
+      c->warmup_s = warmup;
+    }
+  if (!(assume & ELK_PROGRAM_ASSUME_PRIVATE_PRELOAD_NETWORK))
+    {
+      c->noc_s = elk_plan_get_noc_demand (&pop->exec_plan,
+                                          options->noc_demand);
+      c->noc_bytes = pop->exec_plan.noc_bytes;
+    }
+  if (preloaded)
+    {
+      c->hbm_bytes = elk_op_get_hbm_bytes (graph, op);
+      /* With distribution free, the layout a preload lands in does not
+       * matter, so it lands as an even, unreplicated shard. */
+      c->cold_bytes = (assume & ELK_PROGRAM_ASSUME_FREE_DISTRIBUTION)
+                        ? (c->hbm_bytes + spec->cores - 1) / spec->cores
+                        : pop->preload_plan.cold_bytes;
+      if (c->hbm_bytes == 0)
+        c->cold_bytes = 0;
+      c->load_s = elk_chip_spec_get_load_time (spec, c->hbm_bytes,
+                                               c->cold_bytes,
+                                               c->preload_share,
+                                               &c->load_noc_s);
+    }
+  return TRUE;
+}
+
+static ElkOpCost *
+derive (const ElkProgram *program, const ElkPlanSet *plans,
+        gint *preload_step, gint *exec_step, GError **error)
+{
+  guint n_ops = elk_graph_get_n_ops (program->graph);
+  g_autofree ElkOpCost *costs = NULL;
+
+  if (elk_plan_set_get_graph (plans) != program->graph
+      && elk_graph_get_n_ops (elk_plan_set_get_graph (plans)) != n_ops)
+    {
+      g_set_error (error, ELK_SCHEDULE_ERROR,
+                   ELK_SCHEDULE_ERROR_INVALID_PROGRAM,
+                   "the program runs graph '%s' (%u operators) but the plan "
+                   "tables are for graph '%s' (%u operators)",
+                   elk_graph_get_name (program->graph), n_ops,
+                   elk_graph_get_name (elk_plan_set_get_graph (plans)),
+                   elk_graph_get_n_ops (elk_plan_set_get_graph (plans)));
+      return NULL;
+    }
+  if (!check_steps (program, preload_step, exec_step, error))
+    return NULL;
+  costs = g_new (ElkOpCost, n_ops);
+  for (guint i = 0; i < n_ops; i++)
+    if (!derive_op (program, plans, i, preload_step[i] >= 0, &costs[i],
+                    error))
+      return NULL;
+
+  /* SRAM during each execute: the executing operator's execution space,
+   * and the preload spaces of every later operator whose preload was
+   * issued before this execute.  Preloads issued after it cannot start
+   * until it finishes (R1), so they do not occupy SRAM yet. */
+  for (guint i = 0; i < n_ops; i++)
+    {
+      ElkOpCost *c = &costs[i];
+      c->resident_bytes = c->hot_bytes;
+      for (guint j = i + 1; j < n_ops; j++)
+        if (preload_step[j] >= 0 && preload_step[j] < exec_step[i])
+          {
+            c->resident_bytes += costs[j].cold_bytes;
+            c->preload_number++;
+          }
+    }
+  return g_steal_pointer (&costs);
+}
+
+/**
+ * elk_program_derive:
+ * @program: a program
+ * @plans: the plan tables it was compiled with (their graph, chip spec
+ *   and options)
+ * @error: return location for a #GError
+ *
+ * Derives what every operator of @program costs from its plans, its step
+ * order, the graph and the chip spec alone, never from what the scheduler
+ * declared or predicted.  This is the one derivation every chip prices
+ * and elk_program_validate() checks against: two programs with the same
+ * plans and steps get the same costs whatever else they record.  Plans are
+ * believed only for their spatial vectors and rotation factors (see
+ * #ElkProgramOp).  The program's #ElkProgramAssumptions, which only a
+ * bound sets, are applied and reported with the results.
+ *
+ * Returns: (transfer full) (array) (nullable): one #ElkOpCost per
+ *   operator (free with g_free()), or %NULL with
+ *   %ELK_SCHEDULE_ERROR_INVALID_PROGRAM if the steps break the structural
+ *   rules or a plan is not what the cost model gives.
+ */
+ElkOpCost *
+elk_program_derive (const ElkProgram *program,
+                    const ElkPlanSet *plans,
+                    GError **error)
+{
+  guint n_ops;
+
+  g_return_val_if_fail (program != NULL && plans != NULL, NULL);
+  n_ops = elk_graph_get_n_ops (program->graph);
+  {
+    g_autofree gint *preload_step = g_new (gint, n_ops);
+    g_autofree gint *exec_step = g_new (gint, n_ops);
+    return derive (program, plans, preload_step, exec_step, error);
+  }
+}
+
+/* A declared size must be undeclared or what the plans give. */
+static gboolean
+check_declared (const ElkOp *op, const char *field, guint64 declared,
+                guint64 derived, GError **error)
+{
+  if (declared != ELK_PROGRAM_UNDECLARED && declared != derived)
+    INVALID ("operator '%s': %s declared %" G_GUINT64_FORMAT " bytes, but "
+             "its plans and the program's steps give %" G_GUINT64_FORMAT,
+             op->name, field, declared, derived);
+  return TRUE;
+}
+
+static gboolean
+check_prediction (const ElkOp *op, const char *field, double value,
+                  GError **error)
+{
+  if (!isnan (value) && !(value >= 0 && value < G_MAXDOUBLE))
+    INVALID ("operator '%s': prediction %s is %g; expected a finite "
+             "number of seconds, or NAN for none", op->name, field, value);
+  return TRUE;
+}
+
+/**
+ * elk_program_validate:
+ * @program: a program
+ * @plans: the plan tables it was compiled with (their graph, chip spec
+ *   and options)
+ * @error: return location for a #GError
+ *
+ * Checks what every backend relies on, from elk_program_derive(): the
+ * structural rules (every operator executes exactly once and in graph
+ * order; every operator that reads HBM is preloaded exactly once, before
+ * its execute; no operator is preloaded after it ran); every plan is one
+ * of the cost model's, using no more cores than exist, and each preload
+ * plan leads to its execute plan; preload shares lie in (0, 1];
+ * execution budgets hold the execute plan and fit the usable SRAM; under
+ * rules R1-R3 the SRAM in use during each execute (the executing
+ * operator's execution space plus the preload spaces of every later
+ * operator whose preload was issued before that execute) fits each core;
+ * every declared size equals the derived one; and every prediction is a
+ * finite number of seconds or NAN.  Errors name the operator, the field
+ * and both values.
+ *
+ * Returns: %TRUE if the program is well-formed.
+ */
+gboolean
+elk_program_validate (const ElkProgram *program,
+                      const ElkPlanSet *plans,
+                      GError **error)
+{
+  const ElkGraph *graph;
+  const ElkChipSpec *spec;
+  guint n_ops;
+  guint64 usable;
+  g_autofree gint *preload_step = NULL;
+  g_autofree gint *exec_step = NULL;
+  g_autofree ElkOpCost *costs = NULL;
+
+  g_return_val_if_fail (program != NULL && plans != NULL, FALSE);
+  graph = program->graph;
+  spec = elk_plan_set_get_spec (plans);
+  n_ops = elk_graph_get_n_ops (graph);
+  usable = elk_chip_spec_get_usable_sram (spec);
+  preload_step = g_new (gint, n_ops);
+  exec_step = g_new (gint, n_ops);
+  costs = derive (program, plans, preload_step, exec_step, error);
+  if (costs == NULL)
+    return FALSE;
+
   for (guint i = 0; i < n_ops; i++)
     {
       const ElkProgramOp *pop = &program->ops[i];
-      guint64 used = pop->hot_bytes;
-      gint until = exec_step[i];
+      const ElkOpCost *c = &costs[i];
+      const ElkOp *op = elk_graph_get_op (graph, i);
 
-      if (pop->exec_plan.cores_used > spec->cores)
-        INVALID ("operator '%s' uses %u cores but the chip has %u",
-                 elk_graph_get_op (graph, i)->name,
-                 pop->exec_plan.cores_used, spec->cores);
-      for (guint j = i + 1; j < n_ops; j++)
-        if (preload_step[j] >= 0 && preload_step[j] < until)
-          used += program->ops[j].cold_bytes;
-      if (used > usable)
+      if (pop->exec_budget != ELK_PROGRAM_UNDECLARED
+          && (pop->exec_budget < c->hot_bytes || pop->exec_budget > usable))
+        INVALID ("operator '%s': exec_budget is %" G_GUINT64_FORMAT " bytes "
+                 "per core; expected at least its execute plan's %"
+                 G_GUINT64_FORMAT " and at most the %" G_GUINT64_FORMAT
+                 " usable", op->name, pop->exec_budget, c->hot_bytes,
+                 usable);
+      if (c->resident_bytes > usable)
         INVALID ("while '%s' executes, cores need %" G_GUINT64_FORMAT
                  " bytes of SRAM (its execution space %" G_GUINT64_FORMAT
-                 " plus preloaded operators), but only %" G_GUINT64_FORMAT
-                 " are usable", elk_graph_get_op (graph, i)->name, used,
-                 pop->hot_bytes, usable);
+                 " plus the preload spaces of %u preloaded operators), but "
+                 "only %" G_GUINT64_FORMAT " of the %" G_GUINT64_FORMAT
+                 " per core are usable", op->name, c->resident_bytes,
+                 c->hot_bytes, c->preload_number, usable,
+                 spec->sram_per_core);
+      if (!check_declared (op, "hot_bytes", pop->hot_bytes, c->hot_bytes,
+                           error)
+          || !check_declared (op, "cold_bytes", pop->cold_bytes,
+                              c->cold_bytes, error)
+          || !check_declared (op, "hbm_bytes", pop->hbm_bytes, c->hbm_bytes,
+                              error)
+          || !check_prediction (op, "est_exec_s", pop->est_exec_s, error)
+          || !check_prediction (op, "est_warmup_s", pop->est_warmup_s, error)
+          || !check_prediction (op, "est_load_s", pop->est_load_s, error)
+          || !check_prediction (op, "est_noc_s", pop->est_noc_s, error))
+        return FALSE;
     }
+  if (!isnan (program->estimate_s)
+      && !(program->estimate_s >= 0 && program->estimate_s < G_MAXDOUBLE))
+    INVALID ("the program's estimate is %g s; expected a finite number of "
+             "seconds", program->estimate_s);
   return TRUE;
 }

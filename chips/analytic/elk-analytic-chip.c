@@ -5,11 +5,15 @@
  * all-to-all, 640 GB/s between chips, 16 TB/s HBM) and runs compiled
  * programs on the contention-aware analytic timeline of elk-paper.md §3.8
  * (plugins/schedulers/common/elk-timeline.c): preloads in program order at
- * max(HBM time, delivery time / load-noc-share), executions with their
- * inter-core traffic fitted into the NoC time the preloads leave idle.  It
- * re-derives every load and contention time from its own bandwidth
- * properties, so it can disagree with the scheduler's estimate; per-operator
- * execution and data-distribution times come from the plan cost model.
+ * max(HBM time, delivery time / preload share), executions with their
+ * inter-core traffic fitted into the NoC time the preloads leave idle
+ * (noc-priority=delay-execution, the default) or the preloads pushed back
+ * by the execution's traffic (delay-preload).  It prices a program from
+ * elk_program_derive() alone: per-operator bytes, execution, data
+ * distribution, NoC demand and load times come from the program's plans,
+ * its steps, the graph and the chip spec, never from what the scheduler
+ * declared or estimated, so the scheduler's estimate is a prediction the
+ * chip can disagree with.
  *
  * Units: the Elk artifact divides bytes by 2^20 and by its "GB/s" figure to
  * get milliseconds, so its "16000 GB/s" HBM is 16000 MiB/ms = 16.78e12 B/s
@@ -46,6 +50,34 @@ elk_bandwidth_units_get_type (void)
   return (GType) type;
 }
 
+/* Who yields when an execution's traffic and the preloads it overlaps want
+ * the same interconnect time (the artifact's delay_comp, elk-paper.md
+ * §3.8).  One model per run: the chip never picks the better of two per
+ * program. */
+typedef enum
+{
+  ELK_NOC_PRIORITY_PRELOAD,
+  ELK_NOC_PRIORITY_EXECUTION,
+} ElkNocPriority;
+
+static GType
+elk_noc_priority_get_type (void)
+{
+  static gsize type = 0;
+  static const GEnumValue values[] = {
+    { ELK_NOC_PRIORITY_PRELOAD, "ELK_NOC_PRIORITY_PRELOAD",
+      "delay-execution" },
+    { ELK_NOC_PRIORITY_EXECUTION, "ELK_NOC_PRIORITY_EXECUTION",
+      "delay-preload" },
+    { 0, NULL, NULL },
+  };
+
+  if (g_once_init_enter (&type))
+    g_once_init_leave (&type, g_enum_register_static ("ElkAnalyticNocPriority",
+                                                      values));
+  return (GType) type;
+}
+
 #define ELK_TYPE_ANALYTIC_CHIP (elk_analytic_chip_get_type ())
 G_DECLARE_FINAL_TYPE (ElkAnalyticChip, elk_analytic_chip, ELK, ANALYTIC_CHIP,
                       GObject)
@@ -55,7 +87,7 @@ struct _ElkAnalyticChip
   GObject parent_instance;
   guint chips, cores, sram_kib, reserved_kib, mesh_rows, mesh_cols;
   guint hbm_channels;
-  gint topology, units, contention;
+  gint topology, units, priority;
   double link_bw_gbps, hbm_bw_gbps, inter_chip_bw_gbps, clock_ghz;
   double matmul_tflops, vector_tflops, load_noc_share;
 };
@@ -143,94 +175,90 @@ elk_analytic_chip_run (ElkChip *chip,
   g_autoptr(ElkChipSpec) spec = elk_analytic_chip_dup_spec (chip, error);
   ElkGraph *graph = elk_program_get_graph (program);
   guint n = elk_graph_get_n_ops (graph), n_steps;
-  g_autofree ElkTimelineOp *ops = g_new0 (ElkTimelineOp, n);
+  g_autofree ElkTimelineOp *ops = NULL;
   g_autofree ElkStep *steps = NULL;
-  ElkTimelineResult best = { .latency_s = INFINITY };
+  g_autofree ElkOpCost *costs = NULL;
+  ElkTimelineResult r;
+  ElkTimelineParams params;
   ElkMetrics *metrics;
   double bound_compute = 0, bound_hbm, hbm_bytes = 0;
-  const char *variant = NULL;
 
   if (spec == NULL)
     return NULL;
+  /* Every number priced below comes from the program's plans and steps
+   * (elk_program_derive), never from what the scheduler declared. */
+  costs = elk_program_derive (program, plans, error);
+  if (costs == NULL)
+    return NULL;
+  ops = g_new0 (ElkTimelineOp, n);
   n_steps = elk_program_get_n_steps (program);
   steps = g_new (ElkStep, n_steps);
   for (guint s = 0; s < n_steps; s++)
-    {
-      steps[s] = *elk_program_get_step (program, s);
-      if (steps[s].kind == ELK_STEP_PRELOAD && steps[s].op < n)
-        ops[steps[s].op].preloaded = TRUE;
-    }
+    steps[s] = *elk_program_get_step (program, s);
   for (guint i = 0; i < n; i++)
     {
-      const ElkProgramOp *pop = elk_program_peek_op (program, i);
+      const ElkOpCost *c = &costs[i];
       const ElkOp *op = elk_graph_get_op (graph, i);
 
-      ops[i].hbm_bytes = ops[i].preloaded ? pop->hbm_bytes : 0;
-      ops[i].cold_bytes = pop->cold_bytes;
-      ops[i].min_load_s = pop->est_load_s;
-      ops[i].exec_s = pop->exec_plan.time_s + pop->est_warmup_s;
-      /* The scheduler's view of the execution's own NoC use
-       * (ElkNocDemand); a program without one charges the rotations. */
-      ops[i].shift_s = isnan (pop->est_noc_s) ? pop->exec_plan.shift_s
-                                              : pop->est_noc_s;
-      ops[i].noc_bytes = pop->exec_plan.noc_bytes;
+      ops[i].preloaded = c->preloaded;
+      ops[i].hbm_bytes = c->hbm_bytes;
+      ops[i].cold_bytes = c->cold_bytes;
+      /* The preload runs at the share the program asked for, and never
+       * faster than the chip's own load-noc-share allows. */
+      ops[i].min_load_s = c->load_s;
+      ops[i].exec_s = c->exec_s + c->warmup_s;
+      ops[i].shift_s = c->noc_s;
+      ops[i].noc_bytes = c->noc_bytes;
       hbm_bytes += (double) ops[i].hbm_bytes;
       bound_compute += op->flops / (op->kind == ELK_OP_MATMUL
                                       ? spec->matmul_flops
                                       : spec->vector_flops);
     }
 
-  for (guint v = 0; v < 2; v++)
-    {
-      ElkTimelineParams params = {
-        .load = { spec->hbm_bw, spec->link_bw, spec->cores },
-        .theta = self->load_noc_share,
-        .delay_exec = v == 0,
-      };
-      ElkTimelineResult r;
-
-      if (self->contention == ELK_CONTENTION_DELAY_EXECUTION && v == 1)
-        continue;
-      if (self->contention == ELK_CONTENTION_DELAY_PRELOAD && v == 0)
-        continue;
-      if (!elk__timeline_run (&params, n, ops, n_steps, steps, &r, error))
-        return NULL;
-      if (r.latency_s < best.latency_s)
-        {
-          best = r;
-          variant = v == 0 ? "delay-execution" : "delay-preload";
-        }
-    }
+  params = (ElkTimelineParams) {
+    .load = { spec->hbm_bw, spec->link_bw, spec->cores },
+    .theta = self->load_noc_share,
+    .delay_exec = self->priority == ELK_NOC_PRIORITY_PRELOAD,
+  };
+  if (!elk__timeline_run (&params, n, ops, n_steps, steps, &r, error))
+    return NULL;
 
   bound_hbm = hbm_bytes / spec->hbm_bw;
-  if (best.latency_s < MAX (bound_compute, bound_hbm) * (1 - 1e-9))
+  if (r.latency_s < MAX (bound_compute, bound_hbm) * (1 - 1e-9))
     {
       g_set_error (error, ELK_CHIP_ERROR, ELK_CHIP_ERROR_BELOW_BOUND,
                    "chip 'analytic': latency %.6g s is below the physical "
                    "bound %.6g s (compute %.6g s, HBM %.6g s)",
-                   best.latency_s, MAX (bound_compute, bound_hbm),
+                   r.latency_s, MAX (bound_compute, bound_hbm),
                    bound_compute, bound_hbm);
       return NULL;
     }
 
   {
+    ElkProgramAssumptions assume = elk_program_get_assumptions (program);
     g_autofree char *model = g_strdup_printf (
-      "analytic timeline (elk-paper.md §3.8), %s, %s bandwidth units",
-      variant, self->units == ELK_BANDWIDTH_UNITS_ARTIFACT ? "artifact MiB/ms"
-                                                           : "decimal");
+      "analytic timeline (elk-paper.md §3.8), %s, %s bandwidth units%s%s",
+      self->priority == ELK_NOC_PRIORITY_PRELOAD ? "delay-execution"
+                                                 : "delay-preload",
+      self->units == ELK_BANDWIDTH_UNITS_ARTIFACT ? "artifact MiB/ms"
+                                                  : "decimal",
+      (assume & ELK_PROGRAM_ASSUME_FREE_DISTRIBUTION)
+        ? ", assumed free distribution" : "",
+      (assume & ELK_PROGRAM_ASSUME_PRIVATE_PRELOAD_NETWORK)
+        ? ", assumed private preload network" : "");
     metrics = elk_metrics_new (model);
   }
-  metrics->latency_s = best.latency_s;
+  metrics->latency_s = r.latency_s;
   metrics->flops = elk_graph_get_total_flops (graph);
   metrics->hbm_bytes = hbm_bytes;
-  metrics->noc_bytes = best.noc_bytes;
-  metrics->hbm_util = best.hbm_busy_s / best.latency_s;
-  metrics->noc_util = best.noc_busy_s / best.latency_s;
-  metrics->achieved_flops = metrics->flops / best.latency_s;
-  metrics->preload_only_s = best.preload_only_s;
-  metrics->execute_only_s = best.execute_only_s;
-  metrics->overlap_s = best.overlap_s;
-  metrics->stall_s = best.stall_s;
+  metrics->noc_bytes = r.noc_bytes;
+  metrics->hbm_util = r.hbm_busy_s / r.latency_s;
+  metrics->noc_util = r.noc_busy_s / r.latency_s;
+  metrics->achieved_flops = metrics->flops / r.latency_s;
+  metrics->preload_only_s = r.preload_only_s;
+  metrics->execute_only_s = r.execute_only_s;
+  metrics->overlap_s = r.overlap_s;
+  metrics->stall_s = r.stall_s;
   return metrics;
 }
 
@@ -267,7 +295,7 @@ elk_analytic_chip_get_property (GObject *object, guint prop_id,
     case PROP_VECTOR_TFLOPS: g_value_set_double (value, self->vector_tflops); break;
     case PROP_BANDWIDTH_UNITS: g_value_set_enum (value, self->units); break;
     case PROP_LOAD_NOC_SHARE: g_value_set_double (value, self->load_noc_share); break;
-    case PROP_NOC_PRIORITY: g_value_set_enum (value, self->contention); break;
+    case PROP_NOC_PRIORITY: g_value_set_enum (value, self->priority); break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
@@ -299,7 +327,7 @@ elk_analytic_chip_set_property (GObject *object, guint prop_id,
     case PROP_VECTOR_TFLOPS: self->vector_tflops = g_value_get_double (value); break;
     case PROP_BANDWIDTH_UNITS: self->units = g_value_get_enum (value); break;
     case PROP_LOAD_NOC_SHARE: self->load_noc_share = g_value_get_double (value); break;
-    case PROP_NOC_PRIORITY: self->contention = g_value_get_enum (value); break;
+    case PROP_NOC_PRIORITY: self->priority = g_value_get_enum (value); break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
@@ -360,9 +388,10 @@ elk_analytic_chip_class_init (ElkAnalyticChipClass *klass)
     "Share of the NoC a preload may take when the program does not ask for "
     "a slower preload", 0.05, 1.0, 1.0, FLAGS);
   properties[PROP_NOC_PRIORITY] = g_param_spec_enum ("noc-priority", NULL,
-    "Who yields on a busy NoC: delay-execution (preloads first), "
-    "delay-preload (execution first), or best (report the faster)",
-    elk__contention_get_type (), ELK_CONTENTION_BEST, FLAGS);
+    "Who yields on a busy NoC: delay-execution (preloads first, the "
+    "default, as preloads issued earlier hold the links) or delay-preload "
+    "(execution traffic first)",
+    elk_noc_priority_get_type (), ELK_NOC_PRIORITY_PRELOAD, FLAGS);
   g_object_class_install_properties (object_class, N_PROPS, properties);
 }
 

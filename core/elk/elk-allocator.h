@@ -23,17 +23,42 @@ G_BEGIN_DECLS
 #define ELK_ALLOCATOR_EXTENSION_POINT "allocator"
 
 /**
+ * ElkAllocContention:
+ * @ELK_ALLOC_CONTENTION_SHARED: preloads and the execution share the
+ *   interconnect, so the allocator charges its estimate of their
+ *   contention (each allocator's `noc-penalty`).  The zero value: a
+ *   zero-initialised request asks for the realistic allocation.
+ * @ELK_ALLOC_CONTENTION_NONE: the execution's traffic never contends with
+ *   preloads (a bound such as Ideal, elk-paper.md §5.3); no penalty.
+ *
+ * What the allocator assumes about interconnect contention.
+ */
+typedef enum
+{
+  ELK_ALLOC_CONTENTION_SHARED = 0,
+  ELK_ALLOC_CONTENTION_NONE = 1,
+} ElkAllocContention;
+
+/**
  * ElkAllocRequest:
  * @plans: the plan tables of the graph.
  * @exec_op: the executing operator E.
  * @n_preloaded: number of preloaded operators p.
  * @preloaded: the p preloaded operators.
- * @preloaded_fixed: for each preloaded operator, the index into its
- *   cold_hot table already chosen when it was scheduled (its execute-state
- *   plan is then fixed), or -1 when free.
+ * @preloaded_fixed: (nullable): for each preloaded operator, the index
+ *   into its cold_hot table already chosen when it was scheduled (its
+ *   execute-state plan is then fixed), or -1 when free; %NULL: all free.
  * @sram_budget: per-core bytes to split.
- * @noc_share: fraction of interconnect time E's traffic may take while
- *   preloads run (0 when contention is ignored, as in Ideal).
+ * @contention: what to assume about interconnect contention; the zero
+ *   value is the realistic %ELK_ALLOC_CONTENTION_SHARED.
+ * @exec_fixed: %TRUE when the scheduler has already chosen E's cold-hot
+ *   entry (a forward scheduler that preloaded E before allocating its
+ *   execution): the allocator keeps @exec_entry and splits the rest of
+ *   the budget among the preloaded operators.
+ * @exec_entry: with @exec_fixed, the index into E's cold_hot table.
+ *
+ * Zero-initialise a request and set what applies: the zero values are
+ * the realistic defaults.
  */
 typedef struct
 {
@@ -43,12 +68,15 @@ typedef struct
   const guint32 *preloaded;
   const gint32 *preloaded_fixed;
   guint64 sram_budget;
-  double noc_share;
+  ElkAllocContention contention;
+  gboolean exec_fixed;
+  guint32 exec_entry;
 } ElkAllocRequest;
 
 /**
  * ElkAllocResult:
- * @exec_entry: index into E's cold_hot table.
+ * @exec_entry: index into E's cold_hot table (the request's own when it
+ *   fixed E's entry).
  * @preload_entries: caller-allocated, n_preloaded indices into each Qj's
  *   cold_hot table.
  * @exec_s: E's execution time.

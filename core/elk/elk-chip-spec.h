@@ -164,6 +164,11 @@ ELK_API gboolean elk_chip_spec_validate (const ElkChipSpec *spec,
                                          GError **error);
 ELK_API guint64 elk_chip_spec_get_usable_sram (const ElkChipSpec *spec);
 ELK_API double elk_chip_spec_get_noc_bw (const ElkChipSpec *spec);
+ELK_API double elk_chip_spec_get_load_time (const ElkChipSpec *spec,
+                                            guint64 hbm_bytes,
+                                            guint64 cold_bytes,
+                                            double share,
+                                            double *noc_s);
 ELK_API const char *elk_topology_to_string (ElkTopology topology);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (ElkChipSpec, elk_chip_spec_free)

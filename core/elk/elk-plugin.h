@@ -99,6 +99,7 @@ ELK_API gboolean elk_plugin_add_feature (ElkPlugin *plugin,
                                          GError **error);
 ELK_API const char *elk_plugin_get_name (ElkPlugin *plugin);
 ELK_API const char *elk_plugin_get_filename (ElkPlugin *plugin);
+ELK_API const char *elk_plugin_get_sha256 (ElkPlugin *plugin);
 ELK_API const char *elk_plugin_get_description (ElkPlugin *plugin);
 ELK_API const char *elk_plugin_get_version (ElkPlugin *plugin);
 ELK_API guint elk_plugin_get_abi_version (ElkPlugin *plugin);

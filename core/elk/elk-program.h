@@ -11,11 +11,11 @@
  *  R3  preload_async(i) blocks only execute(i).
  *
  * Next to the steps, the program records per operator the plans the
- * scheduler chose (execute-state and preload-state), the per-core SRAM each
- * occupies, and the scheduler's own estimates, so that a backend can run the
- * plan and results can show where the compiler's model and the backend
- * disagree.  elk_program_validate() checks the structural rules before any
- * backend sees a program.
+ * scheduler chose (execute-state and preload-state), what it believes they
+ * occupy, and its own estimates.  elk_program_derive() derives every cost
+ * a chip prices from the plans, the step order, the graph and the chip
+ * spec; elk_program_validate() checks the structural rules and every
+ * declaration against that derivation before any backend sees a program.
  */
 #pragma once
 
@@ -43,38 +43,61 @@ typedef struct
 } ElkStep;
 
 /**
+ * ELK_PROGRAM_UNDECLARED:
+ *
+ * The value of a byte-size declaration of #ElkProgramOp that the
+ * scheduler did not make (what elk_program_new() sets).
+ */
+#define ELK_PROGRAM_UNDECLARED G_MAXUINT64
+
+/**
  * ElkProgramOp:
- * @exec_plan: the execute-state ("hot") plan.
- * @preload_plan: the preload-state ("cold") plan; equal to @exec_plan's
- *   spatial vector with temporal factors that are multiples of it.
- * @hot_bytes: per-core execution space the operator uses.
- * @cold_bytes: per-core preload space the operator holds from its
- *   preload_async until its execute.
- * @exec_budget: per-core bytes the scheduler gave the execution space.
- * @preload_number: how many later operators' preloads overlap this
- *   operator's execution.
- * @hbm_bytes: bytes read from HBM by the preload.
- * @est_exec_s: the compiler's execution time estimate (plan time).
- * @est_warmup_s: the compiler's data-distribution estimate.
- * @est_load_s: the compiler's preload time estimate.
- * @est_noc_s: the interconnect time the compiler expects the execution's
- *   own traffic to need while it overlaps preloads (see #ElkNocDemand);
- *   NAN (what elk_program_new() sets) when the scheduler gave none, and a
- *   backend then takes the execute plan's shift_s.
+ * @exec_plan: the execute-state ("hot") plan.  Its cost fields must be the
+ *   plan cost model's (a plan of the operator's table, or one filled by
+ *   elk_plan_evaluate()); elk_program_validate() re-derives them.
+ * @preload_plan: the preload-state ("cold") plan: @exec_plan's spatial
+ *   vector with rotation factors that are multiples of its own.
+ * @exec_budget: per-core bytes the scheduler reserved for the execution
+ *   space: at least @exec_plan's footprint and at most the usable SRAM
+ *   (%ELK_PROGRAM_UNDECLARED: the footprint itself).
+ * @preload_share: the share of each core's interconnect port the preload
+ *   may take, in (0, 1]: a program decision (a throttled preload leaves
+ *   room for execution traffic and takes longer).  1 in a new program.
+ * @hot_bytes: declaration, checked: per-core execution space, equal to
+ *   @exec_plan's footprint.
+ * @cold_bytes: declaration, checked: per-core preload space held from the
+ *   preload_async to the execute, equal to @preload_plan's preload
+ *   footprint (0 for an operator that reads nothing from HBM).
+ * @hbm_bytes: declaration, checked: bytes the operator reads from HBM.
+ * @est_exec_s: prediction: the execution time the scheduler expects.
+ * @est_warmup_s: prediction: its data-distribution time.
+ * @est_load_s: prediction: its preload time.
+ * @est_noc_s: prediction: the interconnect time the execution's own
+ *   traffic needs while it overlaps preloads.
+ *
+ * What a program records per operator, in three groups.  Decisions (the
+ * plans, the budget and the preload share) are what a chip runs.
+ * Declarations are what the scheduler believes the decisions imply:
+ * %ELK_PROGRAM_UNDECLARED or equal to what elk_program_derive() derives,
+ * else elk_program_validate() refuses the program naming the operator, the
+ * field and both values.  Predictions (NAN when the scheduler made none)
+ * are reported next to measurements and never priced: every chip prices a
+ * program from elk_program_derive() alone, so a scheduler cannot change a
+ * measurement without changing its plans or its step order
+ * (docs/plugin-guide.md, "The trust model").
  */
 typedef struct
 {
   ElkPlan exec_plan;
   ElkPlan preload_plan;
+  guint64 exec_budget;
+  double preload_share;
   guint64 hot_bytes;
   guint64 cold_bytes;
-  guint64 exec_budget;
-  guint preload_number;
   guint64 hbm_bytes;
   double est_exec_s;
   double est_warmup_s;
   double est_load_s;
-  /* Appended: keep new fields at the end. */
   double est_noc_s;
 } ElkProgramOp;
 
@@ -127,8 +150,57 @@ ELK_API void elk_program_set_assumptions (ElkProgram *program,
 ELK_API ElkProgramAssumptions
 elk_program_get_assumptions (const ElkProgram *program);
 
+/**
+ * ElkOpCost:
+ * @preloaded: the program preloads the operator.
+ * @hbm_bytes: bytes its preload reads from HBM (0 when not preloaded).
+ * @hot_bytes: per-core execution space (the execute plan's footprint).
+ * @cold_bytes: per-core preload space held from its preload_async to its
+ *   execute (0 when not preloaded).
+ * @resident_bytes: per-core SRAM in use while it executes: @hot_bytes and
+ *   the preload spaces of every later operator whose preload was issued
+ *   before this execute (rule R1).
+ * @preload_number: how many such later operators there are.
+ * @exec_s: execution time of the execute plan (compute, shift, shuffle).
+ * @warmup_s: data distribution from the preload layout to the execute
+ *   layout (0 under %ELK_PROGRAM_ASSUME_FREE_DISTRIBUTION).
+ * @warmup_noc_bytes: bytes the distribution moves between cores.
+ * @noc_s: interconnect time the execution's own traffic needs while it
+ *   overlaps preloads, by the plan set's #ElkNocDemand (0 under
+ *   %ELK_PROGRAM_ASSUME_PRIVATE_PRELOAD_NETWORK).
+ * @noc_bytes: bytes the execution moves between cores on the shared
+ *   interconnect (0 under %ELK_PROGRAM_ASSUME_PRIVATE_PRELOAD_NETWORK).
+ * @load_s: preload duration, elk_chip_spec_get_load_time() at the
+ *   program's preload share (0 when not preloaded).
+ * @load_noc_s: interconnect time of the preload's delivery.
+ * @preload_share: the share the preload runs at.
+ *
+ * What a program costs per operator, derived by elk_program_derive() from
+ * its plans, its step order, the graph and the chip spec alone.
+ */
+typedef struct
+{
+  gboolean preloaded;
+  guint64 hbm_bytes;
+  guint64 hot_bytes;
+  guint64 cold_bytes;
+  guint64 resident_bytes;
+  guint preload_number;
+  double exec_s;
+  double warmup_s;
+  double warmup_noc_bytes;
+  double noc_s;
+  double noc_bytes;
+  double load_s;
+  double load_noc_s;
+  double preload_share;
+} ElkOpCost;
+
+ELK_API ElkOpCost *elk_program_derive (const ElkProgram *program,
+                                       const ElkPlanSet *plans,
+                                       GError **error);
 ELK_API gboolean elk_program_validate (const ElkProgram *program,
-                                       const ElkChipSpec *spec,
+                                       const ElkPlanSet *plans,
                                        GError **error);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (ElkProgram, elk_program_unref)

@@ -181,4 +181,10 @@ gboolean elk__plan_build_table (const ElkGraph *graph,
                                 GError **error);
 void elk__plan_table_clear (ElkPlanTable *table);
 
+gboolean elk__plan_set_check_plan (const ElkPlanSet *set,
+                                   guint op,
+                                   const ElkPlan *plan,
+                                   const char *what,
+                                   GError **error);
+
 G_END_DECLS

@@ -547,3 +547,123 @@ elk_plan_get_warmup (const ElkGraph *graph,
   elk__plan_search_free (s);
   return cycles / spec->clock_hz;
 }
+
+/* Names the first field in which @a and @b differ, or returns NULL when
+ * they agree on every field (padding bytes aside, so a plan a scheduler
+ * assembled field by field compares equal). */
+static const char *
+plan_first_difference (const ElkPlan *a, const ElkPlan *b,
+                       double *va, double *vb)
+{
+#define CMP(field)                                                           \
+  if (a->field != b->field)                                                  \
+    {                                                                        \
+      *va = (double) a->field;                                               \
+      *vb = (double) b->field;                                               \
+      return #field;                                                         \
+    }
+  CMP (n_dims);
+  CMP (n_operands);
+  for (guint d = 0; d < ELK_MAX_DIMS; d++)
+    {
+      CMP (spatial[d]);
+      for (guint v = 0; v < ELK_MAX_OPERANDS; v++)
+        CMP (temporal[d][v]);
+    }
+  CMP (cores_used);
+  CMP (steps);
+  CMP (hot_bytes);
+  CMP (cold_bytes);
+  CMP (compute_s);
+  CMP (shift_s);
+  CMP (shuffle_s);
+  CMP (time_s);
+  CMP (noc_bytes);
+  for (guint v = 0; v < ELK_MAX_OPERANDS; v++)
+    {
+      CMP (replicas[v]);
+      CMP (operand_bytes[v]);
+    }
+  CMP (shift_events);
+  CMP (shift_bytes);
+#undef CMP
+  return NULL;
+}
+
+static gboolean
+plan_same_vectors (const ElkPlan *a, const ElkPlan *b)
+{
+  return a->n_dims == b->n_dims
+         && memcmp (a->spatial, b->spatial, sizeof (a->spatial)) == 0
+         && memcmp (a->temporal, b->temporal, sizeof (a->temporal)) == 0;
+}
+
+/**
+ * elk__plan_set_check_plan:
+ * @set: the plan tables the program was compiled with
+ * @op: an operator of the set's graph
+ * @plan: a plan a program names for @op
+ * @what: "execute plan" or "preload plan", for messages
+ *
+ * A plan is believed only for its spatial vector and rotation factors:
+ * every other field must be what the cost model gives them.  @plan passes
+ * when it equals, field by field, a plan of @op's table (the artifact's
+ * plan space included) or its own re-evaluation by elk_plan_evaluate().
+ *
+ * Returns: %TRUE if it passes; otherwise %FALSE with
+ *   %ELK_SCHEDULE_ERROR_INVALID_PROGRAM naming the operator, the field,
+ *   the declared and the derived value.
+ */
+gboolean
+elk__plan_set_check_plan (const ElkPlanSet *set,
+                          guint op,
+                          const ElkPlan *plan,
+                          const char *what,
+                          GError **error)
+{
+  const ElkPlanTable *table = elk_plan_set_get_table (set, op);
+  const ElkOp *o = elk_graph_get_op (set->graph, op);
+  GError *local_error = NULL;
+  const char *field;
+  double declared = 0, derived = 0;
+  ElkPlan eval;
+
+  for (guint p = 0; table != NULL && p < table->n_plans; p++)
+    if (plan_same_vectors (plan, &table->plans[p])
+        && plan_first_difference (plan, &table->plans[p], &declared,
+                                  &derived) == NULL)
+      return TRUE;
+
+  if (plan->n_dims != o->n_dims || plan->n_operands != o->n_operands)
+    {
+      g_set_error (error, ELK_SCHEDULE_ERROR,
+                   ELK_SCHEDULE_ERROR_INVALID_PROGRAM,
+                   "operator '%s': the %s has %u loop dimensions and %u "
+                   "operands, but the operator has %u and %u", o->name,
+                   what, plan->n_dims, plan->n_operands, o->n_dims,
+                   o->n_operands);
+      return FALSE;
+    }
+  memset (&eval, 0, sizeof (eval));
+  eval.n_dims = plan->n_dims;
+  eval.n_operands = plan->n_operands;
+  memcpy (eval.spatial, plan->spatial, sizeof (eval.spatial));
+  memcpy (eval.temporal, plan->temporal, sizeof (eval.temporal));
+  if (!elk_plan_evaluate (set->graph, op, set->spec, &eval, &local_error))
+    {
+      g_propagate_prefixed_error (error, local_error, "%s: ", what);
+      return FALSE;
+    }
+  field = plan_first_difference (plan, &eval, &declared, &derived);
+  if (field != NULL)
+    {
+      g_set_error (error, ELK_SCHEDULE_ERROR,
+                   ELK_SCHEDULE_ERROR_INVALID_PROGRAM,
+                   "operator '%s': the %s declares %s = %.17g, but the "
+                   "plan cost model derives %.17g from its spatial vector "
+                   "and rotation factors", o->name, what, field, declared,
+                   derived);
+      return FALSE;
+    }
+  return TRUE;
+}

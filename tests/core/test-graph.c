@@ -2,6 +2,7 @@
  * accounting, signatures, program validation and chip specs. */
 #include "elk-test-util.h"
 
+#include <math.h>
 #include <string.h>
 
 static gint
@@ -244,47 +245,120 @@ two_op_graph (void)
   return g;
 }
 
+/* Gives operator @op of @p the plans of cold-hot entry @e of its table. */
+static const ElkColdHot *
+choose (ElkProgram *p, const ElkPlanSet *set, guint op, guint e)
+{
+  const ElkPlanTable *t = elk_plan_set_get_table (set, op);
+  const ElkColdHot *ch = &t->cold_hot[MIN (e, t->n_cold_hot - 1)];
+  ElkProgramOp *pop = elk_program_get_op (p, op);
+
+  pop->exec_plan = t->plans[ch->hot_plan];
+  pop->preload_plan = t->plans[ch->cold_plan];
+  return ch;
+}
+
+/* The entry of @op's table with the largest preload state (@cold) or
+ * execution space. */
+static guint
+largest (const ElkPlanSet *set, guint op, gboolean cold)
+{
+  const ElkPlanTable *t = elk_plan_set_get_table (set, op);
+  guint best = 0;
+
+  for (guint e = 1; e < t->n_cold_hot; e++)
+    if (cold ? t->cold_hot[e].cold_bytes > t->cold_hot[best].cold_bytes
+             : t->cold_hot[e].hot_bytes > t->cold_hot[best].hot_bytes)
+      best = e;
+  return best;
+}
+
+static ElkPlanSet *
+plans_for (ElkGraph *g, guint64 sram_per_core)
+{
+  g_autoptr (ElkChipSpec) spec = elk_chip_spec_new_ipu_pod4 ();
+  g_autoptr (GError) error = NULL;
+  ElkPlanSet *set;
+
+  if (sram_per_core > 0)
+    spec->sram_per_core = sram_per_core;
+  set = elk_plan_set_new (g, spec, NULL, &error);
+  g_assert_no_error (error);
+  return set;
+}
+
 static void
 test_program_rules (void)
 {
   g_autoptr (ElkGraph) g = two_op_graph ();
-  g_autoptr (ElkChipSpec) spec = elk_chip_spec_new_ipu_pod4 ();
-  guint64 usable = elk_chip_spec_get_usable_sram (spec);
+  g_autoptr (ElkPlanSet) big = plans_for (g, 0);
+  const ElkChipSpec *pod = elk_plan_set_get_spec (big);
+  guint64 hot0, cold1;
 
-  /* preload(0) preload(1) execute(0) execute(1): valid while the SRAM in
-   * use during execute(0), hot(0) + cold(1), fits. */
+  /* The sizes the validator derives from the plans. */
   {
     g_autoptr (ElkProgram) p = elk_program_new (g);
-    g_autoptr (GError) error = NULL;
-    elk_program_add_preload (p, 0);
-    elk_program_add_preload (p, 1);
-    elk_program_add_execute (p, 0);
-    elk_program_add_execute (p, 1);
-    elk_program_get_op (p, 0)->hot_bytes = usable / 2;
-    elk_program_get_op (p, 1)->cold_bytes = usable / 2;
-    g_assert_true (elk_program_validate (p, spec, &error));
-    g_assert_no_error (error);
-
-    elk_program_get_op (p, 1)->cold_bytes = usable / 2 + 1;
-    g_assert_false (elk_program_validate (p, spec, &error));
-    g_assert_error (error, ELK_SCHEDULE_ERROR,
-                    ELK_SCHEDULE_ERROR_INVALID_PROGRAM);
-    g_assert_nonnull (strstr (error->message, "while 'l0' executes"));
+    hot0 = choose (p, big, 0, largest (big, 0, FALSE))->hot_bytes;
+    cold1 = choose (p, big, 1, largest (big, 1, TRUE))->cold_bytes;
+    g_assert_cmpuint (cold1, >, 0);
+    /* So that only the overlap can overflow. */
+    g_assert_cmpuint (choose (p, big, 1, largest (big, 1, TRUE))->hot_bytes,
+                      <, hot0 + cold1);
   }
+
+  /* preload(0) preload(1) execute(0) execute(1): valid while the SRAM in
+   * use during execute(0), hot(0) + cold(1), fits; one byte less and it
+   * does not, whatever the program declares. */
+  for (guint tight = 0; tight < 2; tight++)
+    {
+      g_autoptr (ElkPlanSet) set
+        = plans_for (g, pod->sram_reserved + hot0 + cold1 - tight);
+      g_autoptr (ElkProgram) p = elk_program_new (g);
+      g_autoptr (GError) error = NULL;
+      g_autofree ElkOpCost *costs = NULL;
+
+      elk_program_add_preload (p, 0);
+      elk_program_add_preload (p, 1);
+      elk_program_add_execute (p, 0);
+      elk_program_add_execute (p, 1);
+      choose (p, big, 0, largest (big, 0, FALSE));
+      choose (p, big, 1, largest (big, 1, TRUE));
+      costs = elk_program_derive (p, set, &error);
+      g_assert_no_error (error);
+      g_assert_cmpuint (costs[0].resident_bytes, ==, hot0 + cold1);
+      g_assert_cmpuint (costs[0].preload_number, ==, 1);
+      g_assert_cmpuint (costs[1].preload_number, ==, 0);
+      if (tight == 0)
+        {
+          g_assert_true (elk_program_validate (p, set, &error));
+          g_assert_no_error (error);
+          continue;
+        }
+      /* Declaring nothing in SRAM changes nothing: the sizes are the
+       * plans'. */
+      elk_program_get_op (p, 1)->cold_bytes = ELK_PROGRAM_UNDECLARED;
+      g_assert_false (elk_program_validate (p, set, &error));
+      g_assert_error (error, ELK_SCHEDULE_ERROR,
+                      ELK_SCHEDULE_ERROR_INVALID_PROGRAM);
+      g_assert_nonnull (strstr (error->message, "while 'l0' executes"));
+    }
   /* preload(0) execute(0) preload(1) execute(1): preload(1) cannot start
    * before execute(0) ends (R1), so it does not share SRAM with it. */
   {
+    g_autoptr (ElkPlanSet) set = plans_for (g, pod->sram_reserved + hot0);
     g_autoptr (ElkProgram) p = elk_program_new (g);
     g_autoptr (GError) error = NULL;
     elk_program_add_preload (p, 0);
     elk_program_add_execute (p, 0);
     elk_program_add_preload (p, 1);
     elk_program_add_execute (p, 1);
-    elk_program_get_op (p, 0)->hot_bytes = usable;
-    elk_program_get_op (p, 1)->cold_bytes = usable;
-    elk_program_get_op (p, 1)->hot_bytes = usable;
-    g_assert_true (elk_program_validate (p, spec, &error));
-    g_assert_no_error (error);
+    choose (p, big, 0, 0);
+    choose (p, big, 1, 0);
+    if (elk_plan_set_get_table (big, 1)->cold_hot[0].hot_bytes <= hot0)
+      {
+        g_assert_true (elk_program_validate (p, set, &error));
+        g_assert_no_error (error);
+      }
   }
   /* Executing out of graph order. */
   {
@@ -293,7 +367,7 @@ test_program_rules (void)
     elk_program_add_preload (p, 0);
     elk_program_add_preload (p, 1);
     elk_program_add_execute (p, 1);
-    g_assert_false (elk_program_validate (p, spec, &error));
+    g_assert_false (elk_program_validate (p, big, &error));
     g_assert_nonnull (strstr (error->message, "is next in graph order"));
   }
   /* Executing an HBM-reading operator without its preload. */
@@ -301,7 +375,7 @@ test_program_rules (void)
     g_autoptr (ElkProgram) p = elk_program_new (g);
     g_autoptr (GError) error = NULL;
     elk_program_add_execute (p, 0);
-    g_assert_false (elk_program_validate (p, spec, &error));
+    g_assert_false (elk_program_validate (p, big, &error));
     g_assert_nonnull (strstr (error->message, "without a preload"));
   }
   /* Preloading twice, and after execution. */
@@ -310,7 +384,7 @@ test_program_rules (void)
     g_autoptr (GError) error = NULL;
     elk_program_add_preload (p, 0);
     elk_program_add_preload (p, 0);
-    g_assert_false (elk_program_validate (p, spec, &error));
+    g_assert_false (elk_program_validate (p, big, &error));
     g_assert_nonnull (strstr (error->message, "a second time"));
   }
   {
@@ -319,7 +393,8 @@ test_program_rules (void)
     elk_program_add_preload (p, 0);
     elk_program_add_execute (p, 0);
     elk_program_add_preload (p, 0);
-    g_assert_false (elk_program_validate (p, spec, &error));
+    g_assert_false (elk_program_validate (p, big, &error));
+    g_assert_nonnull (strstr (error->message, "preloads 'l0'"));
   }
   /* Missing executes. */
   {
@@ -327,8 +402,203 @@ test_program_rules (void)
     g_autoptr (GError) error = NULL;
     elk_program_add_preload (p, 0);
     elk_program_add_execute (p, 0);
-    g_assert_false (elk_program_validate (p, spec, &error));
+    choose (p, big, 0, 0);
+    g_assert_false (elk_program_validate (p, big, &error));
     g_assert_nonnull (strstr (error->message, "executes 1 of the graph's 2"));
+  }
+}
+
+/* A valid two-operator program on @set. */
+static ElkProgram *
+honest_program (ElkGraph *g, const ElkPlanSet *set)
+{
+  ElkProgram *p = elk_program_new (g);
+
+  elk_program_add_preload (p, 0);
+  elk_program_add_execute (p, 0);
+  elk_program_add_preload (p, 1);
+  elk_program_add_execute (p, 1);
+  choose (p, set, 0, 0);
+  choose (p, set, 1, 0);
+  return p;
+}
+
+static void
+expect_invalid (ElkProgram *p, const ElkPlanSet *set, const char *what)
+{
+  g_autoptr (GError) error = NULL;
+
+  g_assert_false (elk_program_validate (p, set, &error));
+  g_assert_error (error, ELK_SCHEDULE_ERROR,
+                  ELK_SCHEDULE_ERROR_INVALID_PROGRAM);
+  if (strstr (error->message, what) == NULL)
+    g_error ("expected '%s' in: %s", what, error->message);
+}
+
+/* Every declaration is checked against the derivation, the decisions are
+ * range-checked, and predictions are never priced. */
+static void
+test_program_declarations (void)
+{
+  g_autoptr (ElkGraph) g = two_op_graph ();
+  g_autoptr (ElkPlanSet) set = plans_for (g, 0);
+  const ElkChipSpec *spec = elk_plan_set_get_spec (set);
+  g_autofree ElkOpCost *honest = NULL;
+
+  {
+    g_autoptr (ElkProgram) p = honest_program (g, set);
+    g_autoptr (GError) error = NULL;
+    const ElkPlanTable *t = elk_plan_set_get_table (set, 0);
+    const ElkColdHot *ch = &t->cold_hot[0];
+    double noc;
+
+    g_assert_true (elk_program_validate (p, set, &error));
+    g_assert_no_error (error);
+    honest = elk_program_derive (p, set, &error);
+    g_assert_no_error (error);
+    g_assert_true (honest[0].preloaded);
+    g_assert_cmpuint (honest[0].hbm_bytes, ==, t->hbm_bytes);
+    g_assert_cmpuint (honest[0].hot_bytes, ==, ch->hot_bytes);
+    g_assert_cmpuint (honest[0].cold_bytes, ==, ch->cold_bytes);
+    g_assert_cmpfloat (honest[0].exec_s, ==, t->plans[ch->hot_plan].time_s);
+    g_assert_cmpfloat (honest[0].warmup_s, ==, ch->warmup_s);
+    g_assert_cmpfloat (honest[0].noc_s, ==,
+                       elk_plan_get_noc_demand (&t->plans[ch->hot_plan],
+                                                ELK_NOC_DEMAND_SHIFT_SHUFFLE));
+    g_assert_cmpfloat (honest[0].load_s, ==,
+                       elk_chip_spec_get_load_time (spec, t->hbm_bytes,
+                                                    ch->cold_bytes, 1.0,
+                                                    &noc));
+    g_assert_cmpfloat (honest[0].load_noc_s, ==, noc);
+  }
+  /* Right declarations pass; wrong ones name the field and both values. */
+  {
+    g_autoptr (ElkProgram) p = honest_program (g, set);
+    g_autoptr (GError) error = NULL;
+    ElkProgramOp *pop = elk_program_get_op (p, 0);
+
+    pop->hot_bytes = honest[0].hot_bytes;
+    pop->cold_bytes = honest[0].cold_bytes;
+    pop->hbm_bytes = honest[0].hbm_bytes;
+    pop->exec_budget = honest[0].hot_bytes;
+    g_assert_true (elk_program_validate (p, set, &error));
+    g_assert_no_error (error);
+    pop->cold_bytes = 0;
+    expect_invalid (p, set, "cold_bytes declared 0 bytes");
+    pop->cold_bytes = honest[0].cold_bytes;
+    pop->hot_bytes = 1;
+    expect_invalid (p, set, "hot_bytes declared 1 bytes");
+    pop->hot_bytes = honest[0].hot_bytes;
+    pop->hbm_bytes = 0;
+    expect_invalid (p, set, "hbm_bytes declared 0 bytes");
+  }
+  /* Budgets: positive, holding the execute plan, within SRAM. */
+  {
+    g_autoptr (ElkProgram) p = honest_program (g, set);
+    ElkProgramOp *pop = elk_program_get_op (p, 1);
+
+    pop->exec_budget = 0;
+    expect_invalid (p, set, "exec_budget is 0 bytes");
+    pop->exec_budget = elk_chip_spec_get_usable_sram (spec) + 1;
+    expect_invalid (p, set, "exec_budget");
+  }
+  /* Preload shares lie in (0, 1]. */
+  {
+    g_autoptr (ElkProgram) p = honest_program (g, set);
+    elk_program_get_op (p, 0)->preload_share = 0;
+    expect_invalid (p, set, "preload_share is 0");
+    elk_program_get_op (p, 0)->preload_share = 2;
+    expect_invalid (p, set, "preload_share is 2");
+    elk_program_get_op (p, 0)->preload_share = NAN;
+    expect_invalid (p, set, "preload_share is nan");
+  }
+  /* A plan whose cost fields are not the cost model's. */
+  {
+    g_autoptr (ElkProgram) p = honest_program (g, set);
+    elk_program_get_op (p, 1)->exec_plan.time_s /= 10;
+    expect_invalid (p, set, "declares time_s");
+  }
+  {
+    g_autoptr (ElkProgram) p = honest_program (g, set);
+    elk_program_get_op (p, 1)->exec_plan.hot_bytes = 0;
+    expect_invalid (p, set, "declares hot_bytes");
+  }
+  /* A preload plan that does not lead to the execute plan. */
+  {
+    g_autoptr (ElkProgram) p = honest_program (g, set);
+    const ElkPlanTable *t = elk_plan_set_get_table (set, 1);
+    ElkProgramOp *pop = elk_program_get_op (p, 1);
+    gboolean found = FALSE;
+
+    for (guint k = 0; k < t->n_plans && !found; k++)
+      if (memcmp (t->plans[k].spatial, pop->exec_plan.spatial,
+                  sizeof (pop->exec_plan.spatial)) != 0)
+        {
+          pop->preload_plan = t->plans[k];
+          found = TRUE;
+        }
+    g_assert_true (found);
+    expect_invalid (p, set, "does not lead to the execute plan");
+  }
+  /* A plan breaking the plan space's rules. */
+  {
+    g_autoptr (ElkProgram) p = honest_program (g, set);
+    elk_program_get_op (p, 0)->exec_plan.spatial[0] = 100000;
+    expect_invalid (p, set, "parts for loop dimension");
+  }
+  /* Predictions must be numbers, and are never priced: lies in them give
+   * the same derivation. */
+  {
+    g_autoptr (ElkProgram) p = honest_program (g, set);
+    g_autoptr (GError) error = NULL;
+    g_autofree ElkOpCost *costs = NULL;
+    ElkProgramOp *pop = elk_program_get_op (p, 0);
+
+    pop->est_load_s = 0;
+    pop->est_noc_s = 0;
+    pop->est_warmup_s = 0;
+    pop->est_exec_s = 1e-12;
+    elk_program_set_estimate (p, 1e-12);
+    costs = elk_program_derive (p, set, &error);
+    g_assert_no_error (error);
+    g_assert_cmpmem (costs, 2 * sizeof (ElkOpCost), honest,
+                     2 * sizeof (ElkOpCost));
+    g_assert_true (elk_program_validate (p, set, &error));
+    pop->est_load_s = -1;
+    expect_invalid (p, set, "prediction est_load_s is -1");
+    pop->est_load_s = INFINITY;
+    expect_invalid (p, set, "prediction est_load_s is inf");
+  }
+  /* A slower, throttled preload is a decision, and is priced. */
+  {
+    g_autoptr (ElkProgram) p = honest_program (g, set);
+    g_autoptr (GError) error = NULL;
+    g_autofree ElkOpCost *costs = NULL;
+
+    elk_program_get_op (p, 0)->preload_share = 0.5;
+    costs = elk_program_derive (p, set, &error);
+    g_assert_no_error (error);
+    g_assert_cmpfloat (costs[0].load_s, ==,
+                       elk_chip_spec_get_load_time (spec, costs[0].hbm_bytes,
+                                                    costs[0].cold_bytes, 0.5,
+                                                    NULL));
+    g_assert_cmpfloat (costs[0].load_s, >=, honest[0].load_s);
+  }
+  /* Assumptions of a bound are applied and visible. */
+  {
+    g_autoptr (ElkProgram) p = honest_program (g, set);
+    g_autoptr (GError) error = NULL;
+    g_autofree ElkOpCost *costs = NULL;
+
+    elk_program_set_assumptions (p,
+                                 ELK_PROGRAM_ASSUME_FREE_DISTRIBUTION
+                                 | ELK_PROGRAM_ASSUME_PRIVATE_PRELOAD_NETWORK);
+    costs = elk_program_derive (p, set, &error);
+    g_assert_no_error (error);
+    g_assert_cmpfloat (costs[0].warmup_s, ==, 0);
+    g_assert_cmpfloat (costs[0].noc_s, ==, 0);
+    g_assert_cmpuint (costs[0].cold_bytes, ==,
+                      (costs[0].hbm_bytes + spec->cores - 1) / spec->cores);
   }
 }
 
@@ -375,6 +645,7 @@ main (int argc, char *argv[])
   g_test_add_func ("/graph/errors", test_errors);
   g_test_add_func ("/graph/read-before-write", test_read_before_write);
   g_test_add_func ("/program/rules", test_program_rules);
+  g_test_add_func ("/program/declarations", test_program_declarations);
   g_test_add_func ("/chip-spec/ipu-pod4", test_chip_spec);
   return g_test_run ();
 }

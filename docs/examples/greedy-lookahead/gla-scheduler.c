@@ -130,16 +130,22 @@ gla_scheduler_schedule (ElkScheduler *scheduler,
           next++;
         }
 
+      /* The decisions a chip runs: the plans and the budget.  The byte
+       * counts are optional declarations that elk_program_validate()
+       * checks against the plans, and the est_* fields are predictions
+       * that no chip prices. */
       pop->exec_plan = table->plans[entry[i]->hot_plan];
       pop->preload_plan = table->plans[entry[i]->cold_plan];
+      pop->exec_budget = usable - resident[i];
       pop->hot_bytes = entry[i]->hot_bytes;
       pop->cold_bytes = entry[i]->cold_bytes;
-      pop->exec_budget = usable - resident[i];
-      pop->preload_number = next - i - 1;
       pop->hbm_bytes = table->hbm_bytes;
       pop->est_exec_s = entry[i]->exec_s;
       pop->est_warmup_s = entry[i]->warmup_s;
-      pop->est_load_s = (double) table->hbm_bytes / spec->hbm_bw;
+      pop->est_load_s = elk_chip_spec_get_load_time (spec, table->hbm_bytes,
+                                                     entry[i]->cold_bytes,
+                                                     pop->preload_share,
+                                                     NULL);
       elk_program_add_execute (program, i);
 
       /* The scheduler's own estimate ignores overlap on purpose: it is a

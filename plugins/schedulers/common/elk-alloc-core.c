@@ -67,6 +67,8 @@ exec_options (const ElkAllocProblem *pb, Option *opts)
   for (guint e = 0; e < t->n_cold_hot; e++)
     {
       const ElkColdHot *ch = &t->cold_hot[e];
+      if (pb->exec_is_fixed && e != pb->exec_fixed)
+        continue;
       if (ch->hot_bytes > pb->budget || ch->cold_bytes > pb->budget)
         continue;
       opts[n++] = (Option) {
@@ -281,6 +283,8 @@ alloc_with_exec_budget (const ElkAllocProblem *pb, guint64 exec_budget,
       const ElkColdHot *ch = &t->cold_hot[e];
       double cost;
 
+      if (pb->exec_is_fixed && e != pb->exec_fixed)
+        continue;
       if (ch->hot_bytes > exec_budget || ch->cold_bytes > exec_budget)
         continue;
       cost = ch->exec_s + ch->warmup_s
@@ -456,9 +460,12 @@ elk__alloc_problem_from_request (ElkAllocProblem *problem,
     .pre_fixed = request->preloaded_fixed,
     .budget = request->sram_budget,
     /* The artifact charges an all-to-all broadcast of E's cold layout at
-     * half the per-core port rate; noc_share 0 (Ideal) switches it off. */
-    .penalty_per_byte = request->noc_share > 0
+     * half the per-core port rate; a contention-free bound (Ideal) is
+     * charged nothing. */
+    .penalty_per_byte = request->contention == ELK_ALLOC_CONTENTION_SHARED
                           ? penalty_weight / spec->link_bw : 0,
+    .exec_is_fixed = request->exec_fixed,
+    .exec_fixed = request->exec_entry,
   };
 }
 

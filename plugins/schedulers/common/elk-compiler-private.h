@@ -36,6 +36,10 @@ G_BEGIN_DECLS
  * @penalty_per_byte: seconds charged per per-core byte of the executing
  *   operator's preload-state layout (the artifact's all-to-all NoC
  *   penalty); 0 when contention is ignored.
+ * @exec_is_fixed: the scheduler fixed the executing operator's cold-hot
+ *   entry to @exec_fixed (zero: free, so positional initialisers that
+ *   stop before it keep their meaning).
+ * @exec_fixed: that entry.
  *
  * The allocation problem of elk-paper.md §3.6 in table form.  The
  * executing operator occupies its hot footprint; each preloaded operator
@@ -51,6 +55,8 @@ typedef struct
   const gint32 *pre_fixed;
   guint64 budget;
   double penalty_per_byte;
+  gboolean exec_is_fixed;
+  guint32 exec_fixed;
 } ElkAllocProblem;
 
 /**
@@ -187,6 +193,7 @@ typedef struct
   ElkEngineOp *ops;
   double latency_s;
   gboolean feasible;
+  double theta;   /* the preload share the run used */
 } ElkEngineResult;
 
 /**
@@ -207,7 +214,6 @@ typedef struct
   const ElkPlanTable **tables;
   guint max_preload;
   guint64 usable;
-  double penalty_noc_share;
   ElkNocDemand noc_demand;   /* from the plan set's options */
 } ElkEngine;
 

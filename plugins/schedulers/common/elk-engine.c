@@ -96,7 +96,6 @@ elk__engine_init (ElkEngine *engine,
   engine->load = (ElkLoadModel) { spec->hbm_bw, spec->link_bw, spec->cores };
   engine->n_ops = n;
   engine->usable = elk_chip_spec_get_usable_sram (spec);
-  engine->penalty_noc_share = 1.0;
   engine->noc_demand = elk_plan_set_get_options (plans)->noc_demand;
   /* The artifact never preloads more than one layer's worth of operators
    * (elk-paper.md §3.5, "Artifact specifics"). */
@@ -371,6 +370,7 @@ elk__engine_run (const ElkEngine *engine,
       abandon = TRUE;
   memset (ops, 0, sizeof (ElkEngineOp) * n);
   result->feasible = FALSE;
+  result->theta = ideal ? 1.0 : params->theta;
   result->latency_s = INFINITY;
   for (guint q = 0; q < n; q++)
     pos[order[q]] = q;
@@ -489,7 +489,8 @@ elk__engine_run (const ElkEngine *engine,
                 .preloaded = grp + 1,
                 .preloaded_fixed = qfixed,
                 .sram_budget = ideal ? budget : engine->usable,
-                .noc_share = ideal ? 0 : engine->penalty_noc_share,
+                .contention = ideal ? ELK_ALLOC_CONTENTION_NONE
+                                    : ELK_ALLOC_CONTENTION_SHARED,
               };
               ElkAllocResult res = { .preload_entries = qentries };
               gboolean fits = FALSE;
@@ -674,26 +675,26 @@ elk__engine_to_program (const ElkEngine *engine,
 
       pop->exec_plan = t->plans[ch->hot_plan];
       pop->preload_plan = t->plans[ch->cold_plan];
+      pop->exec_budget = engine->usable;
+      pop->preload_share = result->theta;
       pop->hot_bytes = ch->hot_bytes;
       pop->cold_bytes = t->hbm_bytes > 0 ? ch->cold_bytes : 0;
-      pop->preload_number = eo->preload_number;
       pop->hbm_bytes = t->hbm_bytes;
       pop->est_exec_s = eo->exec_s;
       pop->est_warmup_s = eo->warmup_s;
       pop->est_load_s = eo->load_s;
-      pop->exec_budget = engine->usable;
       pop->est_noc_s = elk_plan_get_noc_demand (&pop->exec_plan,
                                                 engine->noc_demand);
       if (policy == ELK_POLICY_IDEAL)
         {
           const ElkColdHot *mc = &t->cold_hot[min_cold_entry (t)];
-          /* Ideal: preloaded at the minimum preload state, distributed for
-           * free, and its execution traffic on a network of its own, so it
-           * never contends with preloads (elk-paper.md §5.3). */
+          /* Ideal: preloaded as an even shard, distributed for free, and
+           * its execution traffic on a network of its own, so it never
+           * contends with preloads (elk-paper.md §5.3).  The program says
+           * so in its assumptions, which every chip applies and results
+           * record; the plans stay what the cost model gives. */
           pop->preload_plan = t->plans[mc->cold_plan];
           pop->cold_bytes = t->hbm_bytes > 0 ? t->min_cold_bytes : 0;
-          pop->exec_plan.shift_s = 0;
-          pop->exec_plan.noc_bytes = 0;
           pop->est_noc_s = 0;
           pop->est_warmup_s = 0;
         }
