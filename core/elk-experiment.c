@@ -342,14 +342,24 @@ load_component (ElkExperiment *self,
                 GError **error)
 {
   g_autofree char *name = get_prop (node, "name");
+  g_autofree char *plugin_file = get_prop (node, "plugin");
   g_autoptr (GError) local_error = NULL;
   const ElkFeature *feature;
   ElkComponent *c;
   int line = (int) xmlGetLineNo (node);
 
+  /* plugin="..." says which plugin file provides the feature: a path
+   * (relative to this file's folder) or a bare file name. */
+  if (plugin_file != NULL && strchr (plugin_file, '/') != NULL)
+    {
+      char *absolute = g_canonicalize_filename (plugin_file, self->dir);
+      g_free (plugin_file);
+      plugin_file = absolute;
+    }
   feature = kind == ELK_TYPE_PLAN_PARAMS
               ? plans_feature ()
-              : elk_registry_find (registry, kind, name, &local_error);
+              : elk_registry_find_in_file (registry, kind, name, plugin_file,
+                                           &local_error);
   if (feature == NULL)
     {
       g_set_error (error, ELK_EXPERIMENT_ERROR,

@@ -20,8 +20,10 @@ struct _ElkPlugin
   char *name;
   char *description;
   char *version;
+  char *sha256;            /* of the file's bytes, read before loading */
   guint abi_version;
   guint n_features;
+  GPtrArray *claims;       /* "kind/name" of every feature it tried to add */
 };
 
 G_DEFINE_FINAL_TYPE (ElkPlugin, elk_plugin, G_TYPE_OBJECT)
@@ -35,6 +37,8 @@ elk_plugin_finalize (GObject *object)
   g_free (self->name);
   g_free (self->description);
   g_free (self->version);
+  g_free (self->sha256);
+  g_ptr_array_unref (self->claims);
   G_OBJECT_CLASS (elk_plugin_parent_class)->finalize (object);
 }
 
@@ -47,17 +51,20 @@ elk_plugin_class_init (ElkPluginClass *klass)
 static void
 elk_plugin_init (ElkPlugin *self)
 {
+  self->claims = g_ptr_array_new_with_free_func (g_free);
 }
 
 ElkPlugin *
 elk__plugin_new (ElkRegistry *registry,
                  const char *filename,
+                 const char *sha256,
                  const ElkPluginDesc *desc)
 {
   ElkPlugin *self = g_object_new (ELK_TYPE_PLUGIN, NULL);
 
   self->registry = registry;
   self->filename = g_strdup (filename);
+  self->sha256 = g_strdup (sha256);
   self->name = g_strdup (desc->name);
   self->description = g_strdup (desc->description);
   self->version = g_strdup (desc->version);
@@ -76,6 +83,27 @@ guint
 elk__plugin_get_n_features (ElkPlugin *plugin)
 {
   return plugin->n_features;
+}
+
+/* The "kind/name" keys of every feature the register function tried to
+ * add, accepted or not.  When the file then fails to load, the registry
+ * keeps them, so that a name the file meant to provide is not silently
+ * served by another file (elk_registry_find()). */
+GPtrArray *
+elk__plugin_get_claims (ElkPlugin *plugin)
+{
+  return plugin->claims;
+}
+
+/* The plugin as one line of tab-separated fields, "name version abi file
+ * sha256", which the points journal carries and elk-report.c writes into
+ * results.json (elk__report_open()). */
+char *
+elk__plugin_dup_record (ElkPlugin *plugin)
+{
+  return g_strdup_printf ("%s\t%s\t%u\t%s\t%s", plugin->name,
+                          plugin->version, plugin->abi_version,
+                          plugin->filename, plugin->sha256);
 }
 
 /* Required vfuncs per interface: registration refuses a type that leaves
@@ -167,6 +195,10 @@ elk_plugin_add_feature (ElkPlugin *plugin,
                    g_type_name (kind) ? g_type_name (kind) : "(invalid)");
       return FALSE;
     }
+  if (name != NULL)
+    g_ptr_array_add (plugin->claims,
+                     g_strdup_printf ("%s/%s", elk_kind_to_string (kind),
+                                      name));
   if (!is_feature_name (name))
     {
       g_set_error (error, ELK_REGISTRY_ERROR, ELK_REGISTRY_ERROR_BAD_NAME,
@@ -213,10 +245,30 @@ elk_plugin_get_name (ElkPlugin *plugin)
   return plugin->name;
 }
 
+/**
+ * elk_plugin_get_filename:
+ *
+ * Returns: (type filename): the plugin file as an absolute path (made
+ *   absolute against the working folder, "." and ".." removed; symbolic
+ *   links are not resolved).
+ */
 const char *
 elk_plugin_get_filename (ElkPlugin *plugin)
 {
   return plugin->filename;
+}
+
+/**
+ * elk_plugin_get_sha256:
+ *
+ * Returns: the SHA-256 of the plugin file's bytes, in lowercase hex, as
+ *   read just before the file was loaded.  results.json records it for
+ *   every plugin a run used.
+ */
+const char *
+elk_plugin_get_sha256 (ElkPlugin *plugin)
+{
+  return plugin->sha256;
 }
 
 const char *

@@ -10,9 +10,12 @@ G_BEGIN_DECLS
 /* elk-plugin.c */
 ElkPlugin *elk__plugin_new (ElkRegistry *registry,
                             const char *filename,
+                            const char *sha256,
                             const ElkPluginDesc *desc);
 void elk__plugin_detach (ElkPlugin *plugin);
 guint elk__plugin_get_n_features (ElkPlugin *plugin);
+GPtrArray *elk__plugin_get_claims (ElkPlugin *plugin);
+char *elk__plugin_dup_record (ElkPlugin *plugin);
 
 /* elk-registry.c */
 gboolean elk__registry_add_feature (ElkRegistry *self,

@@ -113,6 +113,38 @@ write_json_value (FILE *out, const char *value)
     write_json_string (out, value);
 }
 
+/* One plugin the run used, from its journal record "name\tversion\tabi\t
+ * file\tsha256" (elk__plugin_dup_record()), as an object.  The file is
+ * the absolute path the plugin was loaded from, so results.json made from
+ * a build tree and from an installed elk differ in it (and in the
+ * SHA-256 when the files differ); runs of one elk give the same bytes. */
+static void
+write_json_plugin (FILE *out, const char *record)
+{
+  g_auto (GStrv) fields = g_strsplit (record, "\t", 5);
+  static const char *const keys[] = { "name", "version", "abi", "file",
+                                      "sha256" };
+
+  fputs ("\n    {", out);
+  if (g_strv_length (fields) != G_N_ELEMENTS (keys))
+    {
+      /* A journal written before plugins had files and hashes. */
+      fputs ("\"name\": ", out);
+      write_json_string (out, record);
+      fputc ('}', out);
+      return;
+    }
+  for (guint k = 0; k < G_N_ELEMENTS (keys); k++)
+    {
+      fprintf (out, "%s\"%s\": ", k > 0 ? ", " : "", keys[k]);
+      if (k == 2)
+        write_json_value (out, fields[k]);
+      else
+        write_json_string (out, fields[k]);
+    }
+  fputc ('}', out);
+}
+
 static gboolean
 check_io (ElkReport *report, FILE *file, const char *path, GError **error)
 {
@@ -142,7 +174,8 @@ open_part (const char *path, GError **error)
  * elk__report_open:
  * @dir: the output folder, created if missing
  * @axis_names: (array zero-terminated=1): sweep axis columns
- * @plugin_versions: (element-type utf8): "kind name version" lines
+ * @plugin_versions: (element-type utf8): the plugins used, one
+ *   elk__plugin_dup_record() line each
  *
  * Returns: (transfer full): a report writing into "*.part" files.
  */
@@ -209,10 +242,10 @@ elk__report_open (const char *dir,
   fputs (",\n  \"plugins\": [", report->json);
   for (guint i = 0; i < plugin_versions->len; i++)
     {
-      fputs (i > 0 ? ", " : "", report->json);
-      write_json_string (report->json, plugin_versions->pdata[i]);
+      fputs (i > 0 ? "," : "", report->json);
+      write_json_plugin (report->json, plugin_versions->pdata[i]);
     }
-  fputs ("],\n  \"rows\": [", report->json);
+  fputs ("\n  ],\n  \"rows\": [", report->json);
   return report;
 }
 

@@ -642,9 +642,8 @@ collect_plugin_versions (ElkExperiment *self)
       char *line;
       if (plugin == NULL)
         continue;
-      line = g_strdup_printf ("%s %s (abi %u)", elk_plugin_get_name (plugin),
-                              elk_plugin_get_version (plugin),
-                              elk_plugin_get_abi_version (plugin));
+      /* Name, version, ABI, file and SHA-256 (results.json). */
+      line = elk__plugin_dup_record (plugin);
       if (g_hash_table_contains (seen, line))
         {
           g_free (line);

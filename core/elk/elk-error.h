@@ -26,6 +26,12 @@ G_BEGIN_DECLS
  *   time (returned %NULL without an error, left a required vfunc empty,
  *   returned an inconsistent result).
  * @ELK_PLUGIN_ERROR_FAILED: a plugin reported a failure of its own.
+ * @ELK_PLUGIN_ERROR_TYPE_CLASH: the plugin defines a GType whose name is
+ *   already registered (by another plugin file or a library); the message
+ *   names the type and both files.
+ * @ELK_PLUGIN_ERROR_IGNORED: the file was not loaded on purpose: it is not
+ *   named `libelk-<name>.so`, or it has the same content as a plugin file
+ *   loaded before (elk_registry_get_ignored()).
  */
 typedef enum
 {
@@ -37,6 +43,8 @@ typedef enum
   ELK_PLUGIN_ERROR_NO_FEATURES,
   ELK_PLUGIN_ERROR_CONTRACT,
   ELK_PLUGIN_ERROR_FAILED,
+  ELK_PLUGIN_ERROR_TYPE_CLASH,
+  ELK_PLUGIN_ERROR_IGNORED,
 } ElkPluginError;
 
 /**
@@ -46,6 +54,9 @@ typedef enum
  *   the interface, is abstract, or lacks a required vfunc.
  * @ELK_REGISTRY_ERROR_NOT_FOUND: no feature of that kind and name.
  * @ELK_REGISTRY_ERROR_BAD_NAME: a feature name is not lowercase dash-case.
+ * @ELK_REGISTRY_ERROR_AMBIGUOUS: more than one plugin file provides (or
+ *   tried to provide) the feature, and no file was chosen; the message
+ *   names every file.
  */
 typedef enum
 {
@@ -53,6 +64,7 @@ typedef enum
   ELK_REGISTRY_ERROR_WRONG_TYPE,
   ELK_REGISTRY_ERROR_NOT_FOUND,
   ELK_REGISTRY_ERROR_BAD_NAME,
+  ELK_REGISTRY_ERROR_AMBIGUOUS,
 } ElkRegistryError;
 
 /**

@@ -5,6 +5,12 @@
  * search path is ELK_PLUGIN_PATH (colon-separated) followed by
  * ELK_PLUGIN_SYSTEM_PATH, which defaults to the installed plugin directory;
  * setting it to the empty string disables installed plugins.
+ *
+ * Plugin identity: a plugin file is known by its absolute path and its
+ * SHA-256.  Two files may provide the same feature name; such a name is
+ * refused by elk_registry_find() (ELK_REGISTRY_ERROR_AMBIGUOUS, naming
+ * both files) unless elk_registry_find_in_file() is told which file to
+ * use, as the experiment's plugin="..." attribute does.
  */
 #pragma once
 
@@ -42,9 +48,21 @@ ELK_API const ElkFeature *elk_registry_find (ElkRegistry *self,
                                              GType kind,
                                              const char *name,
                                              GError **error);
+ELK_API const ElkFeature *elk_registry_find_in_file (ElkRegistry *self,
+                                                     GType kind,
+                                                     const char *name,
+                                                     const char *plugin_file,
+                                                     GError **error);
+ELK_API GPtrArray *elk_registry_list_providers (ElkRegistry *self,
+                                                GType kind,
+                                                const char *name);
+ELK_API GStrv elk_registry_get_failed_providers (ElkRegistry *self,
+                                                GType kind,
+                                                const char *name);
 ELK_API GPtrArray *elk_registry_list_features (ElkRegistry *self, GType kind);
 ELK_API GPtrArray *elk_registry_get_plugins (ElkRegistry *self);
 ELK_API const GPtrArray *elk_registry_get_failures (ElkRegistry *self);
+ELK_API const GPtrArray *elk_registry_get_ignored (ElkRegistry *self);
 ELK_API const char *elk_kind_to_string (GType kind);
 ELK_API GType elk_kind_from_string (const char *kind);
 

@@ -278,15 +278,37 @@ elk__results_load (const char *path, const char *const *axes, GError **error)
        i++)
     {
       JsonNode *item = json_array_get_element (json_node_get_array (node), i);
-      if (!JSON_NODE_HOLDS_VALUE (item)
-          || json_node_get_value_type (item) != G_TYPE_STRING)
+      JsonObject *plugin;
+      /* {"name", "version", "abi", "file", "sha256"}; older results
+       * have one "name version (abi N)" string. */
+      if (JSON_NODE_HOLDS_VALUE (item)
+          && json_node_get_value_type (item) == G_TYPE_STRING)
+        {
+          g_ptr_array_add (results->plugins,
+                           g_strdup (json_node_get_string (item)));
+          continue;
+        }
+      plugin = JSON_NODE_HOLDS_OBJECT (item) ? json_node_get_object (item)
+                                             : NULL;
+      if (plugin == NULL
+          || json_object_get_string_member_with_default (plugin, "name", NULL)
+               == NULL)
         {
           g_set_error (error, ELK_REPORT_ERROR, ELK_REPORT_ERROR_RESULTS,
-                       "%s: plugins[%u] is not a string", path, i);
+                       "%s: plugins[%u] is not a plugin object with a "
+                       "'name'", path, i);
           return NULL;
         }
-      g_ptr_array_add (results->plugins,
-                       g_strdup (json_node_get_string (item)));
+      g_ptr_array_add (
+        results->plugins,
+        g_strdup_printf (
+          "%s %s (abi %" G_GINT64_FORMAT "), %s, sha256 %s",
+          json_object_get_string_member_with_default (plugin, "name", "?"),
+          json_object_get_string_member_with_default (plugin, "version", "?"),
+          json_object_get_int_member_with_default (plugin, "abi", 0),
+          json_object_get_string_member_with_default (plugin, "file", "?"),
+          json_object_get_string_member_with_default (plugin, "sha256",
+                                                      "?")));
     }
 
   node = json_object_get_member (top, "rows");
