@@ -6,16 +6,17 @@
  *
  * For every graph (a few small built-in ones, plus the frontend of each
  * --graph experiment file) on every shipped chip, it schedules the graph
- * twice with the same scheduler object, and once more with another
- * scheduler object at another thread count when the scheduler has a
- * 'threads' property, runs every program on the chip and checks:
+ * twice with the same scheduler object and runs both programs on the
+ * chip, and schedules it once more with a fresh scheduler object at
+ * another thread count when the scheduler has a 'threads' property.  It
+ * checks:
  *
  *   valid        the scheduler returns a program that passes
  *                elk_program_validate() and the chip runs it, at or above
  *                the physical lower bound;
  *   determinism  the programs are identical step by step and operator by
- *                operator (execute and preload plans), and so are the
- *                chip's metrics, byte for byte;
+ *                operator (execute and preload plans), and the chip's
+ *                metrics of the first two are identical byte for byte;
  *   gap          with --max-gap, |estimate - latency| / latency is at most
  *                the given fraction.
  *
@@ -67,16 +68,17 @@ static const BuiltinGraph builtin_graphs[] = {
       "layers=2", NULL },
     NULL },
   { "llama-prefill", "llama",
-    { "preset=llama2-13b-paper", "phase=prefill", "batch=1", "seq=128",
+    { "preset=llama2-13b-paper", "phase=prefill", "batch=1", "seq=64",
       "layers=1", NULL },
     NULL },
   { "onnx-squeezenet", "onnx", { NULL },
     "onnx/torch-generated/squeezenet1_1.onnx" },
 };
 
-/* The shipped chips, with their defaults except where a default makes the
- * check slow: noc-sim simulates every packet, so it gets one chip of 1472
- * cores instead of four (the IPU-POD4 of the other two). */
+/* The shipped chips, with their defaults: an IPU-POD4 of 5888 cores each.
+ * A smaller noc-sim would be faster, but one chip of 1472 cores cannot
+ * hold two Llama2-13B layers with elk's preloads, which fails schedulers
+ * for the chip's size rather than for a bug. */
 typedef struct
 {
   const char *name;
@@ -85,7 +87,7 @@ typedef struct
 
 static const ChipConfig shipped_chips[] = {
   { "analytic", { NULL } },
-  { "noc-sim", { "chips=1", "cores=1472", NULL } },
+  { "noc-sim", { NULL } },
   { "ipu-pod", { NULL } },
 };
 
@@ -428,8 +430,8 @@ compare_metrics (const ElkMetrics *a, const ElkMetrics *b)
   return NULL;
 }
 
-/* Schedules and runs once.  On failure, reports it as the 'valid' check
- * and returns FALSE. */
+/* Schedules and, with a non-NULL METRICS_OUT, runs once.  On failure,
+ * reports it as the 'valid' check and returns FALSE. */
 static gboolean
 schedule_and_run (Checker *checker,
                   const char *where,
@@ -456,6 +458,11 @@ schedule_and_run (Checker *checker,
     {
       report (checker, FALSE, "valid", "%s: %s", where, error->message);
       return FALSE;
+    }
+  if (metrics_out == NULL)
+    {
+      *program_out = g_steal_pointer (&program);
+      return TRUE;
     }
   metrics = elk_chip_run (chip, program, plans, &error);
   if (metrics == NULL)
@@ -570,7 +577,9 @@ check_point (Checker *checker,
                 "metrics twice", where);
     }
 
-  /* And with another thread count, from a fresh scheduler object. */
+  /* And with another thread count, from a fresh scheduler object.  The
+   * chip already proved deterministic on this program above, so only the
+   * programs are compared. */
   if (get_threads (scheduler, &threads))
     {
       guint other = threads == 1 ? 2 : 1;
@@ -578,7 +587,6 @@ check_point (Checker *checker,
       g_autoptr (ElkScheduler) scheduler2 = NULL;
       g_autoptr (ElkAllocator) allocator2 = NULL;
       g_autoptr (ElkProgram) third = NULL;
-      g_autoptr (ElkMetrics) third_metrics = NULL;
       g_autofree char *threads_text = threads == 0
                                         ? g_strdup ("0 (one per processor)")
                                         : g_strdup_printf ("%u", threads);
@@ -590,19 +598,17 @@ check_point (Checker *checker,
           return;
         }
       if (schedule_and_run (checker, where, scheduler2, allocator2,
-                            ELK_CHIP (chip), spec, plans, &third,
-                            &third_metrics, NULL, NULL))
+                            ELK_CHIP (chip), spec, plans, &third, NULL,
+                            NULL, NULL))
         {
           diff = compare_programs (first, third);
-          if (diff == NULL)
-            diff = compare_metrics (first_metrics, third_metrics);
           if (diff != NULL)
             report (checker, FALSE, "determinism", "%s: threads=%s and "
                     "threads=%u gave different results: %s", where,
                     threads_text, other, diff);
           else
             report (checker, TRUE, "determinism", "%s: the same program "
-                    "and metrics with threads=%s and threads=%u", where,
+                    "with threads=%s and threads=%u", where,
                     threads_text, other);
         }
     }

@@ -44,3 +44,7 @@ esac
 meson setup "$work/build" "$example" >"$work/setup.log" 2>&1 || { cat "$work/setup.log"; exit 1; }
 meson compile -C "$work/build" >"$work/compile.log" 2>&1 || { cat "$work/compile.log"; exit 1; }
 meson test -C "$work/build" --print-errorlogs --verbose
+
+# A third party checks its plugin with the installed elk-check-plugin
+# (issue 16): valid, deterministic programs on every shipped chip.
+elk-check-plugin --plugin-path "$work/build" scheduler example:greedy-lookahead

@@ -53,7 +53,7 @@ if grep -q '^FAIL' "$work/out"; then fail "scheduler basic: a check failed"; fi
 
 # A scheduler with a 'threads' property is also compared across thread
 # counts.
-expect 0 'PASS  determinism  llama-decode on analytic: the same program and metrics with threads=0 (one per processor) and threads=1' \
+expect 0 'PASS  determinism  llama-decode on analytic: the same program with threads=0 (one per processor) and threads=1' \
   --chip analytic scheduler elk -p order-search=dyn
 
 # An allocator runs under the elk scheduler by default.
