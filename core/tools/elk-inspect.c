@@ -1,7 +1,9 @@
 /* elk-inspect: what plugins elk sees, modelled on gst-inspect.
  *
- *   elk-inspect            every feature by kind, with its file, and every
- *                          file that failed to load and why
+ *   elk-inspect            every feature by kind, with its file (every file
+ *                          when several provide the name), every file
+ *                          that failed to load and why, and every file
+ *                          ignored and why
  *   elk-inspect NAME       one feature: description, version, ABI and each
  *                          property with type, range, default and blurb
  *   elk-inspect --schema   the experiment file schema
@@ -102,6 +104,8 @@ print_feature (const ElkFeature *feature)
                elk_plugin_get_description (feature->plugin));
       g_print ("  file:         %s\n",
                elk_plugin_get_filename (feature->plugin));
+      g_print ("  sha256:       %s\n",
+               elk_plugin_get_sha256 (feature->plugin));
       g_print ("  ABI:          %u\n",
                elk_plugin_get_abi_version (feature->plugin));
     }
@@ -126,6 +130,8 @@ main (int argc, char *argv[])
   g_autoptr (GError) error = NULL;
   g_autoptr (ElkRegistry) registry = NULL;
   const GPtrArray *failures;
+  const GPtrArray *ignored;
+  g_autoptr (GHashTable) shown = NULL;
   gboolean schema = FALSE;
   guint n_kinds;
   const GType *kinds = all_kinds (&n_kinds);
@@ -156,6 +162,7 @@ main (int argc, char *argv[])
   elk_registry_add_default_paths (registry);
   elk_registry_scan (registry);
   failures = elk_registry_get_failures (registry);
+  ignored = elk_registry_get_ignored (registry);
 
   if (argc == 2)
     {
@@ -170,16 +177,35 @@ main (int argc, char *argv[])
         name = argv[1] + strlen (parts[0]) + 1;
       for (guint k = 0; k < n_kinds; k++)
         {
-          const ElkFeature *f;
+          g_autoptr (GPtrArray) providers = NULL;
+          g_auto (GStrv) failed = NULL;
+          guint n_failed;
           if (only != G_TYPE_INVALID && kinds[k] != only)
             continue;
-          f = elk_registry_lookup (registry, kinds[k], name);
-          if (f == NULL)
+          providers = elk_registry_list_providers (registry, kinds[k], name);
+          failed = elk_registry_get_failed_providers (registry, kinds[k],
+                                                      name);
+          n_failed = g_strv_length (failed);
+          if (providers->len == 0 && n_failed == 0)
             continue;
           if (found)
             g_print ("\n");
-          print_feature (f);
           found = TRUE;
+          if (providers->len + n_failed > 1)
+            g_print ("%s '%s' is provided by %u files; an experiment that "
+                     "uses it must say which with plugin=\"FILE\"\n\n",
+                     elk_kind_to_string (kinds[k]), name,
+                     providers->len + n_failed);
+          for (guint i = 0; i < providers->len; i++)
+            {
+              if (i > 0)
+                g_print ("\n");
+              print_feature (providers->pdata[i]);
+            }
+          for (guint i = 0; i < n_failed; i++)
+            g_print ("%s%s '%s' from a file that failed to load: %s\n",
+                     providers->len + i > 0 ? "\n" : "",
+                     elk_kind_to_string (kinds[k]), name, failed[i]);
         }
       if (!found)
         {
@@ -198,6 +224,7 @@ main (int argc, char *argv[])
       return 1;
     }
 
+  shown = g_hash_table_new (g_str_hash, g_str_equal);
   for (guint k = 0; k < n_kinds; k++)
     {
       g_autoptr (GPtrArray) list = elk_registry_list_features (registry,
@@ -208,10 +235,38 @@ main (int argc, char *argv[])
       for (guint i = 0; i < list->len; i++)
         {
           const ElkFeature *f = list->pdata[i];
-          g_print ("  %-16s %s\n", f->name,
-                   f->plugin != NULL ? elk_plugin_get_filename (f->plugin)
-                                     : "(built in)");
+          g_autoptr (GPtrArray) providers = NULL;
+          g_auto (GStrv) failed = NULL;
+          guint n;
+          if (g_hash_table_contains (shown, f->name))
+            continue;
+          g_hash_table_add (shown, f->name);
+          providers = elk_registry_list_providers (registry, kinds[k],
+                                                   f->name);
+          failed = elk_registry_get_failed_providers (registry, kinds[k],
+                                                      f->name);
+          n = providers->len + g_strv_length (failed);
+          if (n == 1)
+            {
+              g_print ("  %-16s %s\n", f->name,
+                       f->plugin != NULL ? elk_plugin_get_filename (f->plugin)
+                                         : "(built in)");
+              continue;
+            }
+          /* Shadowed: an experiment using the name must choose. */
+          g_print ("  %-16s provided by %u files (an experiment using it "
+                   "must choose one with plugin=\"FILE\"):\n", f->name, n);
+          for (guint j = 0; j < providers->len; j++)
+            {
+              const ElkFeature *p = providers->pdata[j];
+              g_print ("  %-16s   %s\n", "",
+                       p->plugin != NULL ? elk_plugin_get_filename (p->plugin)
+                                         : "(built in)");
+            }
+          for (guint j = 0; failed[j] != NULL; j++)
+            g_print ("  %-16s   failed to load: %s\n", "", failed[j]);
         }
+      g_hash_table_remove_all (shown);
     }
   if (failures->len > 0)
     {
@@ -219,6 +274,15 @@ main (int argc, char *argv[])
       for (guint i = 0; i < failures->len; i++)
         {
           const ElkLoadFailure *f = failures->pdata[i];
+          g_print ("  %s\n", f->error->message);
+        }
+    }
+  if (ignored->len > 0)
+    {
+      g_print ("files ignored:\n");
+      for (guint i = 0; i < ignored->len; i++)
+        {
+          const ElkLoadFailure *f = ignored->pdata[i];
           g_print ("  %s\n", f->error->message);
         }
     }
