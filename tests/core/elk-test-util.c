@@ -73,3 +73,61 @@ elk_test_make (ElkRegistry *registry,
   va_end (ap);
   return obj;
 }
+
+/**
+ * elk_test_complete_plans:
+ * @chip: a chip
+ * @program: a hand-made program whose plans have their spatial vectors and
+ *   rotation factors set
+ *
+ * Every chip prices a program from its plans alone and refuses plans whose
+ * cost fields are not the cost model's, so a hand-made plan is completed
+ * with elk_plan_evaluate() on @chip's spec (a plan breaking the plan
+ * space's rules is left as it is, for the chip to refuse).
+ */
+void
+elk_test_complete_plans (ElkChip *chip, ElkProgram *program)
+{
+  g_autoptr (ElkChipSpec) spec = elk_chip_dup_spec (chip, NULL);
+  ElkGraph *graph = elk_program_get_graph (program);
+
+  g_assert_nonnull (spec);
+  for (guint i = 0; i < elk_graph_get_n_ops (graph); i++)
+    {
+      ElkProgramOp *pop = elk_program_get_op (program, i);
+      ElkPlan *plans_of_op[2] = { &pop->exec_plan, &pop->preload_plan };
+      for (guint k = 0; k < 2; k++)
+        {
+          ElkPlan eval = *plans_of_op[k];
+          if (eval.n_dims > 0
+              && elk_plan_evaluate (graph, i, spec, &eval, NULL))
+            *plans_of_op[k] = eval;
+        }
+    }
+}
+
+/**
+ * elk_test_run_program:
+ * @chip: a chip
+ * @program: a hand-made program (see elk_test_complete_plans())
+ * @trace: (nullable): where to record timelines
+ *
+ * Runs @program the way elk-run does, on plan tables built for @chip's
+ * spec, after completing its plans.
+ */
+ElkMetrics *
+elk_test_run_program (ElkChip *chip, ElkProgram *program, ElkTrace *trace,
+                      GError **error)
+{
+  g_autoptr (ElkChipSpec) spec = elk_chip_dup_spec (chip, error);
+  g_autoptr (ElkPlanSet) plans = NULL;
+
+  if (spec == NULL)
+    return NULL;
+  elk_test_complete_plans (chip, program);
+  plans = elk_plan_set_new (elk_program_get_graph (program), spec, NULL,
+                            error);
+  if (plans == NULL)
+    return NULL;
+  return elk_chip_run_traced (chip, program, plans, trace, error);
+}

@@ -9,3 +9,6 @@ ElkRegistry *elk_test_registry_with_good (void);
 void elk_test_assert_has_line (const GError *error, const char *file);
 GObject *elk_test_make (ElkRegistry *registry, GType kind, const char *name,
                         const char *first_prop, ...);
+void elk_test_complete_plans (ElkChip *chip, ElkProgram *program);
+ElkMetrics *elk_test_run_program (ElkChip *chip, ElkProgram *program,
+                                  ElkTrace *trace, GError **error);

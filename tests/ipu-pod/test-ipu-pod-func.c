@@ -386,7 +386,7 @@ run_one (ElkChip *chip, ElkGraph *g, const ElkPlan *hot, const ElkPlan *cold,
   if (elk_op_get_hbm_bytes (g, elk_graph_get_op (g, 0)) > 0)
     elk_program_add_preload (p, 0);
   elk_program_add_execute (p, 0);
-  m = elk_chip_run (chip, p, NULL, &error);
+  m = elk_test_run_program (chip, p, NULL, &error);
   if (error != NULL)
     g_error ("%s: %s", what, error->message);
   g_object_get (chip, "last-tensors", &tensors, NULL);
@@ -584,7 +584,7 @@ test_bad_input (void)
   pop->exec_plan = pop->preload_plan = plan;
   elk_program_add_preload (p, 0);
   elk_program_add_execute (p, 0);
-  m = elk_chip_run (chip, p, NULL, &error);
+  m = elk_test_run_program (chip, p, NULL, &error);
   g_assert_null (m);
   g_assert_error (error, ELK_CHIP_ERROR, ELK_CHIP_ERROR_RUN);
   g_assert_nonnull (strstr (error->message, "'matmul'"));
@@ -602,7 +602,7 @@ test_bad_input (void)
   g_hash_table_insert (in, g_strdup ("matmul.in1"),
                        g_bytes_new_take (g_new0 (float, 3), 12));
   g_object_set (chip, "inputs", in, NULL);
-  m = elk_chip_run (chip, p, NULL, &error);
+  m = elk_test_run_program (chip, p, NULL, &error);
   g_assert_null (m);
   g_assert_error (error, ELK_CHIP_ERROR, ELK_CHIP_ERROR_RUN);
   g_assert_nonnull (strstr (error->message, "'matmul.in1'"));

@@ -11,6 +11,7 @@
 #include <math.h>
 #include <string.h>
 #include <elk/elk.h>
+#include "elk-test-util.h"
 #include "elk-noc-sim.h"
 
 static ElkRegistry *registry;
@@ -210,10 +211,24 @@ test_routes (void)
 #define HBM_LAT 100e-9
 #define SYNC (118 / CLOCK)
 #define GAP (0.28 / CLOCK)
-#define COMPUTE 100e-6
+/* The kernel time of the program's first operator, as the plan cost model
+ * gives it (every chip prices plans by the model; noc-sim simulates the
+ * traffic around it). */
+#define COMPUTE (elk_program_peek_op (prog, 0)->exec_plan.compute_s)
+
+static ElkGraph *matmul_graph_from (guint n_ops, ElkTensorOrigin weights);
 
 static ElkGraph *
 matmul_graph (guint n_ops)
+{
+  return matmul_graph_from (n_ops, ELK_TENSOR_ORIGIN_WEIGHT);
+}
+
+/* @weights: where the weights come from: HBM (ELK_TENSOR_ORIGIN_WEIGHT),
+ * or already on chip (an activation), so that a program can execute
+ * without a preload. */
+static ElkGraph *
+matmul_graph_from (guint n_ops, ElkTensorOrigin weights)
 {
   ElkGraph *g = elk_graph_new ("mm");
   g_autoptr(GError) error = NULL;
@@ -227,7 +242,7 @@ matmul_graph (guint n_ops)
       g_autofree char *yn = g_strdup_printf ("y%u", i);
       g_autofree char *on = g_strdup_printf ("mm%u", i);
       gint w = elk_graph_add_tensor (g, wn, ELK_DTYPE_F16,
-                                     ELK_TENSOR_ORIGIN_WEIGHT, 2, sw, 0,
+                                     weights, 2, sw, 0,
                                      &error);
       gint y = elk_graph_add_tensor (g, yn, ELK_DTYPE_F16,
                                      ELK_TENSOR_ORIGIN_ACTIVATION, 2, sy, 0,
@@ -280,7 +295,6 @@ fill_op (ElkProgramOp *pop, gboolean rot)
   p->replicas[0] = 1;
   p->replicas[1] = 16;
   p->replicas[2] = 1;
-  p->compute_s = COMPUTE;
   p->shuffle_s = shuffle_time () - 2 * HOP;
   p->time_s = p->compute_s + p->shuffle_s;
   if (rot)
@@ -294,8 +308,6 @@ fill_op (ElkProgramOp *pop, gboolean rot)
   p->hot_bytes = 65536 + 256 + 2 * p->operand_bytes[1];
   p->cold_bytes = 65536;
   pop->preload_plan = *p;
-  pop->hot_bytes = p->hot_bytes;
-  pop->cold_bytes = 65536;
   pop->hbm_bytes = 16 * 65536;
   pop->est_exec_s = p->time_s;
 }
@@ -332,7 +344,8 @@ static ElkMetrics *
 run_chip (GObject *chip, ElkProgram *prog)
 {
   g_autoptr(GError) error = NULL;
-  ElkMetrics *m = elk_chip_run (ELK_CHIP (chip), prog, NULL, &error);
+  ElkMetrics *m = elk_test_run_program (ELK_CHIP (chip), prog, NULL,
+                                         &error);
 
   g_assert_no_error (error);
   g_assert_nonnull (m);
@@ -377,8 +390,7 @@ test_hand_computed (void)
         double ctrl = hbm_gbps * GBPS / 4;
         double preload = hbm ? 3 * 4096 / ctrl + HBM_LAT + 65536 / LINK + HOP
                              : 64 * 4096 / ctrl + 2 * HOP;
-        double exec = COMPUTE + shuffle_time ()
-                      + (rot ? 3 * shift_time (128) : 0);
+
         double analytic_preload = MAX (16 * 65536 / (hbm_gbps * GBPS),
                                        65536 / LINK);
         g_autoptr(GObject) sim = small_chip ("noc-sim", "all-to-all",
@@ -387,6 +399,8 @@ test_hand_computed (void)
                                              hbm_gbps);
         g_autoptr(ElkProgram) prog = matmul_program (1, rot, FALSE);
         g_autoptr(ElkMetrics) ms = run_chip (sim, prog);
+        double exec = COMPUTE + shuffle_time ()
+                      + (rot ? 3 * shift_time (128) : 0);
         g_autoptr(ElkMetrics) ma = run_chip (ana, prog);
 
         g_test_message ("rot %u hbm %g: noc-sim %.9g s, hand %.9g s, "
@@ -426,7 +440,13 @@ test_overlap (void)
 
   g_test_message ("serial %.6g s, overlapped %.6g s, analytic %.6g s",
                   s1->latency_s, s2->latency_s, a2->latency_s);
-  g_assert_cmpfloat (s2->latency_s, <, 0.8 * s1->latency_s);
+  /* Three of the four executions can hide under the next preload; at
+   * least half of their time must come off. */
+  g_test_message ("execution %.6g s",
+                  elk_program_peek_op (over, 0)->exec_plan.time_s);
+  g_assert_cmpfloat (s2->latency_s, <,
+                     s1->latency_s
+                       - 1.5 * elk_program_peek_op (over, 0)->exec_plan.time_s);
   g_assert_cmpfloat (s2->overlap_s, >, 0);
   g_assert_cmpfloat (fabs (s2->latency_s - a2->latency_s), <=,
                      0.03 * a2->latency_s);
@@ -468,6 +488,8 @@ test_reduce (void)
   g_autoptr(ElkProgram) prog = reduce_program ();
   g_autoptr(ElkMetrics) me = NULL, mr = NULL;
   g_autoptr(ElkChipSpec) spec = NULL;
+
+  elk_test_complete_plans (ELK_CHIP (ex), prog);
   g_autoptr(GError) error = NULL;
   double ctrl = 4 * GBPS / 4, chunk = 256, add, hand;
 
@@ -541,10 +563,11 @@ static ElkProgram *
 reduce_exec_program (void)
 {
   g_autoptr(ElkProgram) with = reduce_program ();
-  g_autoptr(ElkGraph) g = matmul_graph (1);
+  g_autoptr(ElkGraph) g = matmul_graph_from (1, ELK_TENSOR_ORIGIN_ACTIVATION);
   ElkProgram *prog = elk_program_new (g);
 
   *elk_program_get_op (prog, 0) = *elk_program_get_op (with, 0);
+  elk_program_get_op (prog, 0)->hbm_bytes = 0;
   elk_program_add_execute (prog, 0);
   return prog;
 }
@@ -566,6 +589,7 @@ test_reduce_2d (void)
   double add1, add2, hand;
   gint reduce;
 
+  elk_test_complete_plans (ELK_CHIP (two), prog);
   g_object_get (deflt, "reduce", &reduce, NULL);
   g_assert_cmpint (reduce, ==, NOC_REDUCE_AUTO);
   g_object_set (two, "reduce", NOC_REDUCE_2D, NULL);
