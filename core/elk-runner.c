@@ -125,7 +125,11 @@ peak_rss_bytes (void)
 static gboolean
 is_plugin_error (const GError *error)
 {
-  return error->domain == ELK_PLUGIN_ERROR;
+  /* An invalid program is its scheduler's broken contract, whether the
+   * scheduler wrapper or the chip found it. */
+  return error->domain == ELK_PLUGIN_ERROR
+         || g_error_matches (error, ELK_SCHEDULE_ERROR,
+                             ELK_SCHEDULE_ERROR_INVALID_PROGRAM);
 }
 
 /* Runs one scheduler at one point and fills its row. */

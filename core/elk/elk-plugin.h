@@ -24,9 +24,12 @@
 
 G_BEGIN_DECLS
 
-/* Bump when any Interface struct or the descriptor layout changes
- * incompatibly. */
-#define ELK_PLUGIN_ABI_VERSION 1u
+/* Bump when any Interface struct, a struct plugins fill or read
+ * (ElkProgramOp, ElkAllocRequest) or the descriptor layout changes
+ * incompatibly.  2: ElkProgramOp split into decisions, checked
+ * declarations and predictions; ElkAllocRequest.contention and exec_fixed
+ * replace noc_share. */
+#define ELK_PLUGIN_ABI_VERSION 2u
 
 #define ELK_TYPE_PLUGIN (elk_plugin_get_type ())
 ELK_API
