@@ -182,11 +182,12 @@ test_scan_records_failures (Fixture *f, gconstpointer data)
   failures = elk_registry_get_failures (f->registry);
   plugins = elk_registry_get_plugins (f->registry);
 
-  /* good and rogue load; every other fixture is refused with its reason.
+  /* good, rogue and liars load; every other fixture is refused with its
+   * reason.
    * (Two files providing one name are the subject of
    * test-plugin-identity.c, with the fixtures of tests/fixtures/identity.)
    * Nothing in this folder is ignored. */
-  g_assert_cmpuint (plugins->len, ==, 2);
+  g_assert_cmpuint (plugins->len, ==, 3);
   g_assert_cmpuint (failures->len, ==, 10);
   g_assert_cmpuint (elk_registry_get_ignored (f->registry)->len, ==, 0);
   for (guint i = 0; i < failures->len; i++)
