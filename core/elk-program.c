@@ -246,10 +246,25 @@ check_steps (const ElkProgram *program, gint *preload_step, gint *exec_step,
   return TRUE;
 }
 
+/* The last plans checked for operators of one plan table, and what their
+ * data distribution costs.  Identical layers share tables and mostly
+ * plans, so the derivation checks each distinct pair once instead of once
+ * per layer. */
+typedef struct
+{
+  ElkPlan exec_plan;
+  ElkPlan preload_plan;
+  gboolean has_preload_plan;
+  gboolean has_warmup;
+  double warmup_s;
+  double warmup_noc_bytes;
+} Checked;
+
 /* Per-operator costs from the plans; see elk_program_derive(). */
 static gboolean
 derive_op (const ElkProgram *program, const ElkPlanSet *plans, guint i,
-           gboolean preloaded, ElkOpCost *c, GError **error)
+           gboolean preloaded, GHashTable *checked, ElkOpCost *c,
+           GError **error)
 {
   const ElkGraph *graph = program->graph;
   const ElkChipSpec *spec = elk_plan_set_get_spec (plans);
@@ -262,18 +277,35 @@ derive_op (const ElkProgram *program, const ElkPlanSet *plans, guint i,
    * execute plan itself as preload plan. */
   gboolean has_preload_plan = preloaded || pop->preload_plan.n_dims > 0;
   GError *local_error = NULL;
+  const ElkPlanTable *table = elk_plan_set_get_table (plans, i);
+  Checked *seen = table != NULL ? g_hash_table_lookup (checked, table) : NULL;
+  gboolean known = seen != NULL
+                   && seen->has_preload_plan == has_preload_plan
+                   && elk__plan_equal (&seen->exec_plan, &pop->exec_plan)
+                   && (!has_preload_plan
+                       || elk__plan_equal (&seen->preload_plan,
+                                           &pop->preload_plan));
 
   memset (c, 0, sizeof (*c));
   if (!(pop->preload_share > 0 && pop->preload_share <= 1))
     INVALID ("operator '%s': preload_share is %g; expected a share of the "
              "interconnect in (0, 1]", op->name, pop->preload_share);
-  if (!elk__plan_set_check_plan (plans, i, &pop->exec_plan, "execute plan",
-                                 error))
+  if (!known
+      && !elk__plan_set_check_plan (plans, i, &pop->exec_plan,
+                                    "execute plan", error))
     return FALSE;
-  if (has_preload_plan
+  if (!known && has_preload_plan
       && !elk__plan_set_check_plan (plans, i, &pop->preload_plan,
                                     "preload plan", error))
     return FALSE;
+  if (!known && table != NULL)
+    {
+      seen = g_new0 (Checked, 1);
+      seen->exec_plan = pop->exec_plan;
+      seen->preload_plan = pop->preload_plan;
+      seen->has_preload_plan = has_preload_plan;
+      g_hash_table_replace (checked, (gpointer) table, seen);
+    }
 
   c->preloaded = preloaded;
   c->preload_share = pop->preload_share;
@@ -283,18 +315,32 @@ derive_op (const ElkProgram *program, const ElkPlanSet *plans, guint i,
    * execute layout: nothing is charged for turning one into the other. */
   if (has_preload_plan && !(assume & ELK_PROGRAM_ASSUME_FREE_DISTRIBUTION))
     {
-      double warmup = elk_plan_get_warmup (graph, i, spec, &pop->preload_plan,
-                                           &pop->exec_plan,
-                                           &c->warmup_noc_bytes,
-                                           &local_error);
-      if (warmup < 0)
+      if (seen != NULL && seen->has_warmup)
         {
-          g_propagate_prefixed_error (error, local_error,
-                                      "the preload plan does not lead to "
-                                      "the execute plan: ");
-          return FALSE;
+          c->warmup_s = seen->warmup_s;
+          c->warmup_noc_bytes = seen->warmup_noc_bytes;
         }
-      c->warmup_s = warmup;
+      else
+        {
+          c->warmup_s = elk_plan_get_warmup (graph, i, spec,
+                                             &pop->preload_plan,
+                                             &pop->exec_plan,
+                                             &c->warmup_noc_bytes,
+                                             &local_error);
+          if (c->warmup_s < 0)
+            {
+              g_propagate_prefixed_error (error, local_error,
+                                          "the preload plan does not lead "
+                                          "to the execute plan: ");
+              return FALSE;
+            }
+          if (seen != NULL)
+            {
+              seen->has_warmup = TRUE;
+              seen->warmup_s = c->warmup_s;
+              seen->warmup_noc_bytes = c->warmup_noc_bytes;
+            }
+        }
     }
   if (!(assume & ELK_PROGRAM_ASSUME_PRIVATE_PRELOAD_NETWORK))
     {
@@ -326,6 +372,7 @@ derive (const ElkProgram *program, const ElkPlanSet *plans,
 {
   guint n_ops = elk_graph_get_n_ops (program->graph);
   g_autofree ElkOpCost *costs = NULL;
+  g_autoptr (GHashTable) checked = NULL;
 
   if (elk_plan_set_get_graph (plans) != program->graph
       && elk_graph_get_n_ops (elk_plan_set_get_graph (plans)) != n_ops)
@@ -342,9 +389,10 @@ derive (const ElkProgram *program, const ElkPlanSet *plans,
   if (!check_steps (program, preload_step, exec_step, error))
     return NULL;
   costs = g_new (ElkOpCost, n_ops);
+  checked = g_hash_table_new_full (NULL, NULL, NULL, g_free);
   for (guint i = 0; i < n_ops; i++)
-    if (!derive_op (program, plans, i, preload_step[i] >= 0, &costs[i],
-                    error))
+    if (!derive_op (program, plans, i, preload_step[i] >= 0, checked,
+                    &costs[i], error))
       return NULL;
 
   /* SRAM during each execute: the executing operator's execution space,

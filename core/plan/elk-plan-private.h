@@ -181,6 +181,7 @@ gboolean elk__plan_build_table (const ElkGraph *graph,
                                 GError **error);
 void elk__plan_table_clear (ElkPlanTable *table);
 
+gboolean elk__plan_equal (const ElkPlan *a, const ElkPlan *b);
 gboolean elk__plan_set_check_plan (const ElkPlanSet *set,
                                    guint op,
                                    const ElkPlan *plan,

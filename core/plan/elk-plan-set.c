@@ -590,6 +590,15 @@ plan_first_difference (const ElkPlan *a, const ElkPlan *b,
   return NULL;
 }
 
+/* Whether two plans agree on every field (padding aside). */
+gboolean
+elk__plan_equal (const ElkPlan *a, const ElkPlan *b)
+{
+  double va, vb;
+
+  return plan_first_difference (a, b, &va, &vb) == NULL;
+}
+
 static gboolean
 plan_same_vectors (const ElkPlan *a, const ElkPlan *b)
 {
