@@ -470,13 +470,19 @@ elk_noc_sim_chip_run_traced (ElkChip *chip,
       "noc-sim: event-driven %s, %u chips, %g GB/s links, %g GB/s HBM on %u "
       "controllers; links mean %.1f%% max %.1f%% (%s), HBM controllers mean "
       "%.1f%% max %.1f%%, inter-chip %.1f%%; %" G_GUINT64_FORMAT " events, %"
-      G_GUINT64_FORMAT " link hops",
+      G_GUINT64_FORMAT " link hops%s",
       elk_topology_to_string (spec->topology), spec->n_chips,
       self->link_bw_gbps, total_hbm_gbps (self), spec->hbm_channels,
       100 * stats.link_util_mean, 100 * stats.link_util_max,
       noc_sim_link_name (sim, stats.link_util_max_index, buf, sizeof buf),
       100 * stats.hbm_util_mean, 100 * stats.hbm_util_max,
-      100 * stats.interchip_util, stats.events, stats.hops);
+      100 * stats.interchip_util, stats.events, stats.hops,
+      /* The simulator moves every byte the plans move: a bound's
+       * assumptions (free distribution, a private preload network) are
+       * not applied, and the results say so. */
+      elk_program_get_assumptions (program) != ELK_PROGRAM_ASSUME_NONE
+        ? "; the program's assumptions are not applied (every transfer "
+          "simulated)" : "");
     g_free (m->model);
     m->model = g_steal_pointer (&model);
   }
