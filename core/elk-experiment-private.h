@@ -23,6 +23,7 @@ struct _ElkComponent
   GPtrArray *params;          /* ElkParamEntry * */
   ElkComponent *allocator;    /* schedulers only, optional */
   int line;
+  gboolean bound;             /* schedulers only: measured as a bound */
 };
 
 /* One <axis>: which component and property, and the converted values. */

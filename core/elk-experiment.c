@@ -376,9 +376,17 @@ load_component (ElkExperiment *self,
                                               param_entry_free);
   if (kind == ELK_TYPE_SCHEDULER)
     {
+      g_autofree char *bound = get_prop (node, "bound");
+
       c->label = get_prop (node, "label");
       if (c->label == NULL)
         c->label = g_strdup (feature->name);
+      /* A bound's program may take things for granted about the machine
+       * (ElkProgramAssumptions), which chips then apply: the experiment,
+       * not the plugin, says which designs are bounds.  The shipped
+       * Ideal is one unless the file says otherwise. */
+      c->bound = bound != NULL ? strcmp (bound, "true") == 0
+                               : strcmp (feature->name, "ideal") == 0;
     }
 
   for (xmlNode *child = node->children; child != NULL; child = child->next)

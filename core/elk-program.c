@@ -552,6 +552,10 @@ elk_program_validate (const ElkProgram *program,
           || !check_prediction (op, "est_noc_s", pop->est_noc_s, error))
         return FALSE;
     }
+  if (program->assumptions & ~(ELK_PROGRAM_ASSUME_FREE_DISTRIBUTION
+                                | ELK_PROGRAM_ASSUME_PRIVATE_PRELOAD_NETWORK))
+    INVALID ("the program's assumptions 0x%x name unknown bits; expected "
+             "ElkProgramAssumptions flags", (guint) program->assumptions);
   if (!isnan (program->estimate_s)
       && !(program->estimate_s >= 0 && program->estimate_s < G_MAXDOUBLE))
     INVALID ("the program's estimate is %g s; expected a finite number of "

@@ -25,7 +25,7 @@ static const char *const columns[] = {
   "flops", "hbm_bytes", "noc_bytes", "hbm_util", "noc_util",
   "achieved_flops", "preload_only_s", "execute_only_s", "overlap_s",
   "stall_s", "n_ops", "n_orders", "label", "status", "error",
-  "estimate_s", "metrics_model",
+  "estimate_s", "metrics_model", "assumptions",
 };
 
 static const char *const timing_columns[] = {

@@ -30,7 +30,7 @@ const char *elk__experiment_axis_value_text (ElkExperiment *self,
                                              guint point,
                                              guint a);
 
-#define N_COLUMNS 36
+#define N_COLUMNS 37
 
 enum
 {
@@ -41,9 +41,10 @@ enum
   COL_HBM_UTIL, COL_NOC_UTIL, COL_ACHIEVED, COL_PRELOAD_ONLY,
   COL_EXECUTE_ONLY, COL_OVERLAP, COL_STALL, COL_N_OPS, COL_N_ORDERS,
   COL_LABEL, COL_STATUS, COL_ERROR, COL_ESTIMATE, COL_METRICS_MODEL,
+  COL_ASSUMPTIONS,
 };
 
-G_STATIC_ASSERT (COL_METRICS_MODEL + 1 == N_COLUMNS);
+G_STATIC_ASSERT (COL_ASSUMPTIONS + 1 == N_COLUMNS);
 
 typedef struct
 {
@@ -122,6 +123,25 @@ peak_rss_bytes (void)
   return (guint64) usage.ru_maxrss * 1024;
 }
 
+/* "free-distribution private-preload-network", or "" for a program that
+ * assumes nothing beyond the chip spec. */
+static char *
+assumptions_to_string (ElkProgramAssumptions assumptions)
+{
+  GString *s = g_string_new (NULL);
+
+  if (assumptions & ELK_PROGRAM_ASSUME_FREE_DISTRIBUTION)
+    g_string_append (s, "free-distribution");
+  if (assumptions & ELK_PROGRAM_ASSUME_PRIVATE_PRELOAD_NETWORK)
+    g_string_append_printf (s, "%sprivate-preload-network",
+                            s->len > 0 ? " " : "");
+  if (assumptions & ~(ELK_PROGRAM_ASSUME_FREE_DISTRIBUTION
+                      | ELK_PROGRAM_ASSUME_PRIVATE_PRELOAD_NETWORK))
+    g_string_append_printf (s, "%sunknown(0x%x)", s->len > 0 ? " " : "",
+                            (guint) assumptions);
+  return g_string_free (s, FALSE);
+}
+
 static gboolean
 is_plugin_error (const GError *error)
 {
@@ -150,6 +170,7 @@ run_design (ElkExperiment *self,
   g_autoptr (GObject) allocator = NULL;
   g_autoptr (ElkProgram) program = NULL;
   g_autoptr (ElkMetrics) metrics = NULL;
+  ElkComponent *sc = self->schedulers->pdata[s];
   gint64 t0 = g_get_monotonic_time (), t1, t2;
   double bound;
 
@@ -162,6 +183,23 @@ run_design (ElkExperiment *self,
   if (allocator != NULL)
     program = elk_scheduler_schedule (ELK_SCHEDULER (scheduler), plans,
                                       ELK_ALLOCATOR (allocator), &error);
+  if (program != NULL
+      && elk_program_get_assumptions (program) != ELK_PROGRAM_ASSUME_NONE
+      && !sc->bound)
+    {
+      /* Chips apply a program's assumptions, so only a design the
+       * experiment declares a bound may make any. */
+      g_autofree char *what = assumptions_to_string (
+        elk_program_get_assumptions (program));
+      g_set_error (&error, ELK_PLUGIN_ERROR, ELK_PLUGIN_ERROR_CONTRACT,
+                   "%s returned a program that assumes '%s' about the "
+                   "machine, as only a bound may; the experiment does not "
+                   "declare scheduler '%s' a bound (bound=\"true\" on its "
+                   "<scheduler> measures it as one)",
+                   G_OBJECT_TYPE_NAME (scheduler), what,
+                   row->values[COL_LABEL]);
+      g_clear_pointer (&program, elk_program_unref);
+    }
   t1 = g_get_monotonic_time ();
   if (program != NULL && (self->trace || (gint) point == self->trace_point))
     {
@@ -185,6 +223,8 @@ run_design (ElkExperiment *self,
       set (row, COL_N_ORDERS, fmt_u64 (elk_program_get_n_orders (program)));
       set (row, COL_ESTIMATE,
            fmt_double (elk_program_get_estimate (program)));
+      set (row, COL_ASSUMPTIONS, assumptions_to_string (
+             elk_program_get_assumptions (program)));
     }
 
   /* The physical lower bound: all FLOPs at peak MatMul rate, or all HBM

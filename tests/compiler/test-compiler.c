@@ -286,6 +286,98 @@ test_noc_demand (Fixture *f, gconstpointer data)
   elk_metrics_free (m_unset);
 }
 
+/* ElkAllocRequest: zero-initialised, it is the realistic allocation
+ * (contention charged); a forward scheduler can fix the executing
+ * operator's entry and every shipped allocator keeps it; bad requests and
+ * contract breaks are errors. */
+static void
+test_alloc_request (Fixture *f, gconstpointer data)
+{
+  static const char *const names[] = { "cost-aware", "reservation",
+                                       "fixed-split", "exact" };
+  const ElkPlanTable *t = elk_plan_set_get_table (f->plans, 0);
+  const guint32 preloaded[2] = { 1, 3 };
+  const gint32 fixed[2] = { -1, -1 };
+  guint32 entries[2];
+  guint64 usable = elk_chip_spec_get_usable_sram (f->spec);
+  guint k = 0;
+
+  g_assert_cmpuint (t->hbm_bytes, >, 0);
+  /* The entry with the smallest execution space that preloads something. */
+  for (guint e = 1; e < t->n_cold_hot; e++)
+    if (t->cold_hot[e].cold_bytes > 0
+        && (t->cold_hot[k].cold_bytes == 0
+            || t->cold_hot[e].hot_bytes < t->cold_hot[k].hot_bytes))
+      k = e;
+  g_assert_cmpuint (t->cold_hot[k].cold_bytes, >, 0);
+
+  for (guint a = 0; a < G_N_ELEMENTS (names); a++)
+    {
+      /* fixed-split gives E a fixed share of the budget: just what the
+       * fixed entry needs, so that the preloads fit the rest. */
+      double share = (double) MAX (t->cold_hot[k].hot_bytes,
+                                   t->cold_hot[k].cold_bytes) / usable
+                     + 0.01;
+      g_autoptr(GObject) alloc
+        = a == 2 ? make (ELK_TYPE_ALLOCATOR, names[a], "exec-fraction", share,
+                         NULL)
+                 : make (ELK_TYPE_ALLOCATOR, names[a], NULL);
+      ElkAllocRequest req = {
+        .plans = f->plans,
+        .exec_op = 0,
+        .n_preloaded = 2,
+        .preloaded = preloaded,
+        .preloaded_fixed = fixed,
+        .sram_budget = usable,
+        .exec_fixed = TRUE,
+        .exec_entry = k,
+      };
+      ElkAllocResult shared = { .preload_entries = entries };
+      ElkAllocResult none = { .preload_entries = entries };
+      g_autoptr(GError) error = NULL;
+      gboolean fits = FALSE;
+
+      g_test_message ("allocator %s", names[a]);
+      g_assert_cmpint (req.contention, ==, ELK_ALLOC_CONTENTION_SHARED);
+      g_assert_true (elk_allocator_allocate (ELK_ALLOCATOR (alloc), &req,
+                                             &shared, &fits, &error));
+      g_assert_no_error (error);
+      g_assert_true (fits);
+      g_assert_cmpuint (shared.exec_entry, ==, k);
+      g_assert_cmpuint (shared.bytes, <=, usable);
+      g_assert_cmpfloat (shared.penalty_s, >, 0);
+
+      req.contention = ELK_ALLOC_CONTENTION_NONE;
+      g_assert_true (elk_allocator_allocate (ELK_ALLOCATOR (alloc), &req,
+                                             &none, &fits, &error));
+      g_assert_no_error (error);
+      g_assert_true (fits);
+      g_assert_cmpuint (none.exec_entry, ==, k);
+      g_assert_cmpfloat (none.penalty_s, ==, 0);
+
+      /* A free executing operator may get any entry. */
+      req.exec_fixed = FALSE;
+      g_assert_true (elk_allocator_allocate (ELK_ALLOCATOR (alloc), &req,
+                                             &none, &fits, &error));
+      g_assert_no_error (error);
+
+      /* Requests that make no sense are the scheduler's error. */
+      req.exec_fixed = TRUE;
+      req.exec_entry = t->n_cold_hot;
+      g_assert_false (elk_allocator_allocate (ELK_ALLOCATOR (alloc), &req,
+                                              &none, &fits, &error));
+      g_assert_error (error, ELK_SCHEDULE_ERROR, ELK_SCHEDULE_ERROR_FAILED);
+      g_assert_nonnull (strstr (error->message, "fixes its cold-hot entry"));
+      g_clear_error (&error);
+      req.exec_entry = k;
+      req.contention = (ElkAllocContention) 7;
+      g_assert_false (elk_allocator_allocate (ELK_ALLOCATOR (alloc), &req,
+                                              &none, &fits, &error));
+      g_assert_error (error, ELK_SCHEDULE_ERROR, ELK_SCHEDULE_ERROR_FAILED);
+      g_assert_nonnull (strstr (error->message, "contention mode 7"));
+    }
+}
+
 static void
 test_does_not_fit (void)
 {
@@ -333,6 +425,8 @@ main (int argc, char *argv[])
               test_determinism, fixture_teardown);
   g_test_add ("/compiler/noc-demand", Fixture, NULL, fixture_setup,
               test_noc_demand, fixture_teardown);
+  g_test_add ("/compiler/alloc-request", Fixture, NULL, fixture_setup,
+              test_alloc_request, fixture_teardown);
   g_test_add_func ("/compiler/does-not-fit", test_does_not_fit);
   ret = g_test_run ();
   g_object_unref (registry);
