@@ -7,7 +7,8 @@
  *
  * A preload of cold_bytes per core takes max(HBM time, delivery time /
  * theta), or longer if the program asked for a slower, throttled preload
- * (ElkProgramOp.est_load_s).  During it the NoC is busy a fraction
+ * (ElkProgramOp.preload_share, priced as ElkOpCost.load_s and passed in
+ * as min_load_s).  During it the NoC is busy a fraction
  * delivery/duration of the time.  An execution needs shift_s of NoC time
  * for its inter-core traffic, and the two resolve their contention in one
  * of two ways (the artifact's delay_comp):
