@@ -49,6 +49,10 @@ ELK_API GType elk_metrics_get_type (void);
 ELK_API ElkMetrics *elk_metrics_new (const char *model);
 ELK_API ElkMetrics *elk_metrics_copy (const ElkMetrics *metrics);
 ELK_API void elk_metrics_free (ElkMetrics *metrics);
+ELK_API const char *elk_metrics_first_difference (const ElkMetrics *a,
+                                                  const ElkMetrics *b,
+                                                  double *value_a,
+                                                  double *value_b);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (ElkMetrics, elk_metrics_free)
 

@@ -131,28 +131,12 @@ doubles_identical (double a, double b)
 static char *
 metrics_difference (const ElkMetrics *a, const ElkMetrics *b)
 {
-  static const struct
-  {
-    const char *name;
-    gsize offset;
-  } fields[] = {
-#define FIELD(f) { #f, G_STRUCT_OFFSET (ElkMetrics, f) }
-    FIELD (latency_s), FIELD (flops), FIELD (hbm_bytes), FIELD (noc_bytes),
-    FIELD (hbm_util), FIELD (noc_util), FIELD (achieved_flops),
-    FIELD (preload_only_s), FIELD (execute_only_s), FIELD (overlap_s),
-    FIELD (stall_s),
-#undef FIELD
-  };
+  double x, y;
+  const char *field = elk_metrics_first_difference (a, b, &x, &y);
 
-  for (guint i = 0; i < G_N_ELEMENTS (fields); i++)
-    {
-      double x = G_STRUCT_MEMBER (double, a, fields[i].offset);
-      double y = G_STRUCT_MEMBER (double, b, fields[i].offset);
-      if (!doubles_identical (x, y))
-        return g_strdup_printf ("%s = %.17g, but its honest twin %.17g",
-                                fields[i].name, x, y);
-    }
-  return NULL;
+  return field != NULL ? g_strdup_printf ("%s = %.17g, but its honest twin "
+                                          "%.17g", field, x, y)
+                       : NULL;
 }
 
 /* Every field of two chips' metrics, bit for bit. */
