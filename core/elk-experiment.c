@@ -383,10 +383,9 @@ load_component (ElkExperiment *self,
         c->label = g_strdup (feature->name);
       /* A bound's program may take things for granted about the machine
        * (ElkProgramAssumptions), which chips then apply: the experiment,
-       * not the plugin, says which designs are bounds.  The shipped
-       * Ideal is one unless the file says otherwise. */
-      c->bound = bound != NULL ? strcmp (bound, "true") == 0
-                               : strcmp (feature->name, "ideal") == 0;
+       * not the plugin, says which designs are bounds, and core names no
+       * plugin to guess it. */
+      c->bound = bound != NULL && strcmp (bound, "true") == 0;
     }
 
   for (xmlNode *child = node->children; child != NULL; child = child->next)

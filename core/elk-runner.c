@@ -295,7 +295,8 @@ new_row (ElkExperiment *self,
   row->n_values = N_COLUMNS + n_axes;
   row->values = g_new0 (char *, row->n_values + 1);
   row->latency_s = NAN;
-  row->is_ideal = strcmp (sc->feature->name, "ideal") == 0;
+  /* ideal_s comes from the design the experiment declares a bound. */
+  row->is_ideal = sc->bound;
   set (row, COL_EXPERIMENT, g_strdup (self->name));
   set (row, COL_POINT, fmt_u64 (point));
   set (row, COL_MODEL, g_strdup (graph != NULL && *attr (graph, "model")

@@ -27,7 +27,7 @@
  * One more variant claims the assumptions only a bound like Ideal makes
  * (elk_program_set_assumptions()).  It is neither a plan nor the step
  * order, so elk-run refuses it unless the experiment declares the
- * scheduler a bound (bound="true"; the shipped Ideal is one by default):
+ * scheduler a bound (bound="true", the shipped Ideal too):
  * the row fails as a broken contract.  Run directly, a chip applies what
  * the caller hands it, and a chip that measures such a program unlike its
  * honest twin must say so in its metrics model.
@@ -612,7 +612,8 @@ test_bound (void)
                                              "private-preload-network",
                                          "free-distribution "
                                          "private-preload-network" };
-  static const char *const refused[] = { "claims-bound", "ideal-not-bound" };
+  static const char *const refused[] = { "claims-bound", "ideal-not-bound",
+                                         "ideal-undeclared" };
   GHashTable *rows = NULL;
   JsonArray *array;
   int status = 0;

@@ -31,7 +31,7 @@ for model in resnet50_graphonly vit_b_16_graphonly bert_base_encoder_graphonly; 
   <scheduler name="static" label="static"/>
   <scheduler name="elk" label="elk-dyn"><param name="order-search">dyn</param></scheduler>
   <scheduler name="elk" label="elk-full"><param name="order-search">full</param></scheduler>
-  <scheduler name="ideal" label="ideal"/>
+  <scheduler name="ideal" bound="true" label="ideal"/>
 </experiment>
 XML
   "$elk_run" "$work/$model.xml" -q --no-report -o "$work/out-$model"
