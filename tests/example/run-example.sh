@@ -24,6 +24,16 @@ if [ -e "$stage$prefix/include/elk-1/elk/elk-private.h" ]; then
 fi
 [ -f "$stage$prefix/$libdir/pkgconfig/elk-1.pc" ] || { echo "no elk-1.pc"; exit 1; }
 
+# Installed tools find libelk in their own prefix, whatever it is.
+for tool in elk-run elk-inspect elk-check-plugin; do
+  readelf -d "$stage$prefix/$bindir/$tool" | grep -q "RUNPATH.*\[$prefix/$libdir\]" || {
+    echo "$tool: no run path to $prefix/$libdir"; readelf -d "$stage$prefix/$bindir/$tool" | grep -i path; exit 1; }
+done
+# The .pc file names only the installed headers.
+if grep -q "^Cflags:.*-I[^$]*\(core\|build\|plugins\)" "$stage$prefix/$libdir/pkgconfig/elk-1.pc"; then
+  echo "elk-1.pc leaks a source or build include path"; exit 1
+fi
+
 # A copy of elk-1.pc whose prefix points into the stage, the way a
 # relocated install would look; GLib's own .pc files stay untouched.
 mkdir -p "$work/pkgconfig"
