@@ -556,34 +556,34 @@ elk__results_write (const char *dir,
                     GError **error)
 {
   g_autoptr (GPtrArray) axes = g_ptr_array_new ();
-  ElkReport *report;
+  ResultsWriter *writer;
 
   g_ptr_array_sort (records, compare_points);
   for (guint i = 0; i < header->axes->len; i++)
     g_ptr_array_add (axes, header->axes->pdata[i]);
   g_ptr_array_add (axes, NULL);
 
-  report = elk__report_open (dir, header->experiment, header->hash,
-                             (const char *const *) axes->pdata,
-                             header->plugins, error);
-  if (report == NULL)
+  writer = elk__results_writer_open (dir, header->experiment, header->hash,
+                                     (const char *const *) axes->pdata,
+                                     header->plugins, error);
+  if (writer == NULL)
     return FALSE;
   for (guint i = 0; i < records->len; i++)
     {
       const ElkPointRecord *r = records->pdata[i];
       for (guint row = 0; row < r->n_rows; row++)
-        if (!elk__report_add_row (report,
-                                  (const char *const *) r->fields
-                                    + row * r->n_fields,
-                                  error)
-            || !elk__report_add_timing (report,
-                                        (const char *const *) r->timings
-                                          + row * ELK_TIMING_FIELDS,
-                                        error))
+        if (!elk__results_writer_add_row (writer,
+                                          (const char *const *) r->fields
+                                            + row * r->n_fields,
+                                          error)
+            || !elk__results_writer_add_timing (
+                 writer,
+                 (const char *const *) r->timings + row * ELK_TIMING_FIELDS,
+                 error))
           {
-            elk__report_abort (report);
+            elk__results_writer_abort (writer);
             return FALSE;
           }
     }
-  return elk__report_commit (report, error);
+  return elk__results_writer_commit (writer, error);
 }

@@ -96,8 +96,8 @@ elk__plugin_get_claims (ElkPlugin *plugin)
 }
 
 /* The plugin as one line of tab-separated fields, "name version abi file
- * sha256", which the points journal carries and elk-report.c writes into
- * results.json (elk__report_open()). */
+ * sha256", which the points journal carries and elk-results-writer.c writes into
+ * results.json (elk__results_writer_open()). */
 char *
 elk__plugin_dup_record (ElkPlugin *plugin)
 {

@@ -39,24 +39,25 @@ gboolean elk__param_parse (GParamSpec *pspec,
                            GError **error);
 char *elk__param_list_names (GObjectClass *klass);
 
-/* elk-report.c */
-typedef struct _ElkReport ElkReport;
-ElkReport *elk__report_open (const char *dir,
-                             const char *experiment,
-                             const char *hash,
-                             const char *const *axis_names,
-                             GPtrArray *plugin_versions,
-                             GError **error);
-gboolean elk__report_add_row (ElkReport *report,
-                              const char *const *values,
-                              GError **error);
-gboolean elk__report_add_timing (ElkReport *report,
-                                 const char *const *values,
-                                 GError **error);
-gboolean elk__report_commit (ElkReport *report, GError **error);
-void elk__report_abort (ElkReport *report);
-const char *const *elk__report_get_columns (void);
-guint elk__report_get_n_columns (void);
+/* elk-results-writer.c: results.csv, results.json and timings.csv (the
+ * HTML report is core/report/, a separate library). */
+typedef struct _ResultsWriter ResultsWriter;
+ResultsWriter *elk__results_writer_open (const char *dir,
+                                         const char *experiment,
+                                         const char *hash,
+                                         const char *const *axis_names,
+                                         GPtrArray *plugin_versions,
+                                         GError **error);
+gboolean elk__results_writer_add_row (ResultsWriter *writer,
+                                      const char *const *values,
+                                      GError **error);
+gboolean elk__results_writer_add_timing (ResultsWriter *writer,
+                                         const char *const *values,
+                                         GError **error);
+gboolean elk__results_writer_commit (ResultsWriter *writer, GError **error);
+void elk__results_writer_abort (ResultsWriter *writer);
+const char *const *elk__results_writer_get_columns (void);
+guint elk__results_writer_get_n_columns (void);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (xmlDoc, xmlFreeDoc)
 

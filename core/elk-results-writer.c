@@ -1,4 +1,4 @@
-/* elk-report.c: results.csv, results.json and timings.csv.
+/* elk-results-writer.c: results.csv, results.json and timings.csv.
  *
  * Rows are streamed into files named "<name>.part" in the output folder as
  * points finish (in point order), and the files are renamed into place
@@ -33,7 +33,7 @@ static const char *const timing_columns[] = {
   "peak_rss",
 };
 
-struct _ElkReport
+struct _ResultsWriter
 {
   char *dir;
   char *csv_path, *json_path, *timing_path;
@@ -44,13 +44,13 @@ struct _ElkReport
 };
 
 const char *const *
-elk__report_get_columns (void)
+elk__results_writer_get_columns (void)
 {
   return columns;
 }
 
 guint
-elk__report_get_n_columns (void)
+elk__results_writer_get_n_columns (void)
 {
   return G_N_ELEMENTS (columns);
 }
@@ -146,7 +146,7 @@ write_json_plugin (FILE *out, const char *record)
 }
 
 static gboolean
-check_io (ElkReport *report, FILE *file, const char *path, GError **error)
+check_io (ResultsWriter *writer, FILE *file, const char *path, GError **error)
 {
   if (ferror (file))
     {
@@ -171,23 +171,23 @@ open_part (const char *path, GError **error)
 }
 
 /**
- * elk__report_open:
+ * elk__results_writer_open:
  * @dir: the output folder, created if missing
  * @axis_names: (array zero-terminated=1): sweep axis columns
  * @plugin_versions: (element-type utf8): the plugins used, one
  *   elk__plugin_dup_record() line each
  *
- * Returns: (transfer full): a report writing into "*.part" files.
+ * Returns: (transfer full): a writer writing into "*.part" files.
  */
-ElkReport *
-elk__report_open (const char *dir,
-                  const char *experiment,
-                  const char *hash,
-                  const char *const *axis_names,
-                  GPtrArray *plugin_versions,
-                  GError **error)
+ResultsWriter *
+elk__results_writer_open (const char *dir,
+                          const char *experiment,
+                          const char *hash,
+                          const char *const *axis_names,
+                          GPtrArray *plugin_versions,
+                          GError **error)
 {
-  ElkReport *report;
+  ResultsWriter *writer;
 
   if (g_mkdir_with_parents (dir, 0755) != 0)
     {
@@ -198,122 +198,122 @@ elk__report_open (const char *dir,
       return NULL;
     }
 
-  report = g_new0 (ElkReport, 1);
-  report->dir = g_strdup (dir);
-  report->csv_path = g_build_filename (dir, "results.csv", NULL);
-  report->json_path = g_build_filename (dir, "results.json", NULL);
-  report->timing_path = g_build_filename (dir, "timings.csv", NULL);
-  report->csv_part = g_strconcat (report->csv_path, ".part", NULL);
-  report->json_part = g_strconcat (report->json_path, ".part", NULL);
-  report->timing_part = g_strconcat (report->timing_path, ".part", NULL);
-  report->axis_names = g_ptr_array_new_with_free_func (g_free);
+  writer = g_new0 (ResultsWriter, 1);
+  writer->dir = g_strdup (dir);
+  writer->csv_path = g_build_filename (dir, "results.csv", NULL);
+  writer->json_path = g_build_filename (dir, "results.json", NULL);
+  writer->timing_path = g_build_filename (dir, "timings.csv", NULL);
+  writer->csv_part = g_strconcat (writer->csv_path, ".part", NULL);
+  writer->json_part = g_strconcat (writer->json_path, ".part", NULL);
+  writer->timing_part = g_strconcat (writer->timing_path, ".part", NULL);
+  writer->axis_names = g_ptr_array_new_with_free_func (g_free);
   for (guint i = 0; axis_names[i] != NULL; i++)
-    g_ptr_array_add (report->axis_names, g_strdup (axis_names[i]));
+    g_ptr_array_add (writer->axis_names, g_strdup (axis_names[i]));
 
-  report->csv = open_part (report->csv_part, error);
-  report->json = report->csv ? open_part (report->json_part, error) : NULL;
-  report->timing = report->json ? open_part (report->timing_part, error)
+  writer->csv = open_part (writer->csv_part, error);
+  writer->json = writer->csv ? open_part (writer->json_part, error) : NULL;
+  writer->timing = writer->json ? open_part (writer->timing_part, error)
                                 : NULL;
-  if (report->timing == NULL)
+  if (writer->timing == NULL)
     {
-      elk__report_abort (report);
+      elk__results_writer_abort (writer);
       return NULL;
     }
 
   for (guint i = 0; i < G_N_ELEMENTS (columns); i++)
-    fprintf (report->csv, "%s%s", i > 0 ? "," : "", columns[i]);
-  for (guint i = 0; i < report->axis_names->len; i++)
+    fprintf (writer->csv, "%s%s", i > 0 ? "," : "", columns[i]);
+  for (guint i = 0; i < writer->axis_names->len; i++)
     {
-      fputc (',', report->csv);
-      write_csv_field (report->csv, report->axis_names->pdata[i]);
+      fputc (',', writer->csv);
+      write_csv_field (writer->csv, writer->axis_names->pdata[i]);
     }
-  fputc ('\n', report->csv);
+  fputc ('\n', writer->csv);
 
   for (guint i = 0; i < G_N_ELEMENTS (timing_columns); i++)
-    fprintf (report->timing, "%s%s", i > 0 ? "," : "", timing_columns[i]);
-  fputc ('\n', report->timing);
+    fprintf (writer->timing, "%s%s", i > 0 ? "," : "", timing_columns[i]);
+  fputc ('\n', writer->timing);
 
-  fputs ("{\n  \"elk_version\": ", report->json);
-  write_json_string (report->json, ELK_VERSION);
-  fputs (",\n  \"experiment\": ", report->json);
-  write_json_string (report->json, experiment);
-  fputs (",\n  \"experiment_sha256\": ", report->json);
-  write_json_string (report->json, hash);
-  fputs (",\n  \"plugins\": [", report->json);
+  fputs ("{\n  \"elk_version\": ", writer->json);
+  write_json_string (writer->json, ELK_VERSION);
+  fputs (",\n  \"experiment\": ", writer->json);
+  write_json_string (writer->json, experiment);
+  fputs (",\n  \"experiment_sha256\": ", writer->json);
+  write_json_string (writer->json, hash);
+  fputs (",\n  \"plugins\": [", writer->json);
   for (guint i = 0; i < plugin_versions->len; i++)
     {
-      fputs (i > 0 ? "," : "", report->json);
-      write_json_plugin (report->json, plugin_versions->pdata[i]);
+      fputs (i > 0 ? "," : "", writer->json);
+      write_json_plugin (writer->json, plugin_versions->pdata[i]);
     }
-  fputs ("\n  ],\n  \"rows\": [", report->json);
-  return report;
+  fputs ("\n  ],\n  \"rows\": [", writer->json);
+  return writer;
 }
 
 /**
- * elk__report_add_row:
+ * elk__results_writer_add_row:
  * @values: one string per column (NULL or "" for empty), then one per
  *   sweep axis
  */
 gboolean
-elk__report_add_row (ElkReport *report,
-                     const char *const *values,
-                     GError **error)
+elk__results_writer_add_row (ResultsWriter *writer,
+                             const char *const *values,
+                             GError **error)
 {
-  guint n = G_N_ELEMENTS (columns) + report->axis_names->len;
+  guint n = G_N_ELEMENTS (columns) + writer->axis_names->len;
 
   for (guint i = 0; i < n; i++)
     {
       if (i > 0)
-        fputc (',', report->csv);
-      write_csv_field (report->csv, values[i]);
+        fputc (',', writer->csv);
+      write_csv_field (writer->csv, values[i]);
     }
-  fputc ('\n', report->csv);
+  fputc ('\n', writer->csv);
 
-  fputs (report->n_rows > 0 ? ",\n    {" : "\n    {", report->json);
+  fputs (writer->n_rows > 0 ? ",\n    {" : "\n    {", writer->json);
   for (guint i = 0; i < n; i++)
     {
       const char *name = i < G_N_ELEMENTS (columns)
                            ? columns[i]
-                           : report->axis_names->pdata[i - G_N_ELEMENTS (
+                           : writer->axis_names->pdata[i - G_N_ELEMENTS (
                                                              columns)];
-      fputs (i > 0 ? ", " : "", report->json);
-      write_json_string (report->json, name);
-      fputs (": ", report->json);
-      write_json_value (report->json, values[i]);
+      fputs (i > 0 ? ", " : "", writer->json);
+      write_json_string (writer->json, name);
+      fputs (": ", writer->json);
+      write_json_value (writer->json, values[i]);
     }
-  fputc ('}', report->json);
-  report->n_rows++;
-  return check_io (report, report->csv, report->csv_part, error)
-         && check_io (report, report->json, report->json_part, error);
+  fputc ('}', writer->json);
+  writer->n_rows++;
+  return check_io (writer, writer->csv, writer->csv_part, error)
+         && check_io (writer, writer->json, writer->json_part, error);
 }
 
 gboolean
-elk__report_add_timing (ElkReport *report,
-                        const char *const *values,
-                        GError **error)
+elk__results_writer_add_timing (ResultsWriter *writer,
+                                const char *const *values,
+                                GError **error)
 {
   for (guint i = 0; i < G_N_ELEMENTS (timing_columns); i++)
     {
       if (i > 0)
-        fputc (',', report->timing);
-      write_csv_field (report->timing, values[i]);
+        fputc (',', writer->timing);
+      write_csv_field (writer->timing, values[i]);
     }
-  fputc ('\n', report->timing);
-  return check_io (report, report->timing, report->timing_part, error);
+  fputc ('\n', writer->timing);
+  return check_io (writer, writer->timing, writer->timing_part, error);
 }
 
 static void
-report_free (ElkReport *report)
+writer_free (ResultsWriter *writer)
 {
-  g_free (report->dir);
-  g_free (report->csv_path);
-  g_free (report->json_path);
-  g_free (report->timing_path);
-  g_free (report->csv_part);
-  g_free (report->json_part);
-  g_free (report->timing_part);
-  g_ptr_array_unref (report->axis_names);
-  g_free (report);
+  g_free (writer->dir);
+  g_free (writer->csv_path);
+  g_free (writer->json_path);
+  g_free (writer->timing_path);
+  g_free (writer->csv_part);
+  g_free (writer->json_part);
+  g_free (writer->timing_part);
+  g_ptr_array_unref (writer->axis_names);
+  g_free (writer);
 }
 
 static gboolean
@@ -346,47 +346,47 @@ move_into_place (const char *part, const char *path, GError **error)
 }
 
 /**
- * elk__report_commit:
+ * elk__results_writer_commit:
  *
- * Finishes the files and renames them into place.  Frees @report.
+ * Finishes the files and renames them into place.  Frees @writer.
  */
 gboolean
-elk__report_commit (ElkReport *report, GError **error)
+elk__results_writer_commit (ResultsWriter *writer, GError **error)
 {
   gboolean ok;
 
-  fputs ("\n  ]\n}\n", report->json);
-  ok = close_file (&report->csv, report->csv_part, error)
-       && close_file (&report->json, report->json_part, error)
-       && close_file (&report->timing, report->timing_part, error)
-       && move_into_place (report->csv_part, report->csv_path, error)
-       && move_into_place (report->json_part, report->json_path, error)
-       && move_into_place (report->timing_part, report->timing_path, error);
+  fputs ("\n  ]\n}\n", writer->json);
+  ok = close_file (&writer->csv, writer->csv_part, error)
+       && close_file (&writer->json, writer->json_part, error)
+       && close_file (&writer->timing, writer->timing_part, error)
+       && move_into_place (writer->csv_part, writer->csv_path, error)
+       && move_into_place (writer->json_part, writer->json_path, error)
+       && move_into_place (writer->timing_part, writer->timing_path, error);
   if (!ok)
     {
-      elk__report_abort (report);
+      elk__results_writer_abort (writer);
       return FALSE;
     }
-  report_free (report);
+  writer_free (writer);
   return TRUE;
 }
 
 /**
- * elk__report_abort:
+ * elk__results_writer_abort:
  *
- * Removes the partial files.  Frees @report.
+ * Removes the partial files.  Frees @writer.
  */
 void
-elk__report_abort (ElkReport *report)
+elk__results_writer_abort (ResultsWriter *writer)
 {
-  if (report->csv != NULL)
-    fclose (report->csv);
-  if (report->json != NULL)
-    fclose (report->json);
-  if (report->timing != NULL)
-    fclose (report->timing);
-  g_unlink (report->csv_part);
-  g_unlink (report->json_part);
-  g_unlink (report->timing_part);
-  report_free (report);
+  if (writer->csv != NULL)
+    fclose (writer->csv);
+  if (writer->json != NULL)
+    fclose (writer->json);
+  if (writer->timing != NULL)
+    fclose (writer->timing);
+  g_unlink (writer->csv_part);
+  g_unlink (writer->json_part);
+  g_unlink (writer->timing_part);
+  writer_free (writer);
 }
