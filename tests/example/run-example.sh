@@ -58,3 +58,21 @@ meson test -C "$work/build" --print-errorlogs --verbose
 # A third party checks its plugin with the installed elk-check-plugin
 # (issue 16): valid, deterministic programs on every shipped chip.
 elk-check-plugin --plugin-path "$work/build" scheduler example:greedy-lookahead
+
+# elk-new-plugin: each kind of plugin it writes builds against the staged
+# elk with warnings as errors, loads, and passes its own test; bad
+# arguments are refused.
+for kind in scheduler allocator chip; do
+  new="$work/new-$kind"
+  elk-new-plugin "$kind" "scaffold:test-$kind" "$new" >/dev/null
+  meson setup "$new/build" "$new" -Dwerror=true >"$work/new.log" 2>&1 || { cat "$work/new.log"; exit 1; }
+  meson compile -C "$new/build" >"$work/new.log" 2>&1 || { cat "$work/new.log"; exit 1; }
+  meson test -C "$new/build" --print-errorlogs --verbose
+done
+for bad in "bogus x:y" "chip Bad" "chip a:b- " "chip scaffold:test-chip $work/new-chip"; do
+  # shellcheck disable=SC2086
+  if elk-new-plugin $bad >/dev/null 2>"$work/new.err"; then
+    echo "elk-new-plugin accepted '$bad'"; exit 1
+  fi
+  grep -q "elk-new-plugin: " "$work/new.err" || { echo "no message for '$bad'"; exit 1; }
+done
