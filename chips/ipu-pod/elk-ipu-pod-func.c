@@ -1022,27 +1022,63 @@ typedef struct
   guint64 stride[ELK_MAX_OPERANDS][ELK_MAX_DIMS]; /* per loop dim, 0 = n/a */
 } Shape;
 
-static gboolean
-execute_op (Func *F, guint i, const ElkPlan *hp, gboolean preloaded,
-            GError **error)
+/* One operator's functional run, shared by the phases of execute_op: the
+ * operator, its plan, the kernel, the shape of its pieces and rotation
+ * rounds, and the per-tile state (coordinates, round digits, ring senders
+ * and operand buffers). */
+typedef struct
 {
-  const ElkOp *op = elk_graph_get_op (F->graph, i);
-  const ElkTensor *out_t = elk_graph_get_tensor (F->graph, op->tensors[0]);
-  const guint D = op->n_dims, V = op->n_operands;
-  guint32 cores = 1;
+  Func *F;
+  guint i;
+  const ElkOp *op;
+  const ElkTensor *out_t;
+  const ElkPlan *hp;
+  guint D, V;
+  guint32 cores;
+  guint64 steps;
   Shape S;
-  Rounds R = { 0 };
+  Rounds R;
   Kernel K;
   FuncKind fn;
-  gboolean ok = FALSE;
   guint8 mask[ELK_MAX_OPERANDS];
   guint32 P[ELK_MAX_OPERANDS], reps[ELK_MAX_OPERANDS];
-  guint64 steps = 1;
   /* Per tile: coordinates, round values; per operand: buffers. */
-  guint32 *coord = NULL, *delta = NULL, *sender = NULL;
-  float **cur[ELK_MAX_OPERANDS] = { NULL }, **nxt[ELK_MAX_OPERANDS] = { NULL };
-  guint32 *slot = NULL;
-  Layout *outl = &F->produced[op->tensors[0]];
+  guint32 *coord, *delta, *sender;
+  float **cur[ELK_MAX_OPERANDS], **nxt[ELK_MAX_OPERANDS];
+  Layout *outl;
+} OpRun;
+
+static void
+op_run_clear (OpRun *run)
+{
+  for (guint v = 0; v < run->V; v++)
+    {
+      for (guint32 t = 0; t < run->cores; t++)
+        {
+          if (run->cur[v] != NULL)
+            g_free (run->cur[v][t]);
+          if (run->nxt[v] != NULL)
+            g_free (run->nxt[v][t]);
+        }
+      g_free (run->cur[v]);
+      g_free (run->nxt[v]);
+    }
+  g_free (run->sender);
+  g_free (run->delta);
+  g_free (run->coord);
+}
+
+/* The kernel, and the operator's shape as functional mode needs it. */
+static gboolean
+check_op (OpRun *run, GError **error)
+{
+  Func *F = run->F;
+  const ElkOp *op = run->op;
+  const ElkPlan *hp = run->hp;
+  const guint D = run->D, V = run->V;
+  Kernel *K = &run->K;
+  guint8 *mask = run->mask;
+  FuncKind fn;
 
   if (op->n_dims == 0 || V < 2 || V > 4)
     {
@@ -1052,10 +1088,10 @@ execute_op (Func *F, guint i, const ElkPlan *hp, gboolean preloaded,
                    op->name, op->n_dims, V - 1);
       return FALSE;
     }
-  if (!find_kernel (F->graph, op, &K, error))
+  if (!find_kernel (F->graph, op, K, error))
     return FALSE;
-  fn = K.fn;
-  if (K.ternary)
+  fn = K->fn;
+  if (K->ternary)
     fn = fn == F_ADD ? F_ADD3 : fn == F_MUL ? F_MUL3
          : fn == F_MAX2 ? F_MAX3 : F_MIN3;
   for (guint v = 0; v < V; v++)
@@ -1087,7 +1123,7 @@ execute_op (Func *F, guint i, const ElkPlan *hp, gboolean preloaded,
 
   /* A softmax row must be whole on one tile in one step. */
   for (guint d = 0; d < D && fn == F_SOFTMAX; d++)
-    if ((K.softmax & (1u << d)) && hp->spatial[d] > 1)
+    if ((K->softmax & (1u << d)) && hp->spatial[d] > 1)
       {
         g_set_error (error, ELK_CHIP_ERROR, ELK_CHIP_ERROR_RUN,
                      "chip 'ipu-pod': functional mode runs softmax '%s' only "
@@ -1095,24 +1131,42 @@ execute_op (Func *F, guint i, const ElkPlan *hp, gboolean preloaded,
                      "%u ways", op->name, op->dim_names[d], hp->spatial[d]);
         return FALSE;
       }
+  run->fn = fn;
+  return TRUE;
+}
+
+/* The pieces and rotation rounds of every loop dimension, and each
+ * operand's buffer strides. */
+static gboolean
+plan_shape (OpRun *run, GError **error)
+{
+  const ElkOp *op = run->op;
+  const ElkPlan *hp = run->hp;
+  const guint D = run->D, V = run->V;
+  Shape *S = &run->S;
+  Rounds *R = &run->R;
+  const guint8 *mask = run->mask;
+  guint32 *P = run->P, *reps = run->reps;
+  guint32 cores = 1;
+  guint64 steps = 1;
 
   /* Chunks and rounds per loop dimension. */
-  memset (&S, 0, sizeof (S));
+  memset (S, 0, sizeof (*S));
   for (guint d = 0; d < D; d++)
     {
       guint32 left[ELK_MAX_OPERANDS], mx = 1;
       cores *= hp->spatial[d];
-      S.sl[d] = ceil_div (op->extents[d], hp->spatial[d]);
+      S->sl[d] = ceil_div (op->extents[d], hp->spatial[d]);
       for (guint v = 0; v < V; v++)
         {
           left[v] = hp->temporal[d][v];
           mx = MAX (mx, left[v]);
         }
-      S.tmax[d] = mx;
-      S.stp[d] = ceil_div (S.sl[d], mx);
+      S->tmax[d] = mx;
+      S->stp[d] = ceil_div (S->sl[d], mx);
       steps *= mx;
       for (guint v = 0; v < V; v++)
-        S.chunks[v][d] = mx / MAX (hp->temporal[d][v], 1u);
+        S->chunks[v][d] = mx / MAX (hp->temporal[d][v], 1u);
       for (;;)
         {
           guint32 gg = 0;
@@ -1125,7 +1179,7 @@ execute_op (Func *F, guint i, const ElkPlan *hp, gboolean preloaded,
               }
           if (m == 0)
             break;
-          if (gg <= 1 || R.n == MAX_ROUNDS)
+          if (gg <= 1 || R->n == MAX_ROUNDS)
             {
               g_set_error (error, ELK_CHIP_ERROR, ELK_CHIP_ERROR_RUN,
                            "chip 'ipu-pod': the rotation factors of operator "
@@ -1133,10 +1187,10 @@ execute_op (Func *F, guint i, const ElkPlan *hp, gboolean preloaded,
                            op->name, op->dim_names[d]);
               return FALSE;
             }
-          R.size[R.n] = gg;
-          R.dim[R.n] = (guint8) d;
-          R.mask[R.n] = m;
-          R.n++;
+          R->size[R->n] = gg;
+          R->dim[R->n] = (guint8) d;
+          R->mask[R->n] = m;
+          R->n++;
           for (guint v = 0; v < V; v++)
             if (left[v] > 1)
               left[v] /= gg;
@@ -1166,20 +1220,37 @@ execute_op (Func *F, guint i, const ElkPlan *hp, gboolean preloaded,
       for (gint x = (gint) op->access[v].n_axes - 1; x >= 0; x--)
         {
           gint d = op->access[v].dims[x][0], d1 = op->access[v].dims[x][1];
-          guint64 ext = (guint64) S.chunks[v][d] * S.stp[d];
-          S.stride[v][d] = len;
+          guint64 ext = (guint64) S->chunks[v][d] * S->stp[d];
+          S->stride[v][d] = len;
           if (d1 >= 0)
             {
-              S.stride[v][d1] = len;
-              ext += (guint64) S.chunks[v][d1] * S.stp[d1] - 1;
+              S->stride[v][d1] = len;
+              ext += (guint64) S->chunks[v][d1] * S->stp[d1] - 1;
             }
           len *= ext;
         }
-      S.buf_len[v] = len;
+      S->buf_len[v] = len;
     }
+  run->cores = cores;
+  run->steps = steps;
+  return TRUE;
+}
 
-  coord = g_new (guint32, (gsize) cores * D);
-  delta = g_new0 (guint32, (gsize) cores * MAX (R.n, 1u));
+/* Every tile's coordinates in the plan's grid and its starting round
+ * digits. */
+static void
+place_tiles (OpRun *run)
+{
+  const ElkPlan *hp = run->hp;
+  const guint D = run->D, V = run->V;
+  const guint32 cores = run->cores;
+  const Rounds *R = &run->R;
+  const guint8 *mask = run->mask;
+  const guint32 *P = run->P;
+  guint32 *coord, *delta;
+
+  coord = run->coord = g_new (guint32, (gsize) cores * D);
+  delta = run->delta = g_new0 (guint32, (gsize) cores * MAX (R->n, 1u));
   for (guint32 t = 0; t < cores; t++)
     {
       guint32 rest = t;
@@ -1204,21 +1275,36 @@ execute_op (Func *F, guint i, const ElkPlan *hp, gboolean preloaded,
             if (!(mask[v] & (1u << d)))
               ridx = ridx * hp->spatial[d] + coord[t * D + d];
           pos = (guint32) (ridx % P[v]);
-          for (gint r = (gint) R.n - 1; r >= 0; r--)
-            if (R.mask[r] & (1u << v))
+          for (gint r = (gint) R->n - 1; r >= 0; r--)
+            if (R->mask[r] & (1u << v))
               {
-                delta[t * R.n + r] = (delta[t * R.n + r] + pos % R.size[r])
-                                     % R.size[r];
-                pos /= R.size[r];
+                delta[t * R->n + r] = (delta[t * R->n + r] + pos % R->size[r])
+                                     % R->size[r];
+                pos /= R->size[r];
               }
         }
     }
+}
+
+static gboolean
+build_rings (OpRun *run, GError **error)
+{
+  const ElkOp *op = run->op;
+  const ElkPlan *hp = run->hp;
+  const guint D = run->D, V = run->V;
+  const guint32 cores = run->cores;
+  const Rounds *R = &run->R;
+  const guint8 *mask = run->mask;
+  const guint32 *P = run->P, *reps = run->reps;
+  const guint32 *coord = run->coord, *delta = run->delta;
+  g_autofree guint32 *slot = NULL;
+  guint32 *sender;
 
   /* The rings: for every rotating operand, the tiles of one copy group
    * and ring must hold every combination of its digits exactly once; a
    * tile receives, in round r, from the tile of its ring whose digit of r
    * is one higher. */
-  sender = g_new (guint32, (gsize) MAX (R.n, 1u) * V * cores);
+  sender = run->sender = g_new (guint32, (gsize) MAX (R->n, 1u) * V * cores);
   for (guint v = 0; v < V; v++)
     {
       guint64 n_groups = 1;
@@ -1243,9 +1329,9 @@ execute_op (Func *F, guint i, const ElkPlan *hp, gboolean preloaded,
                   ridx = ridx * hp->spatial[d] + coord[t * D + d];
               }
             key = (gidx * (reps[v] / P[v]) + ridx / P[v]) * P[v];
-            for (guint r = 0; r < R.n; r++)
-              if (R.mask[r] & (1u << v))
-                tuple = tuple * R.size[r] + delta[t * R.n + r];
+            for (guint r = 0; r < R->n; r++)
+              if (R->mask[r] & (1u << v))
+                tuple = tuple * R->size[r] + delta[t * R->n + r];
             if (pass == 0)
               {
                 if (slot[key + tuple] != NONE)
@@ -1256,27 +1342,45 @@ execute_op (Func *F, guint i, const ElkPlan *hp, gboolean preloaded,
                                  "tiles %u and %u of one ring of operand %u "
                                  "would start with the same piece",
                                  op->name, slot[key + tuple], t, v);
-                    goto out;
+                    return FALSE;
                   }
                 slot[key + tuple] = t;
                 continue;
               }
-            for (guint r = 0; r < R.n; r++)
+            for (guint r = 0; r < R->n; r++)
               {
                 guint64 wt = 1, nt;
                 guint32 dg;
-                if (!(R.mask[r] & (1u << v)))
+                if (!(R->mask[r] & (1u << v)))
                   continue;
-                for (guint r2 = r + 1; r2 < R.n; r2++)
-                  if (R.mask[r2] & (1u << v))
-                    wt *= R.size[r2];
-                dg = delta[t * R.n + r];
+                for (guint r2 = r + 1; r2 < R->n; r2++)
+                  if (R->mask[r2] & (1u << v))
+                    wt *= R->size[r2];
+                dg = delta[t * R->n + r];
                 nt = tuple - (guint64) dg * wt
-                     + (guint64) ((dg + 1) % R.size[r]) * wt;
+                     + (guint64) ((dg + 1) % R->size[r]) * wt;
                 sender[((gsize) r * V + v) * cores + t] = slot[key + nt];
               }
           }
     }
+  return TRUE;
+}
+
+static gboolean
+gather_inputs (OpRun *run, gboolean preloaded, GError **error)
+{
+  Func *F = run->F;
+  const guint i = run->i;
+  const ElkOp *op = run->op;
+  const guint D = run->D, V = run->V;
+  const guint32 cores = run->cores;
+  const Shape *S = &run->S;
+  const Rounds *R = &run->R;
+  const FuncKind fn = run->fn;
+  const guint8 *mask = run->mask;
+  const guint32 *P = run->P;
+  const guint32 *coord = run->coord, *delta = run->delta;
+  float ***cur = run->cur, ***nxt = run->nxt;
 
   /* Buffers, and the input superstep: every tile gathers its pieces. */
   for (guint v = 0; v < V; v++)
@@ -1286,14 +1390,14 @@ execute_op (Func *F, guint i, const ElkPlan *hp, gboolean preloaded,
         nxt[v] = g_new0 (float *, cores);
       for (guint32 t = 0; t < cores; t++)
         {
-          cur[v][t] = g_new (float, MAX (S.buf_len[v], 1));
+          cur[v][t] = g_new (float, MAX (S->buf_len[v], 1));
           if (v == 0)
-            for (guint64 k = 0; k < S.buf_len[v]; k++)
+            for (guint64 k = 0; k < S->buf_len[v]; k++)
               cur[v][t][k] = identity_of (fn);
           else
-            memset (cur[v][t], 0, sizeof (float) * MAX (S.buf_len[v], 1));
+            memset (cur[v][t], 0, sizeof (float) * MAX (S->buf_len[v], 1));
           if (P[v] > 1)
-            nxt[v][t] = g_new0 (float, MAX (S.buf_len[v], 1));
+            nxt[v][t] = g_new0 (float, MAX (S->buf_len[v], 1));
         }
     }
   for (guint v = 1; v < V; v++)
@@ -1311,7 +1415,7 @@ execute_op (Func *F, guint i, const ElkPlan *hp, gboolean preloaded,
         {
           src.host = host_data (F, op->tensors[v], error);
           if (src.host == NULL)
-            goto out;
+            return FALSE;
         }
       for (guint32 t = 0; t < cores; t++)
         {
@@ -1326,12 +1430,12 @@ execute_op (Func *F, guint i, const ElkPlan *hp, gboolean preloaded,
            * the piece starts, before clipping at the tile's end). */
           for (guint d = 0; d < D; d++)
             {
-              guint64 tlo = (guint64) coord[t * D + d] * S.sl[d];
-              guint64 thi = MIN (tlo + S.sl[d], op->extents[d]);
-              guint64 pidx = 0, plen = (guint64) S.chunks[v][d] * S.stp[d];
-              for (guint r = 0; r < R.n; r++)
-                if (R.dim[r] == d && (R.mask[r] & (1u << v)))
-                  pidx = pidx * R.size[r] + delta[t * R.n + r];
+              guint64 tlo = (guint64) coord[t * D + d] * S->sl[d];
+              guint64 thi = MIN (tlo + S->sl[d], op->extents[d]);
+              guint64 pidx = 0, plen = (guint64) S->chunks[v][d] * S->stp[d];
+              for (guint r = 0; r < R->n; r++)
+                if (R->dim[r] == d && (R->mask[r] & (1u << v)))
+                  pidx = pidx * R->size[r] + delta[t * R->n + r];
               pst[d] = tlo + pidx * plen;
               lo[d] = MIN (pst[d], thi);
               hi[d] = MIN (pst[d] + plen, thi);
@@ -1347,7 +1451,7 @@ execute_op (Func *F, guint i, const ElkPlan *hp, gboolean preloaded,
               gint d0 = acc->dims[x][0], d1 = acc->dims[x][1];
               axis_range (acc, x, lo, hi, &alo[x], &ahi[x]);
               apo[x] = pst[d0] + (d1 >= 0 ? pst[d1] : 0);
-              ast[x] = S.stride[v][d0];
+              ast[x] = S->stride[v][d0];
               a[x] = alo[x];
             }
           if (src.lay == cold && F->cold_box[i * ELK_MAX_OPERANDS + v] != NULL
@@ -1384,7 +1488,7 @@ execute_op (Func *F, guint i, const ElkPlan *hp, gboolean preloaded,
                                "chip 'ipu-pod': operator '%s' needs element %"
                                G_GUINT64_FORMAT " of '%s', which no tile "
                                "holds", op->name, fl, t_in->name);
-                  goto out;
+                  return FALSE;
                 }
               cur[v][t][k] = val;
               for (x = (gint) acc->n_axes - 1; x >= 0; x--)
@@ -1398,282 +1502,330 @@ execute_op (Func *F, guint i, const ElkPlan *hp, gboolean preloaded,
             }
         }
     }
+  return TRUE;
+}
 
-  /* The compute-shift steps. */
-  {
-    guint32 digit[MAX_ROUNDS] = { 0 };
+/* The compute-shift steps: every tile runs the kernel on its pieces, then
+ * one round's operands move one step along their rings. */
+static void
+compute_and_shift (OpRun *run)
+{
+  Func *F = run->F;
+  const ElkOp *op = run->op;
+  const guint D = run->D, V = run->V;
+  const guint32 cores = run->cores;
+  const guint64 steps = run->steps;
+  Shape *S = &run->S;
+  const Rounds *R = &run->R;
+  const Kernel *K = &run->K;
+  const FuncKind fn = run->fn;
+  const guint8 *mask = run->mask;
+  const guint32 *coord = run->coord, *sender = run->sender;
+  guint32 *delta = run->delta;
+  float ***cur = run->cur, ***nxt = run->nxt;
+  guint32 digit[MAX_ROUNDS] = { 0 };
 
-    for (guint64 s = 0; s < steps; s++)
-      {
-        gint r;
-        for (guint32 t = 0; t < cores; t++)
-          {
-            guint64 len[ELK_MAX_DIMS], base[ELK_MAX_OPERANDS];
-            float *bufs[ELK_MAX_OPERANDS];
-            guint64 lo[ELK_MAX_DIMS];
-
-            for (guint d = 0; d < D; d++)
-              {
-                guint64 tlo = (guint64) coord[t * D + d] * S.sl[d];
-                guint64 thi = MIN (tlo + S.sl[d], op->extents[d]);
-                guint64 q = 0;
-                for (guint rr = 0; rr < R.n; rr++)
-                  if (R.dim[rr] == d)
-                    q = q * R.size[rr] + delta[t * R.n + rr];
-                lo[d] = tlo + q * S.stp[d];
-                len[d] = lo[d] >= thi ? 0 : MIN (S.stp[d], thi - lo[d]);
-              }
-            for (guint v = 0; v < V; v++)
-              {
-                base[v] = 0;
-                bufs[v] = cur[v][t];
-                for (guint d = 0; d < D; d++)
-                  {
-                    guint64 tlo = (guint64) coord[t * D + d] * S.sl[d];
-                    guint64 pl = (guint64) S.chunks[v][d] * S.stp[d];
-                    base[v] += ((lo[d] - tlo) % pl) * S.stride[v][d];
-                  }
-              }
-            if (K.n_pool > 0)
-              run_pool (&K, D, len, lo, bufs, base, S.stride);
-            else if (fn == F_SOFTMAX)
-              run_softmax (K.softmax, D, len, bufs, base, S.stride);
-            else
-              run_kernel (fn, K.imm, D, V, len, bufs, base, S.stride);
-            /* The bias joins the sum once per output element: in the one
-             * call whose box starts at 0 along every reduced dimension,
-             * at those coordinates (each point of the iteration space is
-             * computed exactly once, so exactly one call qualifies). */
-            if (K.bias)
-              {
-                gboolean first = TRUE;
-                for (guint d = 0; d < D; d++)
-                  if (!(mask[0] & (1u << d)))
-                    {
-                      if (lo[d] != 0)
-                        first = FALSE;
-                      len[d] = MIN (len[d], 1);
-                    }
-                if (first)
-                  run_kernel (F_BIAS, K.imm, D, V, len, bufs, base,
-                              S.stride);
-              }
-          }
-        F->rep->kernel_calls += cores;
-        if (s + 1 == steps)
-          break;
-        for (r = (gint) R.n - 1; r >= 0; r--)
-          {
-            if (digit[r] + 1 < R.size[r])
-              {
-                digit[r]++;
-                break;
-              }
-            digit[r] = 0;
-          }
-        g_assert (r >= 0);
-        /* Shift round r: every operand of it moves one step along its
-         * ring; the tiles' digit of r goes up by one. */
-        for (guint v = 0; v < V; v++)
-          {
-            float **tmp;
-            if (!(R.mask[r] & (1u << v)))
-              continue;
-            for (guint32 t = 0; t < cores; t++)
-              {
-                guint32 from = sender[((gsize) r * V + v) * cores + t];
-                memcpy (nxt[v][t], cur[v][from],
-                        sizeof (float) * S.buf_len[v]);
-                if (from != t)
-                  {
-                    F->rep->exchanged_elements += S.buf_len[v];
-                    if (from / F->m->tiles_per_chip
-                        != t / F->m->tiles_per_chip)
-                      F->rep->xchip_elements += S.buf_len[v];
-                  }
-              }
-            tmp = cur[v];
-            cur[v] = nxt[v];
-            nxt[v] = tmp;
-          }
-        for (guint32 t = 0; t < cores; t++)
-          delta[t * R.n + r] = (delta[t * R.n + r] + 1) % R.size[r];
-        F->rep->shifts++;
-      }
-  }
-
-  /* Partial outputs: the copies of one output piece (one per ring)
-   * reduce-scatter it, copy k owning the k-th of r parts; then every
-   * element of the output has exactly one home. */
-  {
-    guint32 r_out = reps[0] / P[0];
-    guint64 n_groups = 1, n_reduced = 1;
-    guint32 *members;
-    guint32 *count;
-
-    for (guint d = 0; d < D; d++)
-      if (mask[0] & (1u << d))
-        n_groups *= hp->spatial[d];
-      else
-        n_reduced *= op->extents[d];
-    n_groups *= P[0];
-    members = g_new (guint32, n_groups * r_out);
-    count = g_new0 (guint32, n_groups);
-    for (guint32 t = 0; t < cores; t++)
-      {
-        guint64 gidx = 0, tuple = 0, key;
-        for (guint d = 0; d < D; d++)
-          if (mask[0] & (1u << d))
-            gidx = gidx * hp->spatial[d] + coord[t * D + d];
-        for (guint r = 0; r < R.n; r++)
-          if (R.mask[r] & 1u)
-            tuple = tuple * R.size[r] + delta[t * R.n + r];
-        key = gidx * P[0] + tuple;
-        if (count[key] >= r_out)
-          {
-            g_set_error (error, ELK_CHIP_ERROR, ELK_CHIP_ERROR_RUN,
-                         "chip 'ipu-pod': operator '%s' ends with more than "
-                         "%u copies of one output piece", op->name, r_out);
-            g_free (members);
-            g_free (count);
-            goto out;
-          }
-        members[key * r_out + count[key]++] = t;
-      }
-    layout_clear (outl);
-    outl->n_tiles = cores;
-    outl->tile = g_new (guint32, MAX (out_t->n_elements, 1));
-    outl->off = g_new (guint32, MAX (out_t->n_elements, 1));
-    memset (outl->tile, 0xff, sizeof (guint32) * MAX (out_t->n_elements, 1));
-    for (guint64 key = 0; key < n_groups; key++)
-      {
-        guint64 n = S.buf_len[0];
-        if (count[key] != r_out)
-          {
-            g_set_error (error, ELK_CHIP_ERROR, ELK_CHIP_ERROR_RUN,
-                         "chip 'ipu-pod': operator '%s' ends with %u copies "
-                         "of an output piece, expected %u", op->name,
-                         count[key], r_out);
-            g_free (members);
-            g_free (count);
-            goto out;
-          }
-        for (guint32 k = 0; k < r_out && r_out > 1; k++)
-          {
-            guint32 me = members[key * r_out + k];
-            guint64 a = n * k / r_out, b = n * (k + 1) / r_out;
-            for (guint32 j = 0; j < r_out; j++)
-              {
-                guint32 peer = members[key * r_out + j];
-                if (j == k)
-                  continue;
-                for (guint64 e = a; e < b; e++)
-                  cur[0][me][e] = combine (fn == R_MAX || fn == R_MIN
-                                             ? fn : R_SUM,
-                                           cur[0][me][e], cur[0][peer][e]);
-                F->rep->exchanged_elements += b - a;
-                if (peer / F->m->tiles_per_chip != me / F->m->tiles_per_chip)
-                  F->rep->xchip_elements += b - a;
-              }
-          }
-        /* The homes of the piece's elements. */
-        for (guint32 k = 0; k < r_out; k++)
-          {
-            guint32 t = members[key * r_out + k];
-            guint64 a = n * k / r_out, b = n * (k + 1) / r_out;
-            guint64 lo[ELK_MAX_DIMS];
-            for (guint d = 0; d < D; d++)
-              {
-                guint64 tlo = (guint64) coord[t * D + d] * S.sl[d];
-                guint64 pidx = 0, plen = (guint64) S.chunks[0][d] * S.stp[d];
-                for (guint r = 0; r < R.n; r++)
-                  if (R.dim[r] == d && (R.mask[r] & 1u))
-                    pidx = pidx * R.size[r] + delta[t * R.n + r];
-                lo[d] = tlo + pidx * plen;
-              }
-            for (guint64 e = a; e < b; e++)
-              {
-                guint64 g[ELK_MAX_DIMS], rest = e, fl;
-                gboolean valid = TRUE;
-                const ElkAccess *acc = &op->access[0];
-                for (gint x = (gint) acc->n_axes - 1; x >= 0; x--)
-                  {
-                    gint d = acc->dims[x][0];
-                    guint64 ext = (guint64) S.chunks[0][d] * S.stp[d];
-                    guint64 tlo = (guint64) coord[t * D + d] * S.sl[d];
-                    g[d] = lo[d] + rest % ext;
-                    rest /= ext;
-                    if (g[d] >= MIN (tlo + S.sl[d], op->extents[d]))
-                      valid = FALSE;
-                  }
-                if (!valid)
-                  continue;
-                fl = flat_index (out_t, acc, g);
-                if (outl->tile[fl] != NONE)
-                  {
-                    g_set_error (error, ELK_CHIP_ERROR, ELK_CHIP_ERROR_RUN,
-                                 "chip 'ipu-pod': tiles %u and %u both end "
-                                 "up owning element %" G_GUINT64_FORMAT
-                                 " of '%s'", outl->tile[fl], t, fl,
-                                 out_t->name);
-                    g_free (members);
-                    g_free (count);
-                    goto out;
-                  }
-                outl->tile[fl] = t;
-                outl->off[fl] = (guint32) e;
-                /* Means divide the reduced sum, on its home tile. */
-                if (K.post == POST_MEAN)
-                  cur[0][t][e] /= (float) n_reduced;
-                else if (K.post == POST_POOL_AVG)
-                  cur[0][t][e] /= pool_count (&K, g);
-              }
-          }
-      }
-    g_free (members);
-    g_free (count);
-    for (guint64 e = 0; e < out_t->n_elements; e++)
-      if (outl->tile[e] == NONE)
-        {
-          g_set_error (error, ELK_CHIP_ERROR, ELK_CHIP_ERROR_RUN,
-                       "chip 'ipu-pod': after operator '%s' no tile holds "
-                       "element %" G_GUINT64_FORMAT " of its output '%s'",
-                       op->name, e, out_t->name);
-          goto out;
-        }
-    outl->bufs = cur[0];
-    cur[0] = NULL;
-  }
-
-  /* The gathered output, for the caller. */
-  {
-    float *flat = g_new (float, MAX (out_t->n_elements, 1));
-    for (guint64 e = 0; e < out_t->n_elements; e++)
-      flat[e] = outl->bufs[outl->tile[e]][outl->off[e]];
-    g_hash_table_replace (F->f->tensors, g_strdup (out_t->name),
-                          g_bytes_new_take (flat, out_t->n_elements
-                                                    * sizeof (float)));
-  }
-  F->rep->ops++;
-  ok = TRUE;
-
-out:
-  for (guint v = 0; v < V; v++)
+  for (guint64 s = 0; s < steps; s++)
     {
+      gint r;
       for (guint32 t = 0; t < cores; t++)
         {
-          if (cur[v] != NULL)
-            g_free (cur[v][t]);
-          if (nxt[v] != NULL)
-            g_free (nxt[v][t]);
+          guint64 len[ELK_MAX_DIMS], base[ELK_MAX_OPERANDS];
+          float *bufs[ELK_MAX_OPERANDS];
+          guint64 lo[ELK_MAX_DIMS];
+
+          for (guint d = 0; d < D; d++)
+            {
+              guint64 tlo = (guint64) coord[t * D + d] * S->sl[d];
+              guint64 thi = MIN (tlo + S->sl[d], op->extents[d]);
+              guint64 q = 0;
+              for (guint rr = 0; rr < R->n; rr++)
+                if (R->dim[rr] == d)
+                  q = q * R->size[rr] + delta[t * R->n + rr];
+              lo[d] = tlo + q * S->stp[d];
+              len[d] = lo[d] >= thi ? 0 : MIN (S->stp[d], thi - lo[d]);
+            }
+          for (guint v = 0; v < V; v++)
+            {
+              base[v] = 0;
+              bufs[v] = cur[v][t];
+              for (guint d = 0; d < D; d++)
+                {
+                  guint64 tlo = (guint64) coord[t * D + d] * S->sl[d];
+                  guint64 pl = (guint64) S->chunks[v][d] * S->stp[d];
+                  base[v] += ((lo[d] - tlo) % pl) * S->stride[v][d];
+                }
+            }
+          if (K->n_pool > 0)
+            run_pool (K, D, len, lo, bufs, base, S->stride);
+          else if (fn == F_SOFTMAX)
+            run_softmax (K->softmax, D, len, bufs, base, S->stride);
+          else
+            run_kernel (fn, K->imm, D, V, len, bufs, base, S->stride);
+          /* The bias joins the sum once per output element: in the one
+           * call whose box starts at 0 along every reduced dimension,
+           * at those coordinates (each point of the iteration space is
+           * computed exactly once, so exactly one call qualifies). */
+          if (K->bias)
+            {
+              gboolean first = TRUE;
+              for (guint d = 0; d < D; d++)
+                if (!(mask[0] & (1u << d)))
+                  {
+                    if (lo[d] != 0)
+                      first = FALSE;
+                    len[d] = MIN (len[d], 1);
+                  }
+              if (first)
+                run_kernel (F_BIAS, K->imm, D, V, len, bufs, base,
+                            S->stride);
+            }
         }
-      g_free (cur[v]);
-      g_free (nxt[v]);
+      F->rep->kernel_calls += cores;
+      if (s + 1 == steps)
+        break;
+      for (r = (gint) R->n - 1; r >= 0; r--)
+        {
+          if (digit[r] + 1 < R->size[r])
+            {
+              digit[r]++;
+              break;
+            }
+          digit[r] = 0;
+        }
+      g_assert (r >= 0);
+      /* Shift round r: every operand of it moves one step along its
+       * ring; the tiles' digit of r goes up by one. */
+      for (guint v = 0; v < V; v++)
+        {
+          float **tmp;
+          if (!(R->mask[r] & (1u << v)))
+            continue;
+          for (guint32 t = 0; t < cores; t++)
+            {
+              guint32 from = sender[((gsize) r * V + v) * cores + t];
+              memcpy (nxt[v][t], cur[v][from],
+                      sizeof (float) * S->buf_len[v]);
+              if (from != t)
+                {
+                  F->rep->exchanged_elements += S->buf_len[v];
+                  if (from / F->m->tiles_per_chip
+                      != t / F->m->tiles_per_chip)
+                    F->rep->xchip_elements += S->buf_len[v];
+                }
+            }
+          tmp = cur[v];
+          cur[v] = nxt[v];
+          nxt[v] = tmp;
+        }
+      for (guint32 t = 0; t < cores; t++)
+        delta[t * R->n + r] = (delta[t * R->n + r] + 1) % R->size[r];
+      F->rep->shifts++;
     }
-  g_free (slot);
-  g_free (sender);
-  g_free (delta);
-  g_free (coord);
+}
+
+/* Partial outputs: the copies of one output piece (one per ring)
+ * reduce-scatter it, copy k owning the k-th of r parts; then every
+ * element of the output has exactly one home. */
+static gboolean
+reduce_outputs (OpRun *run, GError **error)
+{
+  Func *F = run->F;
+  const ElkOp *op = run->op;
+  const ElkTensor *out_t = run->out_t;
+  const ElkPlan *hp = run->hp;
+  const guint D = run->D;
+  const guint32 cores = run->cores;
+  const Shape *S = &run->S;
+  const Rounds *R = &run->R;
+  const Kernel *K = &run->K;
+  const FuncKind fn = run->fn;
+  const guint8 *mask = run->mask;
+  const guint32 *P = run->P, *reps = run->reps;
+  const guint32 *coord = run->coord, *delta = run->delta;
+  float ***cur = run->cur;
+  Layout *outl = run->outl;
+  guint32 r_out = reps[0] / P[0];
+  guint64 n_groups = 1, n_reduced = 1;
+  guint32 *members;
+  guint32 *count;
+
+  for (guint d = 0; d < D; d++)
+    if (mask[0] & (1u << d))
+      n_groups *= hp->spatial[d];
+    else
+      n_reduced *= op->extents[d];
+  n_groups *= P[0];
+  members = g_new (guint32, n_groups * r_out);
+  count = g_new0 (guint32, n_groups);
+  for (guint32 t = 0; t < cores; t++)
+    {
+      guint64 gidx = 0, tuple = 0, key;
+      for (guint d = 0; d < D; d++)
+        if (mask[0] & (1u << d))
+          gidx = gidx * hp->spatial[d] + coord[t * D + d];
+      for (guint r = 0; r < R->n; r++)
+        if (R->mask[r] & 1u)
+          tuple = tuple * R->size[r] + delta[t * R->n + r];
+      key = gidx * P[0] + tuple;
+      if (count[key] >= r_out)
+        {
+          g_set_error (error, ELK_CHIP_ERROR, ELK_CHIP_ERROR_RUN,
+                       "chip 'ipu-pod': operator '%s' ends with more than "
+                       "%u copies of one output piece", op->name, r_out);
+          g_free (members);
+          g_free (count);
+          return FALSE;
+        }
+      members[key * r_out + count[key]++] = t;
+    }
+  layout_clear (outl);
+  outl->n_tiles = cores;
+  outl->tile = g_new (guint32, MAX (out_t->n_elements, 1));
+  outl->off = g_new (guint32, MAX (out_t->n_elements, 1));
+  memset (outl->tile, 0xff, sizeof (guint32) * MAX (out_t->n_elements, 1));
+  for (guint64 key = 0; key < n_groups; key++)
+    {
+      guint64 n = S->buf_len[0];
+      if (count[key] != r_out)
+        {
+          g_set_error (error, ELK_CHIP_ERROR, ELK_CHIP_ERROR_RUN,
+                       "chip 'ipu-pod': operator '%s' ends with %u copies "
+                       "of an output piece, expected %u", op->name,
+                       count[key], r_out);
+          g_free (members);
+          g_free (count);
+          return FALSE;
+        }
+      for (guint32 k = 0; k < r_out && r_out > 1; k++)
+        {
+          guint32 me = members[key * r_out + k];
+          guint64 a = n * k / r_out, b = n * (k + 1) / r_out;
+          for (guint32 j = 0; j < r_out; j++)
+            {
+              guint32 peer = members[key * r_out + j];
+              if (j == k)
+                continue;
+              for (guint64 e = a; e < b; e++)
+                cur[0][me][e] = combine (fn == R_MAX || fn == R_MIN
+                                           ? fn : R_SUM,
+                                         cur[0][me][e], cur[0][peer][e]);
+              F->rep->exchanged_elements += b - a;
+              if (peer / F->m->tiles_per_chip != me / F->m->tiles_per_chip)
+                F->rep->xchip_elements += b - a;
+            }
+        }
+      /* The homes of the piece's elements. */
+      for (guint32 k = 0; k < r_out; k++)
+        {
+          guint32 t = members[key * r_out + k];
+          guint64 a = n * k / r_out, b = n * (k + 1) / r_out;
+          guint64 lo[ELK_MAX_DIMS];
+          for (guint d = 0; d < D; d++)
+            {
+              guint64 tlo = (guint64) coord[t * D + d] * S->sl[d];
+              guint64 pidx = 0, plen = (guint64) S->chunks[0][d] * S->stp[d];
+              for (guint r = 0; r < R->n; r++)
+                if (R->dim[r] == d && (R->mask[r] & 1u))
+                  pidx = pidx * R->size[r] + delta[t * R->n + r];
+              lo[d] = tlo + pidx * plen;
+            }
+          for (guint64 e = a; e < b; e++)
+            {
+              guint64 g[ELK_MAX_DIMS], rest = e, fl;
+              gboolean valid = TRUE;
+              const ElkAccess *acc = &op->access[0];
+              for (gint x = (gint) acc->n_axes - 1; x >= 0; x--)
+                {
+                  gint d = acc->dims[x][0];
+                  guint64 ext = (guint64) S->chunks[0][d] * S->stp[d];
+                  guint64 tlo = (guint64) coord[t * D + d] * S->sl[d];
+                  g[d] = lo[d] + rest % ext;
+                  rest /= ext;
+                  if (g[d] >= MIN (tlo + S->sl[d], op->extents[d]))
+                    valid = FALSE;
+                }
+              if (!valid)
+                continue;
+              fl = flat_index (out_t, acc, g);
+              if (outl->tile[fl] != NONE)
+                {
+                  g_set_error (error, ELK_CHIP_ERROR, ELK_CHIP_ERROR_RUN,
+                               "chip 'ipu-pod': tiles %u and %u both end "
+                               "up owning element %" G_GUINT64_FORMAT
+                               " of '%s'", outl->tile[fl], t, fl,
+                               out_t->name);
+                  g_free (members);
+                  g_free (count);
+                  return FALSE;
+                }
+              outl->tile[fl] = t;
+              outl->off[fl] = (guint32) e;
+              /* Means divide the reduced sum, on its home tile. */
+              if (K->post == POST_MEAN)
+                cur[0][t][e] /= (float) n_reduced;
+              else if (K->post == POST_POOL_AVG)
+                cur[0][t][e] /= pool_count (K, g);
+            }
+        }
+    }
+  g_free (members);
+  g_free (count);
+  for (guint64 e = 0; e < out_t->n_elements; e++)
+    if (outl->tile[e] == NONE)
+      {
+        g_set_error (error, ELK_CHIP_ERROR, ELK_CHIP_ERROR_RUN,
+                     "chip 'ipu-pod': after operator '%s' no tile holds "
+                     "element %" G_GUINT64_FORMAT " of its output '%s'",
+                     op->name, e, out_t->name);
+        return FALSE;
+      }
+  outl->bufs = cur[0];
+  cur[0] = NULL;
+  return TRUE;
+}
+
+static gboolean
+execute_op (Func *F, guint i, const ElkPlan *hp, gboolean preloaded,
+            GError **error)
+{
+  OpRun run = { 0 };
+  gboolean ok;
+
+  run.F = F;
+  run.i = i;
+  run.op = elk_graph_get_op (F->graph, i);
+  run.out_t = elk_graph_get_tensor (F->graph, run.op->tensors[0]);
+  run.hp = hp;
+  run.D = run.op->n_dims;
+  run.V = run.op->n_operands;
+  run.outl = &F->produced[run.op->tensors[0]];
+
+  ok = check_op (&run, error) && plan_shape (&run, error);
+  if (ok)
+    {
+      place_tiles (&run);
+      ok = build_rings (&run, error) && gather_inputs (&run, preloaded, error);
+    }
+  if (ok)
+    {
+      compute_and_shift (&run);
+      ok = reduce_outputs (&run, error);
+    }
+  if (ok)
+    {
+      /* The gathered output, for the caller. */
+      const ElkTensor *out_t = run.out_t;
+      const Layout *outl = run.outl;
+      float *flat = g_new (float, MAX (out_t->n_elements, 1));
+      for (guint64 e = 0; e < out_t->n_elements; e++)
+        flat[e] = outl->bufs[outl->tile[e]][outl->off[e]];
+      g_hash_table_replace (F->f->tensors, g_strdup (out_t->name),
+                            g_bytes_new_take (flat, out_t->n_elements
+                                                      * sizeof (float)));
+      F->rep->ops++;
+    }
+  op_run_clear (&run);
   return ok;
 }
 
