@@ -739,58 +739,46 @@ typedef struct
   guint8 mask;
 } Round;
 
-static Lowered *
-lower_op_mapped (const IpuMachine *m,
-                 const ElkGraph *graph,
-                 guint i,
-                 const ElkProgramOp *pop,
-                 gboolean preloaded,
-                 ElkProgram *program,
-                 const gint *producer,
-                 const guint8 (*orders)[ELK_MAX_DIMS],
-                 const guint8 *order,
-                 GError **error)
+/* One operator's lowering with one tile mapping, shared by the phases of
+ * lower_op_mapped: the operator and its plans, the tile grid, the bytes of
+ * each operand's piece, and the phases pushed so far. */
+typedef struct
 {
-  const ElkOp *op = elk_graph_get_op (graph, i);
-  const ElkPlan *hp = &pop->exec_plan, *cp = &pop->preload_plan;
-  Lowered *L;
+  const IpuMachine *m;
+  const ElkGraph *graph;
+  guint i;
+  const ElkOp *op;
+  const ElkPlan *hp, *cp;
+  gboolean preloaded;
+  ElkProgram *program;
+  const gint *producer;
+  const guint8 (*orders)[ELK_MAX_DIMS];
+  const guint8 *order;
+  guint cold_mask;
   Grid g;
-  guint32 c0[ELK_MAX_DIMS] = { 0 };
-  guint64 piece[ELK_MAX_OPERANDS], st[ELK_MAX_DIMS];
-  guint cold_mask = 0;
+  guint64 piece[ELK_MAX_OPERANDS];
+  double sync;
   GArray *ph;
-  double in_rx = 0, in_tx = 0, in_total = 0, in_xchip = 0;
-  g_autofree double *cons = g_new (double, m->chips);
-  g_autofree double *src = g_new (double, m->chips);
-  Round rounds[ELK_MAX_DIMS * ELK_MAX_OPERANDS];
-  guint n_rounds = 0;
-  guint64 steps = 1;
-  double kc, sync;
+  Lowered *L;
+} Lowering;
 
-  if (!check_plan (m, op, hp, "execute-state", error))
-    return NULL;
-  for (guint v = 1; v < op->n_operands; v++)
-    if (is_hbm_operand (graph, op, v))
-      cold_mask |= 1u << v;
-  if (preloaded && cold_mask != 0
-      && !check_plan (m, op, cp, "preload-state", error))
-    return NULL;
 
-  L = g_new0 (Lowered, 1);
-  memcpy (L->order, order, sizeof (L->order));
-  grid_init (&g, op, hp, order);
-  L->cores = g.cores;
-  sync = sync_cycles (m, g.cores);
-  for (guint v = 0; v < op->n_operands; v++)
-    piece[v] = piece_bytes (op, hp, &g, c0, v, elem_bytes (graph, op, v));
-  tile_bytes_build (graph, op, hp, order, (1u << op->n_operands) - 1, TRUE,
-                    &L->hot);
-  L->chip_hbm = g_new0 (double, m->chips);
-  chip_counts (m, g.cores, cons);
+/* The preload-state layout: what each tile receives from its chip's
+ * controllers, and how many distinct bytes each chip reads (a part that
+ * tiles on two chips hold is read once per chip). */
+static void
+lower_cold_layout (Lowering *lw)
+{
+  const IpuMachine *m = lw->m;
+  const ElkGraph *graph = lw->graph;
+  const ElkOp *op = lw->op;
+  const ElkPlan *cp = lw->cp;
+  const guint8 *order = lw->order;
+  const guint cold_mask = lw->cold_mask;
+  const gboolean preloaded = lw->preloaded;
+  Lowered *L = lw->L;
 
-  /* The preload-state layout: what each tile receives from its chip's
-   * controllers, and how many distinct bytes each chip reads (a part that
-   * tiles on two chips hold is read once per chip). */
+
   if (preloaded && cold_mask != 0)
     {
       Grid cg;
@@ -816,12 +804,33 @@ lower_op_mapped (const IpuMachine *m,
             }
         }
     }
+}
 
-  ph = g_array_new (FALSE, FALSE, sizeof (Phase));
+/* The input superstep.  Activation inputs come from the tiles of the
+ * operator that produced them (spread evenly over its tiles), and the
+ * preload layout becomes the execute layout. */
+static void
+lower_input (Lowering *lw)
+{
+  const IpuMachine *m = lw->m;
+  const ElkGraph *graph = lw->graph;
+  const ElkOp *op = lw->op;
+  const ElkPlan *hp = lw->hp, *cp = lw->cp;
+  const guint i = lw->i;
+  ElkProgram *program = lw->program;
+  const gint *producer = lw->producer;
+  const guint8 (*orders)[ELK_MAX_DIMS] = lw->orders;
+  const guint8 *order = lw->order;
+  const guint cold_mask = lw->cold_mask;
+  const gboolean preloaded = lw->preloaded;
+  const Grid *g = &lw->g;
+  const guint64 *piece = lw->piece;
+  const double sync = lw->sync;
+  GArray *ph = lw->ph;
+  double in_rx = 0, in_tx = 0, in_total = 0, in_xchip = 0;
+  g_autofree double *src = g_new (double, m->chips);
 
-  /* The input superstep.  Activation inputs come from the tiles of the
-   * operator that produced them (spread evenly over its tiles), and the
-   * preload layout becomes the execute layout. */
+
   for (guint v = 1; v < op->n_operands; v++)
     {
       double n_src = 0, far = 0;
@@ -851,15 +860,15 @@ lower_op_mapped (const IpuMachine *m,
         {
           /* The model input: spread evenly over every tile. */
           distinct = g_new (guint32, m->chips);
-          group_stats (&g, operand_mask (op, v),
+          group_stats (g, operand_mask (op, v),
                        operand_tprod (hp, op->n_dims, v), m->tiles_per_chip,
                        m->chips, distinct);
           for (guint ch = 0; ch < m->chips; ch++)
             far += distinct[ch] * (1 - src[ch] / n_src) * (double) piece[v];
         }
       in_rx += (double) piece[v];
-      in_total += (double) piece[v] * g.cores;
-      in_tx += (double) piece[v] * g.cores / n_src;
+      in_total += (double) piece[v] * g->cores;
+      in_tx += (double) piece[v] * g->cores / n_src;
       in_xchip += far;
     }
   /* Data distribution, unless the program takes it as free (Ideal). */
@@ -893,9 +902,9 @@ lower_op_mapped (const IpuMachine *m,
               peers = (double) operand_replicas (op, hp, v) / th;
               in_rx += rx;
               in_tx += rx;
-              in_total += rx * g.cores;
+              in_total += rx * g->cores;
               if (peers > 1)
-                in_xchip += rx * group_stats (&g, operand_mask (op, v), th,
+                in_xchip += rx * group_stats (g, operand_mask (op, v), th,
                                               m->tiles_per_chip, m->chips,
                                               NULL)
                             / (peers - 1);
@@ -908,8 +917,8 @@ lower_op_mapped (const IpuMachine *m,
 
               rx = (double) piece[v];
               in_rx += rx;
-              in_total += rx * g.cores;
-              in_tx += rx * g.cores / n_src;
+              in_total += rx * g->cores;
+              in_tx += rx * g->cores / n_src;
               in_xchip += gather_xchip (m, graph, op, hp, order, v, op, cp,
                                         order, v);
             }
@@ -921,9 +930,27 @@ lower_op_mapped (const IpuMachine *m,
       push_phase (ph, PH_EXCHANGE, WHAT_INPUT, in_rx, in_tx, in_total,
                   in_xchip);
     }
+}
 
-  /* The compute-shift steps.  Per loop dimension, the gcd rounds of the
-   * rotation factors; all rounds nest with the most bytes outermost. */
+/* The compute-shift steps.  Per loop dimension, the gcd rounds of the
+ * rotation factors; all rounds nest with the most bytes outermost. */
+static void
+lower_steps (Lowering *lw)
+{
+  const IpuMachine *m = lw->m;
+  const ElkGraph *graph = lw->graph;
+  const ElkOp *op = lw->op;
+  const ElkPlan *hp = lw->hp;
+  const Grid *g = &lw->g;
+  const guint64 *piece = lw->piece;
+  const double sync = lw->sync;
+  GArray *ph = lw->ph;
+  Round rounds[ELK_MAX_DIMS * ELK_MAX_OPERANDS];
+  guint n_rounds = 0;
+  guint64 steps = 1, st[ELK_MAX_DIMS];
+  double kc;
+
+
   for (guint d = 0; d < op->n_dims; d++)
     {
       guint32 left[ELK_MAX_OPERANDS], mx = 1;
@@ -934,7 +961,7 @@ lower_op_mapped (const IpuMachine *m,
           mx = MAX (mx, left[v]);
         }
       steps *= mx;
-      st[d] = ceil_div (g.sl[d], mx);
+      st[d] = ceil_div (g->sl[d], mx);
       for (;;)
         {
           guint32 gg = 0;
@@ -975,7 +1002,7 @@ lower_op_mapped (const IpuMachine *m,
         for (guint v = 0; v < op->n_operands; v++)
           if (rounds[r].mask & (1u << v))
             rxc[r] += (double) piece[v]
-                      * ring_cross (&g, operand_mask (op, v),
+                      * ring_cross (g, operand_mask (op, v),
                                     operand_tprod (hp, op->n_dims, v),
                                     m->tiles_per_chip);
       }
@@ -1002,13 +1029,27 @@ lower_op_mapped (const IpuMachine *m,
         push_phase (ph, PH_SYNC, WHAT_SYNC, sync + m->exchange_cycles, 0, 0,
                     0);
         push_phase (ph, PH_EXCHANGE, WHAT_SHIFT, rounds[r].bytes,
-                    rounds[r].bytes, rounds[r].bytes * g.cores, rxc[r]);
+                    rounds[r].bytes, rounds[r].bytes * g->cores, rxc[r]);
       }
   }
+}
 
-  /* Partial sums the rotation did not consume: each group of r copies of
-   * an output piece reduce-scatters it (every tile receives (r - 1)/r of
-   * a piece) and adds r partials of its 1/r. */
+/* Partial sums the rotation did not consume: each group of r copies of
+ * an output piece reduce-scatters it (every tile receives (r - 1)/r of
+ * a piece) and adds r partials of its 1/r. */
+static void
+lower_partial_sums (Lowering *lw)
+{
+  const IpuMachine *m = lw->m;
+  const ElkGraph *graph = lw->graph;
+  const ElkOp *op = lw->op;
+  const ElkPlan *hp = lw->hp;
+  const Grid *g = &lw->g;
+  const guint64 *piece = lw->piece;
+  const double sync = lw->sync;
+  GArray *ph = lw->ph;
+
+
   if (op->kind != ELK_OP_ELEMENTWISE && op->kind != ELK_OP_UNARY
       && op->kind != ELK_OP_POOL)
     {
@@ -1019,7 +1060,7 @@ lower_op_mapped (const IpuMachine *m,
       if (r > 1)
         {
           double rx = (double) piece[0] * (r - 1) / r;
-          double cross = group_stats (&g, operand_mask (op, 0), t0,
+          double cross = group_stats (g, operand_mask (op, 0), t0,
                                       m->tiles_per_chip, m->chips, NULL);
           double out_elems = eb > 0 ? (double) piece[0] / eb : 0;
 
@@ -1036,7 +1077,7 @@ lower_op_mapped (const IpuMachine *m,
                   push_phase (ph, PH_SYNC, WHAT_SYNC,
                               sync + m->exchange_cycles, 0, 0, 0);
                   push_phase (ph, PH_EXCHANGE, WHAT_REDUCE, chunk, chunk,
-                              chunk * g.cores, cross * chunk / (r - 1));
+                              chunk * g->cores, cross * chunk / (r - 1));
                 }
               push_phase (ph, PH_COMPUTE, WHAT_REDUCE,
                           reduce_cycles (&m->kernel, ceil (out_elems / r), r),
@@ -1046,7 +1087,7 @@ lower_op_mapped (const IpuMachine *m,
             {
               push_phase (ph, PH_SYNC, WHAT_SYNC, sync + m->exchange_cycles,
                           0, 0, 0);
-              push_phase (ph, PH_EXCHANGE, WHAT_REDUCE, rx, rx, rx * g.cores,
+              push_phase (ph, PH_EXCHANGE, WHAT_REDUCE, rx, rx, rx * g->cores,
                           cross * (double) piece[0] / r);
               push_phase (ph, PH_COMPUTE, WHAT_REDUCE,
                           reduce_cycles (&m->kernel, ceil (out_elems / r), r),
@@ -1054,10 +1095,69 @@ lower_op_mapped (const IpuMachine *m,
             }
         }
     }
-  push_phase (ph, PH_SYNC, WHAT_SYNC, sync, 0, 0, 0);
+}
 
-  L->n_phases = ph->len;
-  L->phases = (Phase *) g_array_free (ph, FALSE);
+static Lowered *
+lower_op_mapped (const IpuMachine *m,
+                 const ElkGraph *graph,
+                 guint i,
+                 const ElkProgramOp *pop,
+                 gboolean preloaded,
+                 ElkProgram *program,
+                 const gint *producer,
+                 const guint8 (*orders)[ELK_MAX_DIMS],
+                 const guint8 *order,
+                 GError **error)
+{
+  Lowering lw = { 0 };
+  const ElkOp *op = elk_graph_get_op (graph, i);
+  Lowered *L;
+  guint32 c0[ELK_MAX_DIMS] = { 0 };
+  g_autofree double *cons = g_new (double, m->chips);
+
+  lw.m = m;
+  lw.graph = graph;
+  lw.i = i;
+  lw.op = op;
+  lw.hp = &pop->exec_plan;
+  lw.cp = &pop->preload_plan;
+  lw.preloaded = preloaded;
+  lw.program = program;
+  lw.producer = producer;
+  lw.orders = orders;
+  lw.order = order;
+
+  if (!check_plan (m, op, lw.hp, "execute-state", error))
+    return NULL;
+  for (guint v = 1; v < op->n_operands; v++)
+    if (is_hbm_operand (graph, op, v))
+      lw.cold_mask |= 1u << v;
+  if (preloaded && lw.cold_mask != 0
+      && !check_plan (m, op, lw.cp, "preload-state", error))
+    return NULL;
+
+  L = lw.L = g_new0 (Lowered, 1);
+  memcpy (L->order, order, sizeof (L->order));
+  grid_init (&lw.g, op, lw.hp, order);
+  L->cores = lw.g.cores;
+  lw.sync = sync_cycles (m, lw.g.cores);
+  for (guint v = 0; v < op->n_operands; v++)
+    lw.piece[v] = piece_bytes (op, lw.hp, &lw.g, c0, v,
+                               elem_bytes (graph, op, v));
+  tile_bytes_build (graph, op, lw.hp, order, (1u << op->n_operands) - 1,
+                    TRUE, &L->hot);
+  L->chip_hbm = g_new0 (double, m->chips);
+  chip_counts (m, lw.g.cores, cons);
+
+  lower_cold_layout (&lw);
+  lw.ph = g_array_new (FALSE, FALSE, sizeof (Phase));
+  lower_input (&lw);
+  lower_steps (&lw);
+  lower_partial_sums (&lw);
+  push_phase (lw.ph, PH_SYNC, WHAT_SYNC, lw.sync, 0, 0, 0);
+
+  L->n_phases = lw.ph->len;
+  L->phases = (Phase *) g_array_free (lw.ph, FALSE);
   return L;
 }
 
@@ -1406,65 +1506,52 @@ debug_exec (const ElkGraph *graph, ElkProgram *program, guint i,
            pop->est_warmup_s * 1e6);
 }
 
-gboolean
-elk__ipu_emulate (const IpuMachine *m,
-                  ElkProgram *program,
-                  ElkTrace *trace,
-                  ElkMetrics *metrics,
-                  IpuReport *report,
-                  GError **error)
+/* The state of one emulation: the program's order, the lowered operators
+ * and the event loop's activities (the execute and the preload in flight).
+ * The phases of elk__ipu_emulate share it. */
+typedef struct
 {
-  ElkGraph *graph = elk_program_get_graph (program);
-  const guint n_ops = elk_graph_get_n_ops (graph);
-  const guint n_steps = elk_program_get_n_steps (program);
-  g_autoptr(GHashTable) cache = g_hash_table_new_full (g_str_hash,
-                                                       g_str_equal, g_free,
-                                                       lowered_free);
-  g_autofree Lowered **low = g_new0 (Lowered *, n_ops);
+  const IpuMachine *m;
+  ElkProgram *program;
+  ElkGraph *graph;
+  ElkTrace *trace;
+  IpuReport *report;
+  guint n_ops, n_steps;
+  GHashTable *cache;
+  Lowered **low;
   /* The tile mapping chosen for each operator (lower_op). */
-  g_autofree guint8 *order_mem = g_malloc0 ((gsize) n_ops * ELK_MAX_DIMS);
-  guint8 (*orders)[ELK_MAX_DIMS] = (guint8 (*)[ELK_MAX_DIMS]) order_mem;
-  g_autofree gint *pre_step = g_new (gint, n_ops);
-  g_autofree guint *exec_step = g_new0 (guint, n_ops);
-  g_autofree gint *producer = g_new (gint, elk_graph_get_n_tensors (graph));
-  g_autofree guint *execs_before = g_new0 (guint, n_steps + 1);
-  g_autofree gboolean *loaded = g_new0 (gboolean, n_ops);
-  g_autofree double *chip_tiles = g_new (double, m->chips);
-  Sim sim = { 0 };
-  gboolean ok = FALSE;
-  double now = 0;
-  guint execs_done = 0, next_exec = 0, next_pre_pos = 0;
-  g_autofree guint *pre_order = g_new (guint, n_steps + 1);
-  guint n_pre = 0;
+  guint8 (*orders)[ELK_MAX_DIMS];
+  gint *pre_step, *producer;
+  guint *exec_step, *execs_before, *pre_order;
+  gboolean *loaded;
+  guint n_pre;
+  Sim sim;
+  double now;
+  guint execs_done, next_pre_pos;
   /* The execute in flight. */
-  gint ex_op = -1;
-  guint ex_phase = 0, ex_step = 0;
-  double ex_start = 0;
-  const gboolean debug = g_getenv ("ELK_IPU_POD_DEBUG") != NULL;
-  const gboolean debug_phases = debug
-                                && g_strcmp0 (g_getenv ("ELK_IPU_POD_DEBUG"),
-                                              "2") == 0;
-  double ex_phase_start = 0, ex_xchip_left = 0;
+  gint ex_op;
+  guint ex_phase, ex_step;
+  double ex_start, ex_phase_start, ex_xchip_left;
+  gboolean debug, debug_phases;
   /* The preload in flight. */
-  gint pr_op = -1;
-  double pr_start = 0, pr_deliver = 0;
-  double breakdown[4] = { 0, 0, 0, 0 }; /* pre, exec, overlap, stall */
-  /* A bound like Ideal may take a separate preload network for granted
-   * (ElkProgramAssumptions): its preloads then leave the receive ports to
-   * the exchange.  They still write the tiles' SRAM. */
-  const gboolean private_preload =
-    (elk_program_get_assumptions (program)
-     & ELK_PROGRAM_ASSUME_PRIVATE_PRELOAD_NETWORK) != 0;
+  gint pr_op;
+  double pr_start, pr_deliver;
+  double breakdown[4]; /* pre, exec, overlap, stall */
+  gboolean private_preload;
+} Emu;
 
-  memset (report, 0, sizeof (*report));
-  for (guint t = 0; t < elk_graph_get_n_tensors (graph); t++)
-    producer[t] = -1;
-  for (guint i = 0; i < n_ops; i++)
-    {
-      const ElkOp *op = elk_graph_get_op (graph, i);
-      producer[op->tensors[0]] = (gint) i;
-      pre_step[i] = -1;
-    }
+/* Checks the program's order and indexes it: each operator's preload and
+ * execute steps, and the preloads in order. */
+static gboolean
+check_order (Emu *e, GError **error)
+{
+  ElkProgram *program = e->program;
+  ElkGraph *graph = e->graph;
+  const guint n_ops = e->n_ops, n_steps = e->n_steps;
+  gint *pre_step = e->pre_step;
+  guint *exec_step = e->exec_step, *execs_before = e->execs_before;
+  guint *pre_order = e->pre_order;
+  guint next_exec = 0;
 
   /* The program's order: preloads in program order (R2); each remembers
    * how many executes precede it (R1). */
@@ -1515,7 +1602,7 @@ elk__ipu_emulate (const IpuMachine *m,
               return FALSE;
             }
           pre_step[step->op] = (gint) s;
-          pre_order[n_pre++] = s;
+          pre_order[e->n_pre++] = s;
         }
     }
   if (next_exec != n_ops)
@@ -1525,6 +1612,20 @@ elk__ipu_emulate (const IpuMachine *m,
                    "%u operators", next_exec, n_ops);
       return FALSE;
     }
+  return TRUE;
+}
+
+static gboolean
+lower_all (Emu *e, GError **error)
+{
+  const IpuMachine *m = e->m;
+  ElkProgram *program = e->program;
+  ElkGraph *graph = e->graph;
+  const guint n_ops = e->n_ops;
+  GHashTable *cache = e->cache;
+  Lowered **low = e->low;
+  guint8 (*orders)[ELK_MAX_DIMS] = e->orders;
+  const gint *pre_step = e->pre_step, *producer = e->producer;
 
   /* Lower every operator once per distinct (operator, plans). */
   for (guint i = 0; i < n_ops; i++)
@@ -1582,34 +1683,46 @@ elk__ipu_emulate (const IpuMachine *m,
       low[i] = L;
       memcpy (orders[i], L->order, sizeof (orders[i]));
     }
+  return TRUE;
+}
 
-  sim.m = m;
-  sim.report = report;
-  sim.max_segs = m->chips + 4;
-  sim.segs = g_new0 (Seg, sim.max_segs);
-  sim.old = g_new0 (Seg, sim.max_segs);
-  sim.used = g_new0 (guint64, m->tiles);
-  sim.hwm = g_new0 (guint64, m->tiles);
-  sim.capacity = m->sram_bytes - m->recv_bytes;
+/* The simulator's tile segments and SRAM accounts, and the trace's
+ * tracks. */
+static void
+init_sim (Emu *e)
+{
+  const IpuMachine *m = e->m;
+  ElkTrace *trace = e->trace;
+  IpuReport *report = e->report;
+  g_autofree double *chip_tiles = g_new (double, m->chips);
+
+  e->sim.m = m;
+  e->sim.report = report;
+  e->sim.max_segs = m->chips + 4;
+  e->sim.segs = g_new0 (Seg, e->sim.max_segs);
+  e->sim.old = g_new0 (Seg, e->sim.max_segs);
+  e->sim.used = g_new0 (guint64, m->tiles);
+  e->sim.hwm = g_new0 (guint64, m->tiles);
+  e->sim.capacity = m->sram_bytes - m->recv_bytes;
   report->sram_hwm = m->recv_bytes;
   chip_counts (m, m->tiles, chip_tiles);
 
   if (trace != NULL)
     {
-      sim.trace = trace;
-      sim.tr_compute = g_new (guint, m->chips);
-      sim.tr_exchange = g_new (guint, m->chips);
-      sim.tr_hbm = g_new (guint, m->chips);
-      sim.tr_tile = g_new (guint, MAX (m->trace_tiles, 1u));
-      sim.tr_tile_id = g_new (guint32, MAX (m->trace_tiles, 1u));
+      e->sim.trace = trace;
+      e->sim.tr_compute = g_new (guint, m->chips);
+      e->sim.tr_exchange = g_new (guint, m->chips);
+      e->sim.tr_hbm = g_new (guint, m->chips);
+      e->sim.tr_tile = g_new (guint, MAX (m->trace_tiles, 1u));
+      e->sim.tr_tile_id = g_new (guint32, MAX (m->trace_tiles, 1u));
       for (guint ch = 0; ch < m->chips; ch++)
         {
           char group[64];
           g_snprintf (group, sizeof (group), "chip %u", ch);
-          sim.tr_compute[ch] = elk_trace_add_track (trace, group, "compute");
-          sim.tr_exchange[ch] = elk_trace_add_track (trace, group,
-                                                     "exchange");
-          sim.tr_hbm[ch] = elk_trace_add_track (trace, group, "HBM");
+          e->sim.tr_compute[ch] = elk_trace_add_track (trace, group, "compute");
+          e->sim.tr_exchange[ch]
+              = elk_trace_add_track (trace, group, "exchange");
+          e->sim.tr_hbm[ch] = elk_trace_add_track (trace, group, "HBM");
         }
       for (guint k = 0; k < m->trace_tiles; k++)
         {
@@ -1617,398 +1730,517 @@ elk__ipu_emulate (const IpuMachine *m,
           guint32 t = (guint32) ((guint64) k * m->tiles
                                  / MAX (m->trace_tiles, 1u));
           g_snprintf (name, sizeof (name), "tile %u", t);
-          sim.tr_tile_id[k] = t;
-          sim.tr_tile[k] = elk_trace_add_track (trace, "tiles", name);
+          e->sim.tr_tile_id[k] = t;
+          e->sim.tr_tile[k] = elk_trace_add_track (trace, "tiles", name);
         }
     }
+}
 
-  resegment (&sim, 0, 0);
+/* Starts whatever the rules allow at this instant: the execute in flight
+ * moves to its next phase, the preload in flight sets its tags, and the
+ * next preload (R1, R2) and the next execute (R1, R3) start. */
+static gboolean
+start_activities (Emu *e, GError **error)
+{
+  const IpuMachine *m = e->m;
+  ElkProgram *program = e->program;
+  ElkGraph *graph = e->graph;
+  ElkTrace *trace = e->trace;
+  IpuReport *report = e->report;
+  const guint n_ops = e->n_ops;
+  Lowered **low = e->low;
+  const gint *pre_step = e->pre_step;
+  const guint *exec_step = e->exec_step, *execs_before = e->execs_before;
+  const guint *pre_order = e->pre_order;
+  gboolean *loaded = e->loaded;
+  const gboolean debug = e->debug, debug_phases = e->debug_phases;
+  gboolean changed = TRUE;
+
+  while (changed)
+    {
+      changed = FALSE;
+
+      /* The execute in flight finished its phase: on to the next. */
+      if (e->ex_op >= 0)
+        {
+          gboolean done = e->ex_xchip_left <= EPS_BYTES;
+          for (guint k = 0; k < e->sim.n_segs && done; k++)
+            if (e->sim.segs[k].in_exec
+                && (e->sim.segs[k].ex_left > EPS_BYTES
+                    || e->sim.segs[k].tx_left > EPS_BYTES))
+              done = FALSE;
+          if (done)
+            {
+              const Lowered *L = low[e->ex_op];
+              const Phase *cur = &L->phases[e->ex_phase];
+
+              trace_phase (&e->sim, elk_graph_get_op (graph, e->ex_op), cur,
+                           L->cores, e->ex_phase_start, e->now);
+              if (debug_phases)
+                g_debug ("  phase %u %s: %.3f us, work %.6g tx %.6g "
+                         "xchip %.6g",
+                         e->ex_phase, what_names[cur->what],
+                         (e->now - e->ex_phase_start) * 1e6, cur->work, cur->tx,
+                         cur->xchip);
+              if (cur->kind == PH_EXCHANGE)
+                {
+                  report->exchange_bytes += cur->rx_total;
+                  report->xchip_bytes += cur->xchip;
+                }
+              report->n_supersteps += cur->kind == PH_SYNC;
+              e->ex_phase++;
+              if (e->ex_phase == L->n_phases)
+                {
+                  if (debug)
+                    debug_exec (graph, program, e->ex_op, L, e->ex_start,
+                                e->now, m);
+                  if (!mem_apply (&e->sim, &L->hot, FALSE, graph, e->ex_op,
+                                  e->ex_step, "end of execute", error))
+                    return FALSE;
+                  trace_counters (&e->sim, e->now);
+                  e->ex_op = -1;
+                  e->execs_done++;
+                }
+              else
+                {
+                  const Phase *np = &L->phases[e->ex_phase];
+                  e->ex_phase_start = e->now;
+                  e->ex_xchip_left = np->kind == PH_EXCHANGE ? np->xchip : 0;
+                  for (guint k = 0; k < e->sim.n_segs; k++)
+                    if (e->sim.segs[k].in_exec)
+                      {
+                        e->sim.segs[k].ex_left = np->work;
+                        e->sim.segs[k].tx_left = np->tx;
+                      }
+                }
+              changed = TRUE;
+            }
+        }
+
+      /* The preload in flight delivered its last byte: tags set. */
+      if (e->pr_op >= 0 && e->now >= e->pr_deliver)
+        {
+          gboolean done = TRUE;
+          for (guint k = 0; k < e->sim.n_segs && done; k++)
+            if (e->sim.segs[k].in_pre && e->sim.segs[k].pre_left > EPS_BYTES)
+              done = FALSE;
+          if (done)
+            {
+              if (trace != NULL)
+                for (guint ch = 0; ch < m->chips; ch++)
+                  if (low[e->pr_op]->chip_hbm[ch] > 0)
+                    elk_trace_add_span (
+                        trace, e->sim.tr_hbm[ch],
+                        elk_graph_get_op (graph, e->pr_op)->name, e->pr_start,
+                        e->now - e->pr_start);
+              if (debug)
+                g_debug ("preload %s: %.3f..%.3f us (%.3f us), %.0f B "
+                         "per tile on %u tiles, %.0f B from HBM",
+                         elk_graph_get_op (graph, e->pr_op)->name,
+                         e->pr_start * 1e6, e->now * 1e6,
+                         (e->now - e->pr_start) * 1e6,
+                         (double) low[e->pr_op]->cold.rep,
+                         low[e->pr_op]->cold.cores, low[e->pr_op]->hbm_total);
+              loaded[e->pr_op] = TRUE;
+              e->pr_op = -1;
+              changed = TRUE;
+            }
+        }
+
+      /* The next preload: after the previous one (R2) and after every
+       * execute issued before it (R1). */
+      if (e->pr_op < 0 && e->next_pre_pos < e->n_pre
+          && e->execs_done >= execs_before[pre_order[e->next_pre_pos]])
+        {
+          guint s = pre_order[e->next_pre_pos++];
+          guint j = elk_program_get_step (program, s)->op;
+          const Lowered *L = low[j];
+
+          if (!mem_apply (&e->sim, &L->cold, TRUE, graph, j, s, "preload_async",
+                          error))
+            return FALSE;
+          trace_counters (&e->sim, e->now);
+          e->pr_op = (gint) j;
+          e->pr_start = e->now;
+          e->pr_deliver = e->now + (L->cold.rep > 0 ? m->hbm_latency_s : 0);
+          changed = TRUE;
+          resegment (&e->sim, e->ex_op >= 0 ? low[e->ex_op]->cores : 0,
+                     L->cold.cores);
+          for (guint k = 0; k < e->sim.n_segs; k++)
+            if (e->sim.segs[k].in_pre)
+              e->sim.segs[k].pre_left = (double) L->cold.rep;
+        }
+
+      /* The next execute: after the previous one (R1) and its own
+       * preload's tags (R3). */
+      if (e->ex_op < 0 && e->execs_done < n_ops
+          && (pre_step[e->execs_done] < 0 || loaded[e->execs_done]))
+        {
+          guint i = e->execs_done;
+          const Lowered *L = low[i];
+          guint s = exec_step[i];
+          if (pre_step[i] >= 0
+              && !mem_apply (&e->sim, &L->cold, FALSE, graph, i, s, "execute",
+                             error))
+            return FALSE;
+          if (!mem_apply (&e->sim, &L->hot, TRUE, graph, i, s,
+                          "execute (execution space)", error))
+            return FALSE;
+          trace_counters (&e->sim, e->now);
+          e->ex_op = (gint) i;
+          e->ex_step = s;
+          e->ex_start = e->now;
+          e->ex_phase = 0;
+          e->ex_phase_start = e->now;
+          e->ex_xchip_left = 0;
+          changed = TRUE;
+          resegment (&e->sim, L->cores,
+                     e->pr_op >= 0 ? low[e->pr_op]->cold.cores : 0);
+          e->ex_xchip_left
+              = L->phases[0].kind == PH_EXCHANGE ? L->phases[0].xchip : 0;
+          for (guint k = 0; k < e->sim.n_segs; k++)
+            if (e->sim.segs[k].in_exec)
+              {
+                e->sim.segs[k].ex_left = L->phases[0].work;
+                e->sim.segs[k].tx_left = L->phases[0].tx;
+              }
+        }
+    }
+  return TRUE;
+}
+
+/* The rates of the activities in flight during @ph (NULL when no execute
+ * is in flight), the time @dt to the next event and the share @stall_frac
+ * of its time the execute loses to the preload. */
+static void
+set_rates (Emu *e, const Phase *ph, double *dt_out, double *stall_out)
+{
+  const IpuMachine *m = e->m;
+  Lowered **low = e->low;
+  const gboolean private_preload = e->private_preload;
+  double dt = INFINITY, stall_frac = 0;
+
+  /* Rates.  The preload stream asks a tile's whole receive port, or
+   * half of it while the exchange also has data for that tile; the
+   * chip's controllers scale every stream of the chip down to the
+   * chip's HBM bandwidth. */
+  {
+    const Lowered *P = e->pr_op >= 0 ? low[e->pr_op] : NULL;
+    gboolean delivering = P != NULL && e->now >= e->pr_deliver;
+    double chip_hbm_Bps = m->hbm_Bps / m->chips;
+
+    for (guint k = 0; k < e->sim.n_segs; k++)
+      {
+        Seg *s = &e->sim.segs[k];
+        gboolean ex_rx = ph != NULL && s->in_exec && ph->kind == PH_EXCHANGE
+                         && s->ex_left > 0;
+        s->pre_rate = 0;
+        if (delivering && s->in_pre && s->pre_left > 0)
+          s->pre_rate = ex_rx && !private_preload ? m->link_Bps / 2
+                                                  : m->link_Bps;
+      }
+    if (delivering)
+      for (guint ch = 0; ch < m->chips; ch++)
+        {
+          double need = 0, kappa, cold_tiles;
+          cold_tiles = MIN ((double) P->cold.cores,
+                            (double) (ch + 1) * m->tiles_per_chip)
+                       - (double) ch * m->tiles_per_chip;
+          if (cold_tiles <= 0 || P->chip_hbm[ch] <= 0)
+            continue;
+          /* HBM bytes per byte the worst tile of this chip receives. */
+          kappa = P->chip_hbm[ch] / ((double) P->cold.rep * cold_tiles);
+          for (guint k = 0; k < e->sim.n_segs; k++)
+            if (e->sim.segs[k].chip == ch)
+              need += e->sim.segs[k].pre_rate * kappa
+                      * (e->sim.segs[k].hi - e->sim.segs[k].lo);
+          if (need > chip_hbm_Bps)
+            for (guint k = 0; k < e->sim.n_segs; k++)
+              if (e->sim.segs[k].chip == ch)
+                e->sim.segs[k].pre_rate *= chip_hbm_Bps / need;
+        }
+    for (guint k = 0; k < e->sim.n_segs; k++)
+      {
+        Seg *s = &e->sim.segs[k];
+        double free_rate = 1, slow;
+
+        s->ex_rate = 0;
+        if (ph != NULL && s->in_exec && s->ex_left > 0)
+          {
+            switch ((PhaseKind) ph->kind)
+              {
+              case PH_SYNC:
+                s->ex_rate = m->clock_hz;
+                free_rate = s->ex_rate;
+                break;
+              case PH_COMPUTE:
+                /* Bytes landing in the tile's SRAM take its port from
+                 * the compute pipeline. */
+                free_rate = m->clock_hz;
+                s->ex_rate = m->clock_hz
+                             * MAX (0.0, 1 - s->pre_rate
+                                               / (m->sram_port_Bpc
+                                                  * m->clock_hz));
+                break;
+              case PH_EXCHANGE:
+                free_rate = m->link_Bps;
+                s->ex_rate = m->link_Bps
+                             - (private_preload ? 0 : s->pre_rate);
+                break;
+              }
+            slow = 1 - s->ex_rate / free_rate;
+            stall_frac = MAX (stall_frac, slow);
+            if (s->ex_rate > 0)
+              dt = MIN (dt, s->ex_left / s->ex_rate);
+          }
+        if (ph != NULL && s->in_exec && s->tx_left > 0)
+          dt = MIN (dt, s->tx_left / m->link_Bps);
+        if (s->pre_rate > 0)
+          dt = MIN (dt, s->pre_left / s->pre_rate);
+      }
+    if (ph != NULL && e->ex_xchip_left > 0)
+      dt = MIN (dt, e->ex_xchip_left / m->inter_chip_Bps);
+    if (P != NULL && !delivering)
+      dt = MIN (dt, e->pr_deliver - e->now);
+  }
+  *dt_out = dt;
+  *stall_out = stall_frac;
+}
+
+/* Accounts @dt to the report and the Fig 18 breakdown, and advances
+ * every activity by it. */
+static void
+advance (Emu *e, const Phase *ph, double dt, double stall_frac)
+{
+  const IpuMachine *m = e->m;
+  IpuReport *report = e->report;
+  Lowered **low = e->low;
+
+  /* Where the execute's time goes, for the report: its phase, and
+   * whether an exchange only waits for the IPU-Links. */
+  if (ph != NULL)
+    {
+      gboolean ports_busy = FALSE;
+      for (guint k = 0; k < e->sim.n_segs && !ports_busy; k++)
+        if (e->sim.segs[k].in_exec
+            && (e->sim.segs[k].ex_left > EPS_BYTES
+                || e->sim.segs[k].tx_left > EPS_BYTES))
+          ports_busy = TRUE;
+      report->phase_s[ph->what] += dt;
+      if (ph->kind == PH_EXCHANGE && !ports_busy
+          && e->ex_xchip_left > EPS_BYTES)
+        report->xchip_wait_s += dt;
+    }
+
+  /* Advance every activity by dt. */
+  {
+    const Lowered *P = e->pr_op >= 0 ? low[e->pr_op] : NULL;
+    for (guint k = 0; k < e->sim.n_segs; k++)
+      {
+        Seg *s = &e->sim.segs[k];
+        double n = s->hi - s->lo;
+
+        if (s->ex_rate > 0)
+          {
+            s->ex_left -= s->ex_rate * dt;
+            if (s->ex_left < EPS_BYTES)
+              s->ex_left = 0;
+          }
+        if (ph != NULL && s->in_exec && s->tx_left > 0)
+          {
+            s->tx_left -= m->link_Bps * dt;
+            if (s->tx_left < EPS_BYTES)
+              s->tx_left = 0;
+          }
+        if (s->pre_rate > 0)
+          {
+            double got = s->pre_rate * dt;
+            double tiles_chip = MIN ((double) P->cold.cores,
+                                     (double) (s->chip + 1)
+                                       * m->tiles_per_chip)
+                                - (double) s->chip * m->tiles_per_chip;
+            s->pre_left -= got;
+            if (s->pre_left < EPS_BYTES)
+              s->pre_left = 0;
+            report->delivered_bytes += got * n * P->cold.total
+                                       / ((double) P->cold.rep
+                                          * P->cold.cores);
+            report->hbm_bytes += got * n * P->chip_hbm[s->chip]
+                                 / ((double) P->cold.rep * tiles_chip);
+            report->port_busy_s += dt * n * s->pre_rate / m->link_Bps;
+          }
+        if (ph != NULL && ph->kind == PH_EXCHANGE && s->ex_rate > 0)
+          report->port_busy_s += dt * n * s->ex_rate / m->link_Bps;
+      }
+    if (ph != NULL && e->ex_xchip_left > 0)
+      {
+        e->ex_xchip_left -= m->inter_chip_Bps * dt;
+        if (e->ex_xchip_left < EPS_BYTES)
+          e->ex_xchip_left = 0;
+      }
+  }
+
+  /* Fig 18a: the share of dt the execute lost to a busy port is
+   * interconnect stall; the rest is overlap when a preload is in
+   * flight, execute-only otherwise; time with no execute is the
+   * memory pipeline's. */
+  if (e->ex_op >= 0)
+    {
+      e->breakdown[3] += dt * stall_frac;
+      if (ph->kind == PH_COMPUTE)
+        report->compute_stall_s += dt * stall_frac;
+      else if (ph->kind == PH_EXCHANGE)
+        report->exchange_stall_s += dt * stall_frac;
+      if (e->pr_op >= 0)
+        e->breakdown[2] += dt * (1 - stall_frac);
+      else
+        e->breakdown[1] += dt * (1 - stall_frac);
+    }
+  else
+    e->breakdown[0] += dt;
+  if (e->pr_op >= 0)
+    report->preload_busy_s += dt;
+  e->now += dt;
+  report->n_events++;
+}
+
+gboolean
+elk__ipu_emulate (const IpuMachine *m,
+                  ElkProgram *program,
+                  ElkTrace *trace,
+                  ElkMetrics *metrics,
+                  IpuReport *report,
+                  GError **error)
+{
+  ElkGraph *graph = elk_program_get_graph (program);
+  const guint n_ops = elk_graph_get_n_ops (graph);
+  const guint n_steps = elk_program_get_n_steps (program);
+  g_autoptr(GHashTable) cache = g_hash_table_new_full (g_str_hash,
+                                                       g_str_equal, g_free,
+                                                       lowered_free);
+  g_autofree Lowered **low = g_new0 (Lowered *, n_ops);
+  g_autofree guint8 *order_mem = g_malloc0 ((gsize) n_ops * ELK_MAX_DIMS);
+  g_autofree gint *pre_step = g_new (gint, n_ops);
+  g_autofree guint *exec_step = g_new0 (guint, n_ops);
+  g_autofree gint *producer = g_new (gint, elk_graph_get_n_tensors (graph));
+  g_autofree guint *execs_before = g_new0 (guint, n_steps + 1);
+  g_autofree gboolean *loaded = g_new0 (gboolean, n_ops);
+  g_autofree guint *pre_order = g_new (guint, n_steps + 1);
+  Emu e = { 0 };
+  gboolean ok = FALSE;
+
+  e.m = m;
+  e.program = program;
+  e.graph = graph;
+  e.trace = trace;
+  e.report = report;
+  e.n_ops = n_ops;
+  e.n_steps = n_steps;
+  e.cache = cache;
+  e.low = low;
+  e.orders = (guint8 (*)[ELK_MAX_DIMS]) order_mem;
+  e.pre_step = pre_step;
+  e.exec_step = exec_step;
+  e.producer = producer;
+  e.execs_before = execs_before;
+  e.loaded = loaded;
+  e.pre_order = pre_order;
+  e.ex_op = -1;
+  e.pr_op = -1;
+  e.debug = g_getenv ("ELK_IPU_POD_DEBUG") != NULL;
+  e.debug_phases
+      = e.debug && g_strcmp0 (g_getenv ("ELK_IPU_POD_DEBUG"), "2") == 0;
+  /* A bound like Ideal may take a separate preload network for granted
+   * (ElkProgramAssumptions): its preloads then leave the receive ports to
+   * the exchange.  They still write the tiles' SRAM. */
+  e.private_preload = (elk_program_get_assumptions (program)
+                       & ELK_PROGRAM_ASSUME_PRIVATE_PRELOAD_NETWORK)
+                      != 0;
+
+  memset (report, 0, sizeof (*report));
+  for (guint t = 0; t < elk_graph_get_n_tensors (graph); t++)
+    producer[t] = -1;
+  for (guint i = 0; i < n_ops; i++)
+    {
+      const ElkOp *op = elk_graph_get_op (graph, i);
+      producer[op->tensors[0]] = (gint) i;
+      pre_step[i] = -1;
+    }
+
+  if (!check_order (&e, error) || !lower_all (&e, error))
+    return FALSE;
+  init_sim (&e);
+  resegment (&e.sim, 0, 0);
 
   for (;;)
     {
-      gboolean changed = TRUE;
-      double dt = INFINITY, stall_frac = 0;
+      double dt, stall_frac;
       const Phase *ph = NULL;
 
-      /* Start whatever the rules allow at this instant. */
-      while (changed)
+      if (!start_activities (&e, error))
+        goto out;
+
+      if (e.ex_op < 0 && e.pr_op < 0)
         {
-          changed = FALSE;
-
-          /* The execute in flight finished its phase: on to the next. */
-          if (ex_op >= 0)
-            {
-              gboolean done = ex_xchip_left <= EPS_BYTES;
-              for (guint k = 0; k < sim.n_segs && done; k++)
-                if (sim.segs[k].in_exec
-                    && (sim.segs[k].ex_left > EPS_BYTES
-                        || sim.segs[k].tx_left > EPS_BYTES))
-                  done = FALSE;
-              if (done)
-                {
-                  const Lowered *L = low[ex_op];
-                  const Phase *cur = &L->phases[ex_phase];
-
-                  trace_phase (&sim, elk_graph_get_op (graph, ex_op), cur,
-                               L->cores, ex_phase_start, now);
-                  if (debug_phases)
-                    g_debug ("  phase %u %s: %.3f us, work %.6g tx %.6g "
-                             "xchip %.6g", ex_phase, what_names[cur->what],
-                             (now - ex_phase_start) * 1e6, cur->work,
-                             cur->tx, cur->xchip);
-                  if (cur->kind == PH_EXCHANGE)
-                    {
-                      report->exchange_bytes += cur->rx_total;
-                      report->xchip_bytes += cur->xchip;
-                    }
-                  report->n_supersteps += cur->kind == PH_SYNC;
-                  ex_phase++;
-                  if (ex_phase == L->n_phases)
-                    {
-                      if (debug)
-                        debug_exec (graph, program, ex_op, L, ex_start, now,
-                                    m);
-                      if (!mem_apply (&sim, &L->hot, FALSE, graph, ex_op,
-                                      ex_step, "end of execute", error))
-                        goto out;
-                      trace_counters (&sim, now);
-                      ex_op = -1;
-                      execs_done++;
-                    }
-                  else
-                    {
-                      const Phase *np = &L->phases[ex_phase];
-                      ex_phase_start = now;
-                      ex_xchip_left = np->kind == PH_EXCHANGE ? np->xchip
-                                                              : 0;
-                      for (guint k = 0; k < sim.n_segs; k++)
-                        if (sim.segs[k].in_exec)
-                          {
-                            sim.segs[k].ex_left = np->work;
-                            sim.segs[k].tx_left = np->tx;
-                          }
-                    }
-                  changed = TRUE;
-                }
-            }
-
-          /* The preload in flight delivered its last byte: tags set. */
-          if (pr_op >= 0 && now >= pr_deliver)
-            {
-              gboolean done = TRUE;
-              for (guint k = 0; k < sim.n_segs && done; k++)
-                if (sim.segs[k].in_pre && sim.segs[k].pre_left > EPS_BYTES)
-                  done = FALSE;
-              if (done)
-                {
-                  if (trace != NULL)
-                    for (guint ch = 0; ch < m->chips; ch++)
-                      if (low[pr_op]->chip_hbm[ch] > 0)
-                        elk_trace_add_span (trace, sim.tr_hbm[ch],
-                                            elk_graph_get_op (graph, pr_op)
-                                              ->name,
-                                            pr_start, now - pr_start);
-                  if (debug)
-                    g_debug ("preload %s: %.3f..%.3f us (%.3f us), %.0f B "
-                             "per tile on %u tiles, %.0f B from HBM",
-                             elk_graph_get_op (graph, pr_op)->name,
-                             pr_start * 1e6, now * 1e6,
-                             (now - pr_start) * 1e6,
-                             (double) low[pr_op]->cold.rep,
-                             low[pr_op]->cold.cores, low[pr_op]->hbm_total);
-                  loaded[pr_op] = TRUE;
-                  pr_op = -1;
-                  changed = TRUE;
-                }
-            }
-
-          /* The next preload: after the previous one (R2) and after every
-           * execute issued before it (R1). */
-          if (pr_op < 0 && next_pre_pos < n_pre
-              && execs_done >= execs_before[pre_order[next_pre_pos]])
-            {
-              guint s = pre_order[next_pre_pos++];
-              guint j = elk_program_get_step (program, s)->op;
-              const Lowered *L = low[j];
-
-              if (!mem_apply (&sim, &L->cold, TRUE, graph, j, s,
-                              "preload_async", error))
-                goto out;
-              trace_counters (&sim, now);
-              pr_op = (gint) j;
-              pr_start = now;
-              pr_deliver = now + (L->cold.rep > 0 ? m->hbm_latency_s : 0);
-              changed = TRUE;
-              resegment (&sim, ex_op >= 0 ? low[ex_op]->cores : 0,
-                         L->cold.cores);
-              for (guint k = 0; k < sim.n_segs; k++)
-                if (sim.segs[k].in_pre)
-                  sim.segs[k].pre_left = (double) L->cold.rep;
-            }
-
-          /* The next execute: after the previous one (R1) and its own
-           * preload's tags (R3). */
-          if (ex_op < 0 && execs_done < n_ops
-              && (pre_step[execs_done] < 0 || loaded[execs_done]))
-            {
-              guint i = execs_done;
-              const Lowered *L = low[i];
-              guint s = exec_step[i];
-              if (pre_step[i] >= 0
-                  && !mem_apply (&sim, &L->cold, FALSE, graph, i, s,
-                                 "execute", error))
-                goto out;
-              if (!mem_apply (&sim, &L->hot, TRUE, graph, i, s,
-                              "execute (execution space)", error))
-                goto out;
-              trace_counters (&sim, now);
-              ex_op = (gint) i;
-              ex_step = s;
-              ex_start = now;
-              ex_phase = 0;
-              ex_phase_start = now;
-              ex_xchip_left = 0;
-              changed = TRUE;
-              resegment (&sim, L->cores,
-                         pr_op >= 0 ? low[pr_op]->cold.cores : 0);
-              ex_xchip_left = L->phases[0].kind == PH_EXCHANGE
-                                ? L->phases[0].xchip : 0;
-              for (guint k = 0; k < sim.n_segs; k++)
-                if (sim.segs[k].in_exec)
-                  {
-                    sim.segs[k].ex_left = L->phases[0].work;
-                    sim.segs[k].tx_left = L->phases[0].tx;
-                  }
-            }
-        }
-
-      if (ex_op < 0 && pr_op < 0)
-        {
-          if (execs_done == n_ops)
+          if (e.execs_done == n_ops)
             break;
           g_set_error (error, ELK_CHIP_ERROR, ELK_CHIP_ERROR_RUN,
                        "chip 'ipu-pod': the program deadlocks at %.9g s: "
                        "operator '%s' waits for a preload that the rules "
-                       "R1-R3 never let start", now,
-                       elk_graph_get_op (graph, execs_done)->name);
+                       "R1-R3 never let start",
+                       e.now, elk_graph_get_op (graph, e.execs_done)->name);
           goto out;
         }
 
       /* Re-cut the tiles for the activities now in flight. */
       {
-        guint32 ec = ex_op >= 0 ? low[ex_op]->cores : 0;
-        guint32 pc = pr_op >= 0 ? low[pr_op]->cold.cores : 0;
-        resegment (&sim, ec, pc);
+        guint32 ec = e.ex_op >= 0 ? low[e.ex_op]->cores : 0;
+        guint32 pc = e.pr_op >= 0 ? low[e.pr_op]->cold.cores : 0;
+        resegment (&e.sim, ec, pc);
       }
 
-      /* Rates.  The preload stream asks a tile's whole receive port, or
-       * half of it while the exchange also has data for that tile; the
-       * chip's controllers scale every stream of the chip down to the
-       * chip's HBM bandwidth. */
-      if (ex_op >= 0)
-        ph = &low[ex_op]->phases[ex_phase];
-      {
-        const Lowered *P = pr_op >= 0 ? low[pr_op] : NULL;
-        gboolean delivering = P != NULL && now >= pr_deliver;
-        double chip_hbm_Bps = m->hbm_Bps / m->chips;
-
-        for (guint k = 0; k < sim.n_segs; k++)
-          {
-            Seg *s = &sim.segs[k];
-            gboolean ex_rx = ph != NULL && s->in_exec
-                             && ph->kind == PH_EXCHANGE && s->ex_left > 0;
-            s->pre_rate = 0;
-            if (delivering && s->in_pre && s->pre_left > 0)
-              s->pre_rate = ex_rx && !private_preload ? m->link_Bps / 2
-                                                      : m->link_Bps;
-          }
-        if (delivering)
-          for (guint ch = 0; ch < m->chips; ch++)
-            {
-              double need = 0, kappa, cold_tiles;
-              cold_tiles = MIN ((double) P->cold.cores,
-                                (double) (ch + 1) * m->tiles_per_chip)
-                           - (double) ch * m->tiles_per_chip;
-              if (cold_tiles <= 0 || P->chip_hbm[ch] <= 0)
-                continue;
-              /* HBM bytes per byte the worst tile of this chip receives. */
-              kappa = P->chip_hbm[ch] / ((double) P->cold.rep * cold_tiles);
-              for (guint k = 0; k < sim.n_segs; k++)
-                if (sim.segs[k].chip == ch)
-                  need += sim.segs[k].pre_rate * kappa
-                          * (sim.segs[k].hi - sim.segs[k].lo);
-              if (need > chip_hbm_Bps)
-                for (guint k = 0; k < sim.n_segs; k++)
-                  if (sim.segs[k].chip == ch)
-                    sim.segs[k].pre_rate *= chip_hbm_Bps / need;
-            }
-        for (guint k = 0; k < sim.n_segs; k++)
-          {
-            Seg *s = &sim.segs[k];
-            double free_rate = 1, slow;
-
-            s->ex_rate = 0;
-            if (ph != NULL && s->in_exec && s->ex_left > 0)
-              {
-                switch ((PhaseKind) ph->kind)
-                  {
-                  case PH_SYNC:
-                    s->ex_rate = m->clock_hz;
-                    free_rate = s->ex_rate;
-                    break;
-                  case PH_COMPUTE:
-                    /* Bytes landing in the tile's SRAM take its port from
-                     * the compute pipeline. */
-                    free_rate = m->clock_hz;
-                    s->ex_rate = m->clock_hz
-                                 * MAX (0.0, 1 - s->pre_rate
-                                                   / (m->sram_port_Bpc
-                                                      * m->clock_hz));
-                    break;
-                  case PH_EXCHANGE:
-                    free_rate = m->link_Bps;
-                    s->ex_rate = m->link_Bps
-                                 - (private_preload ? 0 : s->pre_rate);
-                    break;
-                  }
-                slow = 1 - s->ex_rate / free_rate;
-                stall_frac = MAX (stall_frac, slow);
-                if (s->ex_rate > 0)
-                  dt = MIN (dt, s->ex_left / s->ex_rate);
-              }
-            if (ph != NULL && s->in_exec && s->tx_left > 0)
-              dt = MIN (dt, s->tx_left / m->link_Bps);
-            if (s->pre_rate > 0)
-              dt = MIN (dt, s->pre_left / s->pre_rate);
-          }
-        if (ph != NULL && ex_xchip_left > 0)
-          dt = MIN (dt, ex_xchip_left / m->inter_chip_Bps);
-        if (P != NULL && !delivering)
-          dt = MIN (dt, pr_deliver - now);
-      }
+      if (e.ex_op >= 0)
+        ph = &low[e.ex_op]->phases[e.ex_phase];
+      set_rates (&e, ph, &dt, &stall_frac);
 
       if (!(dt < INFINITY) || dt < 0)
         {
           g_set_error (error, ELK_CHIP_ERROR, ELK_CHIP_ERROR_RUN,
                        "chip 'ipu-pod': no progress at %.9g s (operator "
-                       "'%s'); a bandwidth or the SRAM port is zero", now,
-                       elk_graph_get_op (graph, ex_op >= 0 ? (guint) ex_op
-                                                           : execs_done)
-                         ->name);
+                       "'%s'); a bandwidth or the SRAM port is zero",
+                       e.now,
+                       elk_graph_get_op (graph, e.ex_op >= 0 ? (guint) e.ex_op
+                                                             : e.execs_done)
+                           ->name);
           goto out;
         }
 
-      /* Where the execute's time goes, for the report: its phase, and
-       * whether an exchange only waits for the IPU-Links. */
-      if (ph != NULL)
-        {
-          gboolean ports_busy = FALSE;
-          for (guint k = 0; k < sim.n_segs && !ports_busy; k++)
-            if (sim.segs[k].in_exec
-                && (sim.segs[k].ex_left > EPS_BYTES
-                    || sim.segs[k].tx_left > EPS_BYTES))
-              ports_busy = TRUE;
-          report->phase_s[ph->what] += dt;
-          if (ph->kind == PH_EXCHANGE && !ports_busy
-              && ex_xchip_left > EPS_BYTES)
-            report->xchip_wait_s += dt;
-        }
-
-      /* Advance every activity by dt. */
-      {
-        const Lowered *P = pr_op >= 0 ? low[pr_op] : NULL;
-        for (guint k = 0; k < sim.n_segs; k++)
-          {
-            Seg *s = &sim.segs[k];
-            double n = s->hi - s->lo;
-
-            if (s->ex_rate > 0)
-              {
-                s->ex_left -= s->ex_rate * dt;
-                if (s->ex_left < EPS_BYTES)
-                  s->ex_left = 0;
-              }
-            if (ph != NULL && s->in_exec && s->tx_left > 0)
-              {
-                s->tx_left -= m->link_Bps * dt;
-                if (s->tx_left < EPS_BYTES)
-                  s->tx_left = 0;
-              }
-            if (s->pre_rate > 0)
-              {
-                double got = s->pre_rate * dt;
-                double tiles_chip = MIN ((double) P->cold.cores,
-                                         (double) (s->chip + 1)
-                                           * m->tiles_per_chip)
-                                    - (double) s->chip * m->tiles_per_chip;
-                s->pre_left -= got;
-                if (s->pre_left < EPS_BYTES)
-                  s->pre_left = 0;
-                report->delivered_bytes += got * n * P->cold.total
-                                           / ((double) P->cold.rep
-                                              * P->cold.cores);
-                report->hbm_bytes += got * n * P->chip_hbm[s->chip]
-                                     / ((double) P->cold.rep * tiles_chip);
-                report->port_busy_s += dt * n * s->pre_rate / m->link_Bps;
-              }
-            if (ph != NULL && ph->kind == PH_EXCHANGE && s->ex_rate > 0)
-              report->port_busy_s += dt * n * s->ex_rate / m->link_Bps;
-          }
-        if (ph != NULL && ex_xchip_left > 0)
-          {
-            ex_xchip_left -= m->inter_chip_Bps * dt;
-            if (ex_xchip_left < EPS_BYTES)
-              ex_xchip_left = 0;
-          }
-      }
-
-      /* Fig 18a: the share of dt the execute lost to a busy port is
-       * interconnect stall; the rest is overlap when a preload is in
-       * flight, execute-only otherwise; time with no execute is the
-       * memory pipeline's. */
-      if (ex_op >= 0)
-        {
-          breakdown[3] += dt * stall_frac;
-          if (ph->kind == PH_COMPUTE)
-            report->compute_stall_s += dt * stall_frac;
-          else if (ph->kind == PH_EXCHANGE)
-            report->exchange_stall_s += dt * stall_frac;
-          if (pr_op >= 0)
-            breakdown[2] += dt * (1 - stall_frac);
-          else
-            breakdown[1] += dt * (1 - stall_frac);
-        }
-      else
-        breakdown[0] += dt;
-      if (pr_op >= 0)
-        report->preload_busy_s += dt;
-      now += dt;
-      report->n_events++;
+      advance (&e, ph, dt, stall_frac);
     }
 
-  report->latency_cycles = now * m->clock_hz;
-  metrics->latency_s = now;
+  report->latency_cycles = e.now * m->clock_hz;
+  metrics->latency_s = e.now;
   metrics->flops = elk_graph_get_total_flops (graph);
   metrics->hbm_bytes = report->hbm_bytes;
   metrics->noc_bytes = report->delivered_bytes + report->exchange_bytes;
-  metrics->hbm_util = now > 0 ? report->hbm_bytes / (m->hbm_Bps * now) : 0;
-  metrics->noc_util = now > 0 ? report->port_busy_s / (m->tiles * now) : 0;
-  metrics->achieved_flops = now > 0 ? metrics->flops / now : 0;
-  metrics->preload_only_s = breakdown[0];
-  metrics->execute_only_s = breakdown[1];
-  metrics->overlap_s = breakdown[2];
-  metrics->stall_s = breakdown[3];
+  metrics->hbm_util = e.now > 0 ? report->hbm_bytes / (m->hbm_Bps * e.now) : 0;
+  metrics->noc_util = e.now > 0 ? report->port_busy_s / (m->tiles * e.now) : 0;
+  metrics->achieved_flops = e.now > 0 ? metrics->flops / e.now : 0;
+  metrics->preload_only_s = e.breakdown[0];
+  metrics->execute_only_s = e.breakdown[1];
+  metrics->overlap_s = e.breakdown[2];
+  metrics->stall_s = e.breakdown[3];
   ok = TRUE;
 
 out:
-  g_free (sim.segs);
-  g_free (sim.old);
-  g_free (sim.used);
-  g_free (sim.hwm);
-  g_free (sim.tr_compute);
-  g_free (sim.tr_exchange);
-  g_free (sim.tr_hbm);
-  g_free (sim.tr_tile);
-  g_free (sim.tr_tile_id);
+  g_free (e.sim.segs);
+  g_free (e.sim.old);
+  g_free (e.sim.used);
+  g_free (e.sim.hwm);
+  g_free (e.sim.tr_compute);
+  g_free (e.sim.tr_exchange);
+  g_free (e.sim.tr_hbm);
+  g_free (e.sim.tr_tile);
+  g_free (e.sim.tr_tile_id);
   return ok;
 }
