@@ -1,5 +1,5 @@
 /* test-orders.c: the generic suffix-tree preload-order enumeration
- * (elk-paper.md §3.7, Fig 14; plugins/schedulers/common/elk-orders.c).
+ * (elk-paper.md §3.7, Fig 14; core/compile/elk-orders.c).
  *
  * The enumeration is compared with a brute-force filter of all N! orders
  * under the same rule, in both directions, on seeded random instances; the
@@ -12,9 +12,10 @@
 
 #include <math.h>
 #include <string.h>
+/* The order enumeration is unstable API (elk-compile.h). */
+#define ELK_USE_UNSTABLE_API
 #include <elk/elk.h>
 #include "elk-test-util.h"
-#include "elk-compiler-private.h"
 
 static ElkRegistry *registry;
 
@@ -128,7 +129,7 @@ brute_force (const ElkSuffixTree *p)
 static guint
 check_against_brute_force (const ElkSuffixTree *p)
 {
-  g_autoptr(GPtrArray) orders = elk__orders_suffix_tree (p, NULL);
+  g_autoptr(GPtrArray) orders = elk_orders_suffix_tree (p, NULL);
   g_autoptr(GArray) want = brute_force (p);
   g_autoptr(GArray) got = g_array_new (FALSE, FALSE, sizeof (guint64));
 
@@ -235,7 +236,7 @@ test_fig14 (void)
                   "The last preload is Op8 or Op9; after Op8 only Op7 or "
                   "Op9, after Op9 only Op7 or Op8; O(K^N) leaves, not N!.");
   fig14 (&p, exec, pre, movable, kind, 9);
-  orders = elk__orders_suffix_tree (&p, &info);
+  orders = elk_orders_suffix_tree (&p, &info);
   for (guint o = 0; o < orders->len; o++)
     {
       const guint32 *order = g_ptr_array_index (orders, o);
@@ -264,7 +265,7 @@ test_fig14 (void)
     {
       g_autoptr(GPtrArray) o = NULL;
       fig14 (&p, exec, pre, movable, kind, n);
-      o = elk__orders_suffix_tree (&p, NULL);
+      o = elk_orders_suffix_tree (&p, NULL);
       g_assert_cmpuint (o->len, ==, 1u << (n - 1));
     }
   /* Room for K = 3: 2 * 3^(N-2) (1458 for N = 8, against 40320). */
@@ -273,7 +274,7 @@ test_fig14 (void)
       g_autoptr(GPtrArray) o = NULL;
       fig14 (&p, exec, pre, movable, kind, n);
       p.capacity = 3;
-      o = elk__orders_suffix_tree (&p, NULL);
+      o = elk_orders_suffix_tree (&p, NULL);
       g_assert_cmpuint (o->len, ==, want);
     }
 }
@@ -302,7 +303,7 @@ test_cap (void)
                   "(the default first).");
   fig14 (&p, exec, pre, movable, kind, 10);
   p.capacity = 3;
-  all = elk__orders_suffix_tree (&p, &info);
+  all = elk_orders_suffix_tree (&p, &info);
   g_assert_false (info.truncated);
   g_assert_cmpuint (all->len, >, 100);
   for (guint o = 1; o < all->len; o++)
@@ -313,7 +314,7 @@ test_cap (void)
     {
       g_autoptr(GPtrArray) some = NULL;
       p.max_orders = cap;
-      some = elk__orders_suffix_tree (&p, &info);
+      some = elk_orders_suffix_tree (&p, &info);
       g_assert_true (info.truncated);
       g_assert_cmpuint (some->len, ==, cap);
       for (guint o = 0; o < cap; o++)
@@ -324,8 +325,8 @@ test_cap (void)
   p.max_orders = G_MAXUINT;
   p.max_nodes = 200;
   {
-    g_autoptr(GPtrArray) a = elk__orders_suffix_tree (&p, &info);
-    g_autoptr(GPtrArray) b = elk__orders_suffix_tree (&p, NULL);
+    g_autoptr(GPtrArray) a = elk_orders_suffix_tree (&p, &info);
+    g_autoptr(GPtrArray) b = elk_orders_suffix_tree (&p, NULL);
     g_assert_true (info.truncated);
     g_assert_cmpuint (a->len, <, all->len);
     g_assert_cmpuint (a->len, ==, b->len);

@@ -179,18 +179,32 @@ test_fixed_preload_keeps_hot_plan (void)
 }
 
 /* Timeline: one preload (HBM 1 s, delivery 0.5 s) of op 1 overlapping the
- * execution of op 0 (2 s, 1.5 s of it NoC traffic), then op 1 (1 s). */
-static void
-run_two (gboolean delay_exec, ElkTimelineResult *r)
+ * execution of op 0 (2 s, 1.5 s of it NoC traffic), then op 1 (1 s).  The
+ * chip reads 1000 B/s from HBM and moves 1000 B/s through its one core's
+ * port. */
+static ElkChipSpec *
+timeline_spec (void)
 {
-  ElkTimelineParams p = { { 1000, 1000, 1 }, 1.0, delay_exec };
+  ElkChipSpec *spec = elk_chip_spec_new_ipu_pod4 ();
+
+  spec->hbm_bw = 1000;
+  spec->link_bw = 1000;
+  spec->cores = 1;
+  return spec;
+}
+
+static void
+run_two (ElkTimelinePriority priority, ElkTimelineResult *r)
+{
+  g_autoptr(ElkChipSpec) spec = timeline_spec ();
   ElkTimelineOp ops[2] = {
-    { FALSE, 0, 0, 0, 2.0, 1.5, 0 },
-    { TRUE, 1000, 500, 0, 1.0, 0, 0 },
+    { .exec_s = 2.0, .shift_s = 1.5 },
+    { .hbm_bytes = 1000, .cold_bytes = 500, .exec_s = 1.0 },
   };
   ElkStep steps[3] = { { ELK_STEP_PRELOAD, 1 }, { ELK_STEP_EXECUTE, 0 },
                        { ELK_STEP_EXECUTE, 1 } };
-  g_assert_true (elk__timeline_run (&p, 2, ops, 3, steps, r, NULL));
+  g_assert_true (elk_timeline_run (spec, 1.0, priority, 2, ops, 3, steps, r,
+                                   NULL));
 }
 
 static void
@@ -200,7 +214,7 @@ test_timeline_delay_exec (void)
 
   /* The preload runs [0,1] using the NoC half the time; op 0 runs from 0.
    * Idle NoC in [0,2] = 2 - 0.5 = 1.5 >= 1.5: no stall.  Op 1 at [2,3]. */
-  run_two (TRUE, &r);
+  run_two (ELK_TIMELINE_PRELOAD_FIRST, &r);
   g_assert_cmpfloat_with_epsilon (r.latency_s, 3.0, 1e-12);
   g_assert_cmpfloat_with_epsilon (r.stall_s, 0, 1e-12);
   g_assert_cmpfloat_with_epsilon (r.overlap_s, 1.0, 1e-12);
@@ -214,25 +228,26 @@ static void
 test_timeline_contention (void)
 {
   ElkTimelineResult r;
-  ElkTimelineParams p = { { 1000, 1000, 1 }, 1.0, TRUE };
+  g_autoptr(ElkChipSpec) spec = timeline_spec ();
   /* Delivery 1 s = HBM 1 s: the preload fills the NoC during [0,1].  Op 0
    * needs 1.8 s of NoC in its 2 s: idle 1 s, so it stalls 0.8 s. */
   ElkTimelineOp ops[2] = {
-    { FALSE, 0, 0, 0, 2.0, 1.8, 0 },
-    { TRUE, 1000, 1000, 0, 1.0, 0, 0 },
+    { .exec_s = 2.0, .shift_s = 1.8 },
+    { .hbm_bytes = 1000, .cold_bytes = 1000, .exec_s = 1.0 },
   };
   ElkStep steps[3] = { { ELK_STEP_PRELOAD, 1 }, { ELK_STEP_EXECUTE, 0 },
                        { ELK_STEP_EXECUTE, 1 } };
 
-  g_assert_true (elk__timeline_run (&p, 2, ops, 3, steps, &r, NULL));
+  g_assert_true (elk_timeline_run (spec, 1.0, ELK_TIMELINE_PRELOAD_FIRST, 2,
+                                   ops, 3, steps, &r, NULL));
   g_assert_cmpfloat_with_epsilon (r.latency_s, 3.8, 1e-12);
   g_assert_cmpfloat_with_epsilon (r.stall_s, 0.8, 1e-12);
 
   /* Execution first: the preload gets the NoC only while op 0 computes
    * (0.2 s) instead of the 1 s it needs: it is stretched by 0.8 s / 1.0
    * (its NoC share) and ends at 1.8; op 0 ends at 2, op 1 runs [2,3]. */
-  p.delay_exec = FALSE;
-  g_assert_true (elk__timeline_run (&p, 2, ops, 3, steps, &r, NULL));
+  g_assert_true (elk_timeline_run (spec, 1.0, ELK_TIMELINE_EXECUTION_FIRST,
+                                   2, ops, 3, steps, &r, NULL));
   g_assert_cmpfloat_with_epsilon (r.latency_s, 3.0, 1e-12);
   g_assert_cmpfloat_with_epsilon (r.stall_s, 0.8, 1e-12);
 
@@ -240,11 +255,27 @@ test_timeline_contention (void)
   {
     ElkStep late[3] = { { ELK_STEP_EXECUTE, 0 }, { ELK_STEP_PRELOAD, 1 },
                         { ELK_STEP_EXECUTE, 1 } };
-    p.delay_exec = TRUE;
-    g_assert_true (elk__timeline_run (&p, 2, ops, 3, late, &r, NULL));
+    g_assert_true (elk_timeline_run (spec, 1.0, ELK_TIMELINE_PRELOAD_FIRST,
+                                     2, ops, 3, late, &r, NULL));
     g_assert_cmpfloat_with_epsilon (r.latency_s, 2 + 1 + 1, 1e-12);
     g_assert_cmpfloat_with_epsilon (r.preload_only_s, 1.0, 1e-12);
   }
+}
+
+/* A step naming an operator the program does not have is an error, not
+ * a crash. */
+static void
+test_timeline_bad_step (void)
+{
+  g_autoptr(ElkChipSpec) spec = timeline_spec ();
+  g_autoptr(GError) error = NULL;
+  ElkTimelineOp ops[1] = { { .exec_s = 1.0 } };
+  ElkStep steps[1] = { { ELK_STEP_EXECUTE, 3 } };
+  ElkTimelineResult r;
+
+  g_assert_false (elk_timeline_run (spec, 1.0, ELK_TIMELINE_PRELOAD_FIRST, 1,
+                                    ops, 1, steps, &r, &error));
+  g_assert_error (error, ELK_CHIP_ERROR, ELK_CHIP_ERROR_RUN);
 }
 
 int
@@ -256,5 +287,6 @@ main (int argc, char *argv[])
   g_test_add_func ("/alloc/fixed-preload", test_fixed_preload_keeps_hot_plan);
   g_test_add_func ("/timeline/delay-exec", test_timeline_delay_exec);
   g_test_add_func ("/timeline/contention", test_timeline_contention);
+  g_test_add_func ("/timeline/bad-step", test_timeline_bad_step);
   return g_test_run ();
 }

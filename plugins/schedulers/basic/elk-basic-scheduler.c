@@ -4,14 +4,16 @@
  * preloads following operators only until one that reads HBM is buffered
  * (the artifact's naive schedule).  Every operator uses its smallest or its
  * largest fitting preload state (preload-state=best tries both and keeps the
- * faster, as the artifact does).  It shares the backward engine with the
- * other designs, so only the policy differs.  The experiment's allocator
+ * faster, as the artifact does).  It is a policy on libelk's backward
+ * engine (elk-compile.h), like the other designs, so only the policy
+ * differs.  The experiment's allocator
  * is not consulted: Basic's sizing rule is part of its definition.
  */
 #include "config.h"
 
+/* The engine and its policies are unstable API (elk-compile.h). */
+#define ELK_USE_UNSTABLE_API
 #include <elk/elk.h>
-#include "elk-compiler-private.h"
 
 #define ELK_TYPE_BASIC_SCHEDULER (elk_basic_scheduler_get_type ())
 G_DECLARE_FINAL_TYPE (ElkBasicScheduler, elk_basic_scheduler, ELK, BASIC_SCHEDULER, GObject)
@@ -33,19 +35,46 @@ G_DEFINE_FINAL_TYPE_WITH_CODE (ElkBasicScheduler, elk_basic_scheduler, G_TYPE_OB
                                G_IMPLEMENT_INTERFACE (ELK_TYPE_SCHEDULER,
                                                       elk_basic_scheduler_iface_init))
 
-static G_GNUC_UNUSED gboolean
-variant_allowed (gint contention, gboolean delay_exec)
+/* The policy.  Preload until one HBM-reading operator is buffered, within
+ * what E's smallest plan leaves; E takes the fastest plan of its chosen
+ * preload state that fits what is left.  policy_data points to a gboolean:
+ * use the largest fitting preload state instead of the smallest. */
+static ElkEngineVerdict
+basic_choose (const ElkEngine *engine, const ElkEngineParams *params,
+              ElkEngineCandidate *c, GError **error)
 {
-  return contention == ELK_CONTENTION_BEST
-         || (contention == ELK_CONTENTION_DELAY_EXECUTION) == delay_exec;
+  const gboolean *largest = params->policy_data;
+  guint64 space = elk_engine_get_usable_sram (engine)
+                  - elk_engine_table_min_hot (c->table);
+  gint e;
+
+  if ((c->preload_bytes > (double) space || c->n_new_hbm > 1)
+      && c->n_tried > 0)
+    return ELK_ENGINE_STOP;
+  e = elk_engine_table_baseline_entry (c->table, c->budget, *largest);
+  if (e < 0)
+    return ELK_ENGINE_STOP;
+  c->entry = (guint32) e;
+  c->exec_s = c->table->cold_hot[e].exec_s;
+  c->warmup_s = c->table->cold_hot[e].warmup_s;
+  return ELK_ENGINE_TAKE;
 }
 
-static G_GNUC_UNUSED gboolean
-state_allowed (gint state, gboolean largest)
+/* Basic takes the deepest candidate that fits. */
+static ElkEngineDepth
+basic_depth (const ElkEngine *engine, const ElkEngineParams *params,
+             guint32 op)
 {
-  return state == ELK_PRELOAD_STATE_BEST
-         || (state == ELK_PRELOAD_STATE_LARGEST) == largest;
+  return ELK_ENGINE_DEPTH_DEEPEST_TAKEN;
 }
+
+static const ElkEnginePolicy basic_policy = {
+  .name = "basic",
+  .choose = basic_choose,
+  .depth = basic_depth,
+  .preload_size = ELK_ENGINE_PRELOAD_SIZE_CHOSEN,
+  .fit_contention = TRUE,
+};
 
 static ElkProgram *
 elk_basic_scheduler_schedule (ElkScheduler *scheduler,
@@ -53,49 +82,37 @@ elk_basic_scheduler_schedule (ElkScheduler *scheduler,
                               ElkAllocator *allocator,
                               GError **error)
 {
+  static const gboolean largest[2] = { FALSE, TRUE };
   ElkBasicScheduler *self = ELK_BASIC_SCHEDULER (scheduler);
-  ElkEngine engine;
-  ElkEngineResult best;
-  GPtrArray *orders;
+  g_autoptr(ElkEngine) engine = elk_engine_new (plans, allocator, error);
+  g_autoptr(GPtrArray) orders = NULL;
   g_autoptr(GArray) params = g_array_new (FALSE, FALSE,
                                           sizeof (ElkEngineParams));
-  ElkProgram *program = NULL;
-  guint best_order = 0, best_params = 0;
 
-  (void) self;
-  if (!elk__engine_init (&engine, plans, allocator, error))
+  if (engine == NULL)
     return NULL;
   orders = g_ptr_array_new_with_free_func (g_free);
-  g_ptr_array_add (orders, elk__identity_order (engine.n_ops));
+  g_ptr_array_add (orders,
+                   elk_order_new_identity (elk_engine_get_n_ops (engine)));
   for (guint s = 0; s < 2; s++)
     for (guint v = 0; v < 2; v++)
       {
-        ElkEngineParams p = { ELK_POLICY_BASIC, self->theta, v == 0, 0,
-                              s == 1, FALSE };
-        if (!state_allowed (self->preload_state, s == 1)
-            || !variant_allowed (self->contention, v == 0))
+        ElkEngineParams p = { &basic_policy, &largest[s], self->theta,
+                              v == 0, FALSE };
+        if (!elk_baseline_preload_state_allows (self->preload_state, s == 1)
+            || !elk_contention_variant_allows (self->contention, v == 0))
           continue;
         g_array_append_val (params, p);
       }
-
-  elk__engine_result_init (&best, engine.n_ops);
   if (params->len == 0)
-    g_set_error (error, ELK_SCHEDULE_ERROR, ELK_SCHEDULE_ERROR_FAILED,
-                 "basic scheduler: the properties leave nothing to try");
-  else if (elk__engine_search (&engine, orders,
-                               (const ElkEngineParams *) params->data,
-                               params->len, 1, &best, &best_order,
-                               &best_params, error))
     {
-      program = elk__engine_to_program (&engine,
-                                        g_ptr_array_index (orders, best_order),
-                                        &best, ELK_POLICY_BASIC);
-      elk_program_set_n_orders (program, orders->len);
+      g_set_error (error, ELK_SCHEDULE_ERROR, ELK_SCHEDULE_ERROR_FAILED,
+                   "basic scheduler: the properties leave nothing to try");
+      return NULL;
     }
-  elk__engine_result_clear (&best);
-  elk__engine_clear (&engine);
-  g_ptr_array_unref (orders);
-  return program;
+  return elk_engine_search_program (engine, orders,
+                                    (const ElkEngineParams *) params->data,
+                                    params->len, 1, error);
 }
 
 static void
@@ -164,13 +181,13 @@ elk_basic_scheduler_class_init (ElkBasicSchedulerClass *klass)
   properties[PROP_PRELOAD_STATE] =
     g_param_spec_enum ("preload-state", NULL,
                        "Preload-state layout every operator uses: smallest, largest fitting, or best (try both, keep the faster)",
-                       elk__preload_state_get_type (), ELK_PRELOAD_STATE_BEST,
+                       elk_baseline_preload_state_get_type (), ELK_PRELOAD_STATE_BEST,
                        G_PARAM_READWRITE | G_PARAM_CONSTRUCT
                          | G_PARAM_STATIC_STRINGS);
   properties[PROP_CONTENTION] =
     g_param_spec_enum ("contention", NULL,
                        "How preload and execution traffic share the NoC: delay-execution, delay-preload, or best (try both, keep the faster)",
-                       elk__contention_get_type (), ELK_CONTENTION_DELAY_EXECUTION,
+                       elk_contention_variant_get_type (), ELK_CONTENTION_DELAY_EXECUTION,
                        G_PARAM_READWRITE | G_PARAM_CONSTRUCT
                          | G_PARAM_STATIC_STRINGS);
   g_object_class_install_properties (object_class, N_PROPS, properties);

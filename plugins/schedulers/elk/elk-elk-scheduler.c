@@ -9,17 +9,20 @@
  * max-displacement places, equivalent orders removed, one order applied to
  * every identical layer) and evaluates each with the full scheduling pass
  * on a GThreadPool.  Graphs without repeated layers get the paper's
- * generic suffix-tree enumeration instead (Fig 14, elk-orders.c);
+ * generic suffix-tree enumeration instead (Fig 14,
+ * core/compile/elk-orders.c);
  * order-enumeration forces one method or the other, for ablations.  Both
  * contention variants are tried unless contention
  * says otherwise.  The winner is the lowest estimated latency, ties going
  * to the lowest-numbered candidate, so results are identical whatever the
- * thread count.
+ * thread count.  It is a policy on libelk's backward engine (elk-compile.h)
+ * plus the order search.
  */
 #include "config.h"
 
+/* The engine and its policies are unstable API (elk-compile.h). */
+#define ELK_USE_UNSTABLE_API
 #include <elk/elk.h>
-#include "elk-compiler-private.h"
 
 #define ELK_TYPE_ELK_SCHEDULER (elk_elk_scheduler_get_type ())
 G_DECLARE_FINAL_TYPE (ElkElkScheduler, elk_elk_scheduler, ELK, ELK_SCHEDULER, GObject)
@@ -46,24 +49,6 @@ elk_order_search_get_type (void)
   return (GType) type;
 }
 
-static GType
-elk_order_enumeration_get_type (void)
-{
-  static gsize type = 0;
-  static const GEnumValue values[] = {
-    { ELK_ORDER_ENUM_AUTO, "ELK_ORDER_ENUM_AUTO", "auto" },
-    { ELK_ORDER_ENUM_LAYERS, "ELK_ORDER_ENUM_LAYERS", "layers" },
-    { ELK_ORDER_ENUM_SUFFIX_TREE, "ELK_ORDER_ENUM_SUFFIX_TREE",
-      "suffix-tree" },
-    { 0, NULL, NULL },
-  };
-
-  if (g_once_init_enter (&type))
-    g_once_init_leave (&type, g_enum_register_static ("ElkOrderEnumeration",
-                                                      values));
-  return (GType) type;
-}
-
 struct _ElkElkScheduler
 {
   GObject parent_instance;
@@ -85,18 +70,112 @@ G_DEFINE_FINAL_TYPE_WITH_CODE (ElkElkScheduler, elk_elk_scheduler, G_TYPE_OBJECT
                                G_IMPLEMENT_INTERFACE (ELK_TYPE_SCHEDULER,
                                                       elk_elk_scheduler_iface_init))
 
-static G_GNUC_UNUSED gboolean
-variant_allowed (gint contention, gboolean delay_exec)
+/* The policy.  The experiment's allocator splits the usable SRAM between E
+ * and the operators preloaded next to it (level two of §3.5), re-sizing
+ * their preload states, with the contention penalty it charges. */
+static ElkEngineVerdict
+elk_choose (const ElkEngine *engine, const ElkEngineParams *params,
+            ElkEngineCandidate *c, GError **error)
 {
-  return contention == ELK_CONTENTION_BEST
-         || (contention == ELK_CONTENTION_DELAY_EXECUTION) == delay_exec;
+  ElkAllocRequest req = {
+    .plans = elk_engine_get_plans (engine),
+    .exec_op = c->op,
+    .n_preloaded = c->n_preloaded,
+    .preloaded = c->preloaded,
+    .preloaded_fixed = c->preloaded_entries,
+    .sram_budget = elk_engine_get_usable_sram (engine),
+    .contention = ELK_ALLOC_CONTENTION_SHARED,
+  };
+  ElkAllocResult res = { .preload_entries = c->preload_entries };
+  gboolean fits = FALSE;
+
+  if (!elk_allocator_allocate (elk_engine_get_allocator (engine), &req, &res,
+                               &fits, error))
+    return ELK_ENGINE_FAILED;
+  if (!fits)
+    return c->table->hbm_bytes == 0 ? ELK_ENGINE_SKIP : ELK_ENGINE_STOP;
+  c->entry = res.exec_entry;
+  c->exec_s = c->table->cold_hot[c->entry].exec_s;
+  c->warmup_s = c->table->cold_hot[c->entry].warmup_s;
+  c->extra_s = res.warmup_s - c->warmup_s;
+  c->sets_preload_entries = TRUE;
+  return ELK_ENGINE_TAKE;
 }
 
-static G_GNUC_UNUSED gboolean
-state_allowed (gint state, gboolean largest)
+/* Every preload number, the latest start winning; an operator without HBM
+ * data has nothing to wait for, so it only tries the deepest overlap,
+ * backing off when that does not fit (artifact behaviour). */
+static ElkEngineDepth
+elk_depth (const ElkEngine *engine, const ElkEngineParams *params,
+           guint32 op)
 {
-  return state == ELK_PRELOAD_STATE_BEST
-         || (state == ELK_PRELOAD_STATE_LARGEST) == largest;
+  return elk_engine_get_table (engine, op)->hbm_bytes == 0
+           ? ELK_ENGINE_DEPTH_DEEPEST_FIRST
+           : ELK_ENGINE_DEPTH_LATEST_START;
+}
+
+static const ElkEnginePolicy elk_policy = {
+  .name = "elk",
+  .choose = elk_choose,
+  .depth = elk_depth,
+  .preload_size = ELK_ENGINE_PRELOAD_SIZE_CHOSEN,
+  .fit_contention = TRUE,
+};
+
+/* The default order is tried with the artifact's ladder of preload NoC
+ * shares (load-noc-share, then 0.9, 0.7, 0.5: what Elk-Dyn does); the
+ * other orders with load-noc-share only (what the artifact's Elk-Full
+ * does, at 0.99).  So Elk-Full searches a superset of Elk-Dyn and is never
+ * slower than it. */
+static void
+make_params (const ElkElkScheduler *self, gboolean full, GArray *ladder,
+             GArray *single)
+{
+  double shares[4] = { self->theta, 0.9, 0.7, 0.5 };
+
+  for (guint k = 0; k < 4; k++)
+    {
+      gboolean dup = FALSE;
+      for (guint m = 0; m < k; m++)
+        dup = dup || shares[m] == shares[k];
+      if (dup)
+        continue;
+      for (guint v = 0; v < 2; v++)
+        {
+          ElkEngineParams p = { &elk_policy, NULL, shares[k], v == 0, full };
+          if (!elk_contention_variant_allows (self->contention, v == 0))
+            continue;
+          g_array_append_val (ladder, p);
+          if (k == 0)
+            g_array_append_val (single, p);
+        }
+    }
+}
+
+/* order-search=full: the candidate orders, logged for
+ * G_MESSAGES_DEBUG=elk-elk. */
+static GPtrArray *
+make_orders (const ElkElkScheduler *self, const ElkEngine *engine,
+             ElkOrderInfo *info, GError **error)
+{
+  GPtrArray *orders = elk_orders_enumerate (engine, self->order_enumeration,
+                                            self->max_displacement,
+                                            self->max_orders, info, error);
+
+  if (orders == NULL)
+    return NULL;
+  if (info->method == ELK_ORDER_ENUM_LAYERS)
+    g_debug ("layers: %u identical layers, %u groups per layer, %u "
+             "candidate orders%s", info->n_layers, info->n_groups,
+             orders->len, info->truncated ? " (max-orders reached)" : "");
+  else
+    g_debug ("suffix tree: %u HBM-heavy of %u operators, %u candidate "
+             "orders, %" G_GUINT64_FORMAT " nodes, displacement up to %u%s",
+             info->n_movable, elk_engine_get_n_ops (engine), orders->len,
+             info->n_nodes, info->max_level,
+             info->truncated ? " (stopped: max-orders or node budget)"
+                             : " (complete)");
+  return orders;
 }
 
 static ElkProgram *
@@ -107,86 +186,41 @@ elk_elk_scheduler_schedule (ElkScheduler *scheduler,
 {
   ElkElkScheduler *self = ELK_ELK_SCHEDULER (scheduler);
   const gboolean full = self->order_search == ELK_ORDER_SEARCH_FULL;
-  ElkEngine engine;
-  ElkEngineResult best, other;
-  GPtrArray *orders, *identity;
+  g_autoptr(ElkEngine) engine = elk_engine_new (plans, allocator, error);
+  g_autoptr(GPtrArray) orders = NULL;
+  g_autoptr(GPtrArray) identity = NULL;
   ElkOrderInfo info = { 0 };
   g_autoptr(GArray) ladder = g_array_new (FALSE, FALSE,
                                           sizeof (ElkEngineParams));
   g_autoptr(GArray) single = g_array_new (FALSE, FALSE,
                                           sizeof (ElkEngineParams));
   ElkProgram *program = NULL;
+  ElkEngineResult best, other;
   guint best_order = 0, best_params = 0, o_order = 0, o_params = 0;
   gboolean ok;
 
-  if (!elk__engine_init (&engine, plans, allocator, error))
+  if (engine == NULL)
     return NULL;
   identity = g_ptr_array_new_with_free_func (g_free);
-  g_ptr_array_add (identity, elk__identity_order (engine.n_ops));
-  orders = NULL;
-  if (full)
-    {
-      orders = elk__orders_enumerate (&engine, self->order_enumeration,
-                                      self->max_displacement,
-                                      self->max_orders, &info, error);
-      if (orders == NULL)
-        {
-          elk__engine_clear (&engine);
-          g_ptr_array_unref (identity);
-          return NULL;
-        }
-      if (info.method == ELK_ORDER_ENUM_LAYERS)
-        g_debug ("layers: %u identical layers, %u groups per layer, %u "
-                 "candidate orders%s", info.n_layers, info.n_groups,
-                 orders->len, info.truncated ? " (max-orders reached)" : "");
-      else
-        g_debug ("suffix tree: %u HBM-heavy of %u operators, %u candidate "
-                 "orders, %" G_GUINT64_FORMAT " nodes, displacement up to "
-                 "%u%s", info.n_movable, engine.n_ops, orders->len,
-                 info.n_nodes, info.max_level,
-                 info.truncated ? " (stopped: max-orders or node budget)"
-                                : " (complete)");
-    }
-  /* The default order is tried with the artifact's ladder of preload NoC
-   * shares (load-noc-share, then 0.9, 0.7, 0.5: what Elk-Dyn does); the
-   * other orders with load-noc-share only (what the artifact's Elk-Full
-   * does, at 0.99).  So Elk-Full searches a superset of Elk-Dyn and is
-   * never slower than it. */
-  {
-    double shares[4] = { self->theta, 0.9, 0.7, 0.5 };
-    for (guint k = 0; k < 4; k++)
-      {
-        gboolean dup = FALSE;
-        for (guint m = 0; m < k; m++)
-          dup = dup || shares[m] == shares[k];
-        if (dup)
-          continue;
-        for (guint v = 0; v < 2; v++)
-          {
-            ElkEngineParams p = { ELK_POLICY_ELK, shares[k], v == 0, 0,
-                                  FALSE, full };
-            if (!variant_allowed (self->contention, v == 0))
-              continue;
-            g_array_append_val (ladder, p);
-            if (k == 0)
-              g_array_append_val (single, p);
-          }
-      }
-  }
-
-  elk__engine_result_init (&best, engine.n_ops);
-  elk__engine_result_init (&other, engine.n_ops);
+  g_ptr_array_add (identity,
+                   elk_order_new_identity (elk_engine_get_n_ops (engine)));
+  if (full && (orders = make_orders (self, engine, &info, error)) == NULL)
+    return NULL;
+  make_params (self, full, ladder, single);
   if (ladder->len == 0)
     {
       g_set_error (error, ELK_SCHEDULE_ERROR, ELK_SCHEDULE_ERROR_FAILED,
                    "elk scheduler: the properties leave nothing to try");
-      ok = FALSE;
+      return NULL;
     }
-  else
-    ok = elk__engine_search (&engine, identity,
-                             (const ElkEngineParams *) ladder->data,
-                             ladder->len, self->threads, &best, &best_order,
-                             &best_params, error);
+
+  elk_engine_result_init (&best, elk_engine_get_n_ops (engine));
+  elk_engine_result_init (&other, elk_engine_get_n_ops (engine));
+  ok = elk_engine_search (engine, identity,
+                          (const ElkEngineParams *) ladder->data, ladder->len,
+                          self->threads, &best, &best_order, &best_params,
+                          error);
+  best_order = 0;
   if (ok && full && orders->len > 1)
     {
       /* The artifact gives up a layer order once a step reaches the
@@ -197,10 +231,10 @@ elk_elk_scheduler_schedule (ElkScheduler *scheduler,
       if (info.method == ELK_ORDER_ENUM_SUFFIX_TREE)
         for (guint k = 0; k < single->len; k++)
           g_array_index (single, ElkEngineParams, k).abandon_on_cap = FALSE;
-      ok = elk__engine_search (&engine, orders,
-                               (const ElkEngineParams *) single->data,
-                               single->len, self->threads, &other, &o_order,
-                               &o_params, error);
+      ok = elk_engine_search (engine, orders,
+                              (const ElkEngineParams *) single->data,
+                              single->len, self->threads, &other, &o_order,
+                              &o_params, error);
       /* Ties keep the default order. */
       if (ok && other.latency_s < best.latency_s)
         {
@@ -209,26 +243,18 @@ elk_elk_scheduler_schedule (ElkScheduler *scheduler,
           other = tmp;
           best_order = o_order;
         }
-      else
-        best_order = 0;
     }
-  else if (ok)
-    best_order = 0;
   if (ok)
     {
-      GPtrArray *from = full && orders->len > 1 && best_order > 0 ? orders
-                                                                  : identity;
-      program = elk__engine_to_program (&engine,
-                                        g_ptr_array_index (from, best_order),
-                                        &best, ELK_POLICY_ELK);
+      GPtrArray *from = best_order > 0 ? orders : identity;
+      program = elk_engine_build_program (engine, &elk_policy,
+                                          g_ptr_array_index (from,
+                                                             best_order),
+                                          &best);
       elk_program_set_n_orders (program, full ? orders->len : 1);
     }
-  elk__engine_result_clear (&best);
-  elk__engine_result_clear (&other);
-  elk__engine_clear (&engine);
-  g_ptr_array_unref (identity);
-  if (orders != NULL)
-    g_ptr_array_unref (orders);
+  elk_engine_result_clear (&best);
+  elk_engine_result_clear (&other);
   return program;
 }
 
@@ -322,7 +348,7 @@ elk_elk_scheduler_class_init (ElkElkSchedulerClass *klass)
   properties[PROP_ORDER_ENUMERATION] =
     g_param_spec_enum ("order-enumeration", NULL,
                        "How order-search=full makes candidate orders: layers (permute MatMul/Conv groups of identical layers), suffix-tree (the paper's generic enumeration, Fig 14), or auto (layers when the graph has repeated layers, else suffix-tree)",
-                       elk_order_enumeration_get_type (), ELK_ORDER_ENUM_AUTO,
+                       elk_order_enum_get_type (), ELK_ORDER_ENUM_AUTO,
                        G_PARAM_READWRITE | G_PARAM_CONSTRUCT
                          | G_PARAM_STATIC_STRINGS);
   properties[PROP_MAX_DISPLACEMENT] =
@@ -352,7 +378,7 @@ elk_elk_scheduler_class_init (ElkElkSchedulerClass *klass)
   properties[PROP_CONTENTION] =
     g_param_spec_enum ("contention", NULL,
                        "How preload and execution traffic share the NoC: delay-execution, delay-preload, or best (try both, keep the faster)",
-                       elk__contention_get_type (), ELK_CONTENTION_BEST,
+                       elk_contention_variant_get_type (), ELK_CONTENTION_BEST,
                        G_PARAM_READWRITE | G_PARAM_CONSTRUCT
                          | G_PARAM_STATIC_STRINGS);
   g_object_class_install_properties (object_class, N_PROPS, properties);

@@ -11,8 +11,9 @@
  */
 #include "config.h"
 
+/* The engine and its policies are unstable API (elk-compile.h). */
+#define ELK_USE_UNSTABLE_API
 #include <elk/elk.h>
-#include "elk-compiler-private.h"
 
 #define ELK_TYPE_IDEAL_SCHEDULER (elk_ideal_scheduler_get_type ())
 G_DECLARE_FINAL_TYPE (ElkIdealScheduler, elk_ideal_scheduler, ELK, IDEAL_SCHEDULER, GObject)
@@ -20,11 +21,7 @@ G_DECLARE_FINAL_TYPE (ElkIdealScheduler, elk_ideal_scheduler, ELK, IDEAL_SCHEDUL
 struct _ElkIdealScheduler
 {
   GObject parent_instance;
-  gint unused;
 };
-
-enum { PROP_0, N_PROPS };
-
 
 static void elk_ideal_scheduler_iface_init (ElkSchedulerInterface *iface);
 
@@ -32,19 +29,46 @@ G_DEFINE_FINAL_TYPE_WITH_CODE (ElkIdealScheduler, elk_ideal_scheduler, G_TYPE_OB
                                G_IMPLEMENT_INTERFACE (ELK_TYPE_SCHEDULER,
                                                       elk_ideal_scheduler_iface_init))
 
-static G_GNUC_UNUSED gboolean
-variant_allowed (gint contention, gboolean delay_exec)
+/* The policy.  The allocator sizes E alone, in the space the preloads
+ * (each at its minimum preload state) leave, with no contention penalty;
+ * data distribution is free. */
+static ElkEngineVerdict
+ideal_choose (const ElkEngine *engine, const ElkEngineParams *params,
+              ElkEngineCandidate *c, GError **error)
 {
-  return contention == ELK_CONTENTION_BEST
-         || (contention == ELK_CONTENTION_DELAY_EXECUTION) == delay_exec;
+  ElkAllocRequest req = {
+    .plans = elk_engine_get_plans (engine),
+    .exec_op = c->op,
+    .n_preloaded = 0,
+    .preloaded = c->preloaded,
+    .preloaded_fixed = c->preloaded_entries,
+    .sram_budget = c->budget,
+    .contention = ELK_ALLOC_CONTENTION_NONE,
+  };
+  ElkAllocResult res = { .preload_entries = c->preload_entries };
+  gboolean fits = FALSE;
+
+  if (!elk_allocator_allocate (elk_engine_get_allocator (engine), &req, &res,
+                               &fits, error))
+    return ELK_ENGINE_FAILED;
+  if (!fits)
+    return ELK_ENGINE_STOP;
+  c->entry = res.exec_entry;
+  c->exec_s = c->table->cold_hot[c->entry].exec_s;
+  return ELK_ENGINE_TAKE;
 }
 
-static G_GNUC_UNUSED gboolean
-state_allowed (gint state, gboolean largest)
-{
-  return state == ELK_PRELOAD_STATE_BEST
-         || (state == ELK_PRELOAD_STATE_LARGEST) == largest;
-}
+/* §5.3: zero-cost distribution, and preloads on a network of their own
+ * (no contention is fitted, and a preload takes the whole port); the
+ * program builder records both assumptions, which every chip applies. */
+static const ElkEnginePolicy ideal_policy = {
+  .name = "ideal",
+  .choose = ideal_choose,
+  .preload_size = ELK_ENGINE_PRELOAD_SIZE_MINIMUM,
+  .fit_contention = FALSE,
+  .assumptions = ELK_PROGRAM_ASSUME_FREE_DISTRIBUTION
+                 | ELK_PROGRAM_ASSUME_PRIVATE_PRELOAD_NETWORK,
+};
 
 static ElkProgram *
 elk_ideal_scheduler_schedule (ElkScheduler *scheduler,
@@ -52,48 +76,16 @@ elk_ideal_scheduler_schedule (ElkScheduler *scheduler,
                               ElkAllocator *allocator,
                               GError **error)
 {
-  ElkIdealScheduler *self = ELK_IDEAL_SCHEDULER (scheduler);
-  ElkEngine engine;
-  ElkEngineResult best;
-  GPtrArray *orders;
-  g_autoptr(GArray) params = g_array_new (FALSE, FALSE,
-                                          sizeof (ElkEngineParams));
-  ElkProgram *program = NULL;
-  guint best_order = 0, best_params = 0;
+  g_autoptr(ElkEngine) engine = elk_engine_new (plans, allocator, error);
+  g_autoptr(GPtrArray) orders = NULL;
+  ElkEngineParams params = { &ideal_policy, NULL, 1.0, FALSE, FALSE };
 
-  (void) self;
-  if (!elk__engine_init (&engine, plans, allocator, error))
+  if (engine == NULL)
     return NULL;
   orders = g_ptr_array_new_with_free_func (g_free);
-  g_ptr_array_add (orders, elk__identity_order (engine.n_ops));
-  {
-    ElkEngineParams p = { ELK_POLICY_IDEAL, 1.0, FALSE, 0, FALSE, FALSE };
-    g_array_append_val (params, p);
-  }
-
-  elk__engine_result_init (&best, engine.n_ops);
-  if (params->len == 0)
-    g_set_error (error, ELK_SCHEDULE_ERROR, ELK_SCHEDULE_ERROR_FAILED,
-                 "ideal scheduler: the properties leave nothing to try");
-  else if (elk__engine_search (&engine, orders,
-                               (const ElkEngineParams *) params->data,
-                               params->len, 1, &best, &best_order,
-                               &best_params, error))
-    {
-      program = elk__engine_to_program (&engine,
-                                        g_ptr_array_index (orders, best_order),
-                                        &best, ELK_POLICY_IDEAL);
-      elk_program_set_n_orders (program, orders->len);
-      /* §5.3: zero-cost distribution, and preloads on a network of their
-       * own; a detailed backend must apply the same to measure this bound. */
-      elk_program_set_assumptions (program,
-                                   ELK_PROGRAM_ASSUME_FREE_DISTRIBUTION
-                                   | ELK_PROGRAM_ASSUME_PRIVATE_PRELOAD_NETWORK);
-    }
-  elk__engine_result_clear (&best);
-  elk__engine_clear (&engine);
-  g_ptr_array_unref (orders);
-  return program;
+  g_ptr_array_add (orders,
+                   elk_order_new_identity (elk_engine_get_n_ops (engine)));
+  return elk_engine_search_program (engine, orders, &params, 1, 1, error);
 }
 
 static void
@@ -105,9 +97,6 @@ elk_ideal_scheduler_iface_init (ElkSchedulerInterface *iface)
 static void
 elk_ideal_scheduler_class_init (ElkIdealSchedulerClass *klass)
 {
-  GObjectClass *object_class = G_OBJECT_CLASS (klass);
-
-  (void) object_class;
 }
 
 static void

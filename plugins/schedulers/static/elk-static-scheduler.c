@@ -10,8 +10,9 @@
  */
 #include "config.h"
 
+/* The engine and its policies are unstable API (elk-compile.h). */
+#define ELK_USE_UNSTABLE_API
 #include <elk/elk.h>
-#include "elk-compiler-private.h"
 
 #define ELK_TYPE_STATIC_SCHEDULER (elk_static_scheduler_get_type ())
 G_DECLARE_FINAL_TYPE (ElkStaticScheduler, elk_static_scheduler, ELK, STATIC_SCHEDULER, GObject)
@@ -35,19 +36,57 @@ G_DEFINE_FINAL_TYPE_WITH_CODE (ElkStaticScheduler, elk_static_scheduler, G_TYPE_
                                G_IMPLEMENT_INTERFACE (ELK_TYPE_SCHEDULER,
                                                       elk_static_scheduler_iface_init))
 
-static G_GNUC_UNUSED gboolean
-variant_allowed (gint contention, gboolean delay_exec)
+/* One point of the sweep: the policy_data of a parameter set. */
+typedef struct
 {
-  return contention == ELK_CONTENTION_BEST
-         || (contention == ELK_CONTENTION_DELAY_EXECUTION) == delay_exec;
+  guint64 exec_space;
+  gboolean largest;
+} Split;
+
+/* The policy.  A fixed execution space; the deepest candidate whose
+ * preloads fit the rest.  A split that cannot run an operator gives up
+ * the parameter set, not the program: other splits may. */
+static ElkEngineVerdict
+static_choose (const ElkEngine *engine, const ElkEngineParams *params,
+               ElkEngineCandidate *c, GError **error)
+{
+  const Split *split = params->policy_data;
+  guint64 usable = elk_engine_get_usable_sram (engine);
+  gint e;
+
+  if (split->exec_space > usable)
+    return ELK_ENGINE_INFEASIBLE;
+  if (c->preload_bytes > (double) (usable - split->exec_space)
+      && c->n_tried > 0)
+    return ELK_ENGINE_STOP;
+  /* The first candidate always runs, in whatever the resident preloads
+   * leave if that is less than the split. */
+  e = elk_engine_table_baseline_entry (c->table,
+                                       MIN (split->exec_space, c->budget),
+                                       split->largest);
+  if (e < 0)
+    return ELK_ENGINE_INFEASIBLE;
+  c->entry = (guint32) e;
+  c->exec_s = c->table->cold_hot[e].exec_s;
+  c->warmup_s = c->table->cold_hot[e].warmup_s;
+  return ELK_ENGINE_TAKE;
 }
 
-static G_GNUC_UNUSED gboolean
-state_allowed (gint state, gboolean largest)
+static ElkEngineDepth
+static_depth (const ElkEngine *engine, const ElkEngineParams *params,
+              guint32 op)
 {
-  return state == ELK_PRELOAD_STATE_BEST
-         || (state == ELK_PRELOAD_STATE_LARGEST) == largest;
+  return ELK_ENGINE_DEPTH_DEEPEST_TAKEN;
 }
+
+static const ElkEnginePolicy static_policy = {
+  .name = "static",
+  .choose = static_choose,
+  .depth = static_depth,
+  .preload_size = ELK_ENGINE_PRELOAD_SIZE_CHOSEN,
+  .fit_contention = TRUE,
+  .unfit_is_infeasible = TRUE,
+};
 
 static ElkProgram *
 elk_static_scheduler_schedule (ElkScheduler *scheduler,
@@ -56,55 +95,55 @@ elk_static_scheduler_schedule (ElkScheduler *scheduler,
                                GError **error)
 {
   ElkStaticScheduler *self = ELK_STATIC_SCHEDULER (scheduler);
-  ElkEngine engine;
-  ElkEngineResult best;
-  GPtrArray *orders;
+  g_autoptr(ElkEngine) engine = elk_engine_new (plans, allocator, error);
+  g_autoptr(GPtrArray) orders = NULL;
   g_autoptr(GArray) params = g_array_new (FALSE, FALSE,
                                           sizeof (ElkEngineParams));
-  ElkProgram *program = NULL;
-  guint best_order = 0, best_params = 0;
+  g_autofree Split *splits = NULL;
+  guint64 min_exec = 0, step = (guint64) self->sweep_step_kib * 1024;
+  guint64 first, usable;
+  guint n_splits = 0;
 
-  (void) self;
-  if (!elk__engine_init (&engine, plans, allocator, error))
+  if (engine == NULL)
     return NULL;
   orders = g_ptr_array_new_with_free_func (g_free);
-  g_ptr_array_add (orders, elk__identity_order (engine.n_ops));
-  {
-    guint64 min_exec = 0, step = (guint64) self->sweep_step_kib * 1024;
-    for (guint i = 0; i < engine.n_ops; i++)
-      min_exec = MAX (min_exec, elk__table_min_hot (engine.tables[i]));
-    for (guint64 x = (min_exec + 1023) / 1024 * 1024; x <= engine.usable;
-         x += step)
-      for (guint s = 0; s < 2; s++)
+  g_ptr_array_add (orders,
+                   elk_order_new_identity (elk_engine_get_n_ops (engine)));
+  /* The split is swept from the largest minimum execute footprint of any
+   * operator up to the usable SRAM. */
+  for (guint i = 0; i < elk_engine_get_n_ops (engine); i++)
+    min_exec = MAX (min_exec, elk_engine_table_min_hot (
+                                elk_engine_get_table (engine, i)));
+  first = (min_exec + 1023) / 1024 * 1024;
+  usable = elk_engine_get_usable_sram (engine);
+  splits = g_new (Split, first <= usable ? 2 * ((usable - first) / step + 1)
+                                         : 1);
+  for (guint64 x = first; x <= usable; x += step)
+    for (guint s = 0; s < 2; s++)
+      {
+        Split *split = &splits[n_splits++];
+
+        *split = (Split) { x, s == 1 };
         for (guint v = 0; v < 2; v++)
           {
-            ElkEngineParams p = { ELK_POLICY_STATIC, self->theta, v == 0, x,
-                                  s == 1, FALSE };
-            if (!state_allowed (self->preload_state, s == 1)
-                || !variant_allowed (self->contention, v == 0))
+            ElkEngineParams p = { &static_policy, split, self->theta,
+                                  v == 0, FALSE };
+            if (!elk_baseline_preload_state_allows (self->preload_state,
+                                                    s == 1)
+                || !elk_contention_variant_allows (self->contention, v == 0))
               continue;
             g_array_append_val (params, p);
           }
-  }
-
-  elk__engine_result_init (&best, engine.n_ops);
+      }
   if (params->len == 0)
-    g_set_error (error, ELK_SCHEDULE_ERROR, ELK_SCHEDULE_ERROR_FAILED,
-                 "static scheduler: the properties leave nothing to try");
-  else if (elk__engine_search (&engine, orders,
-                               (const ElkEngineParams *) params->data,
-                               params->len, self->threads, &best, &best_order,
-                               &best_params, error))
     {
-      program = elk__engine_to_program (&engine,
-                                        g_ptr_array_index (orders, best_order),
-                                        &best, ELK_POLICY_STATIC);
-      elk_program_set_n_orders (program, orders->len);
+      g_set_error (error, ELK_SCHEDULE_ERROR, ELK_SCHEDULE_ERROR_FAILED,
+                   "static scheduler: the properties leave nothing to try");
+      return NULL;
     }
-  elk__engine_result_clear (&best);
-  elk__engine_clear (&engine);
-  g_ptr_array_unref (orders);
-  return program;
+  return elk_engine_search_program (engine, orders,
+                                    (const ElkEngineParams *) params->data,
+                                    params->len, self->threads, error);
 }
 
 static void
@@ -185,13 +224,13 @@ elk_static_scheduler_class_init (ElkStaticSchedulerClass *klass)
   properties[PROP_PRELOAD_STATE] =
     g_param_spec_enum ("preload-state", NULL,
                        "Preload-state layout every operator uses: smallest, largest fitting, or best (try both, keep the faster)",
-                       elk__preload_state_get_type (), ELK_PRELOAD_STATE_BEST,
+                       elk_baseline_preload_state_get_type (), ELK_PRELOAD_STATE_BEST,
                        G_PARAM_READWRITE | G_PARAM_CONSTRUCT
                          | G_PARAM_STATIC_STRINGS);
   properties[PROP_CONTENTION] =
     g_param_spec_enum ("contention", NULL,
                        "How preload and execution traffic share the NoC: delay-execution, delay-preload, or best (try both, keep the faster)",
-                       elk__contention_get_type (), ELK_CONTENTION_DELAY_EXECUTION,
+                       elk_contention_variant_get_type (), ELK_CONTENTION_DELAY_EXECUTION,
                        G_PARAM_READWRITE | G_PARAM_CONSTRUCT
                          | G_PARAM_STATIC_STRINGS);
   properties[PROP_SWEEP_STEP_KIB] =

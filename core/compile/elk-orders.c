@@ -1,6 +1,6 @@
 /* elk-orders.c: candidate preload orders (elk-paper.md §3.7).
  *
- * Two enumerations; elk__orders_enumerate() picks one (ElkOrderEnum).
+ * Two enumerations; elk_orders_enumerate() picks one (ElkOrderEnum).
  *
  * LAYERS (the artifact's init_all_order_lists_reduced).  The repeated
  * layers are found from ElkOp.layer; a layer takes part when its sequence
@@ -88,8 +88,11 @@
  */
 #include "config.h"
 
+#undef G_LOG_DOMAIN
+#define G_LOG_DOMAIN "elk-compiler"
+
 #include <string.h>
-#include "elk-compiler-private.h"
+#include "elk-compile-private.h"
 
 /* The suffix tree stops after this many nodes even when max-orders is not
  * reached (deterministic: it counts nodes, not time).  A few seconds of
@@ -436,8 +439,20 @@ tree_visit (Tree *t, gint q, guint xmin, guint64 held, guint n_held,
     }
 }
 
+/**
+ * elk_orders_suffix_tree:
+ * @problem: the enumeration's inputs
+ * @info: (out caller-allocates) (optional): what the enumeration did
+ *
+ * The generic preload-order enumeration (Fig 14) under the rule of this
+ * file's comment.
+ *
+ * Returns: (transfer full) (element-type guint32*): the valid orders,
+ *   by increasing displacement level, the default order first when it is
+ *   valid
+ */
 GPtrArray *
-elk__orders_suffix_tree (const ElkSuffixTree *problem, ElkOrderInfo *info)
+elk_orders_suffix_tree (const ElkSuffixTree *problem, ElkOrderInfo *info)
 {
   const guint n = problem->n;
   Tree t = { 0 };
@@ -527,7 +542,7 @@ suffix_tree_orders (const ElkEngine *engine, guint max_orders,
 
       for (guint e = 0; e < t->n_cold_hot; e++)
         min_cold = MIN (min_cold, t->cold_hot[e].cold_bytes);
-      exec_bytes[i] = elk__table_min_hot (t);
+      exec_bytes[i] = elk_engine_table_min_hot (t);
       preload_bytes[i] = t->hbm_bytes > 0 ? min_cold : 0;
       /* HBM-heavy: more HBM bytes than the average operator (§3.7). */
       movable[i] = t->hbm_bytes > 0 && (double) t->hbm_bytes * n > total;
@@ -549,7 +564,7 @@ suffix_tree_orders (const ElkEngine *engine, guint max_orders,
   p.max_move = engine->max_preload + 4;
   p.max_orders = max_orders;
   p.max_nodes = SUFFIX_TREE_MAX_NODES;
-  orders = elk__orders_suffix_tree (&p, info);
+  orders = elk_orders_suffix_tree (&p, info);
 
   /* The default order is valid whenever every operator fits on its own
    * (checked by the engine), so it comes first; keep that promise even if
@@ -562,17 +577,32 @@ suffix_tree_orders (const ElkEngine *engine, guint max_orders,
         identity_first = o[i] == i;
     }
   if (!identity_first)
-    g_ptr_array_insert (orders, 0, elk__identity_order (n));
+    g_ptr_array_insert (orders, 0, elk_order_new_identity (n));
   return orders;
 }
 
+/**
+ * elk_orders_enumerate:
+ * @engine: the engine whose graph and tables to use
+ * @method: how to enumerate
+ * @max_displacement: LAYERS: most positions a group may move
+ * @max_orders: stop after this many orders
+ * @info: (out caller-allocates): what the enumeration did
+ * @error: return location for a #GError
+ *
+ * Candidate preload orders for @engine's graph.  Deterministic.
+ *
+ * Returns: (transfer full) (element-type guint32*) (nullable): the orders,
+ *   the default one first; %NULL with @error set only when @method is
+ *   LAYERS and the graph has no repeated layers to permute
+ */
 GPtrArray *
-elk__orders_enumerate (const ElkEngine *engine,
-                       ElkOrderEnum method,
-                       guint max_displacement,
-                       guint max_orders,
-                       ElkOrderInfo *info,
-                       GError **error)
+elk_orders_enumerate (const ElkEngine *engine,
+                      ElkOrderEnum method,
+                      guint max_displacement,
+                      guint max_orders,
+                      ElkOrderInfo *info,
+                      GError **error)
 {
   GPtrArray *orders;
 

@@ -1,4 +1,5 @@
-/* elk-timeline.c: the contention-aware analytic timeline (elk-paper.md §3.8).
+/* elk-timeline.c: the contention-aware analytic timeline (elk-paper.md §3.8),
+ * public as elk_timeline_run() (core/elk/elk-timeline.h).
  *
  * Runs an ElkProgram forward in time under the device rules: preloads run
  * one after another in program order (R2) and none starts before every
@@ -6,17 +7,18 @@
  * previous one has finished and its own preload has arrived (R3).
  *
  * A preload of cold_bytes per core takes max(HBM time, delivery time /
- * theta), or longer if the program asked for a slower, throttled preload
+ * theta) (elk_chip_spec_get_load_time(), the one load model), or longer if
+ * the program asked for a slower, throttled preload
  * (ElkProgramOp.preload_share, priced as ElkOpCost.load_s and passed in
  * as min_load_s).  During it the NoC is busy a fraction
  * delivery/duration of the time.  An execution needs shift_s of NoC time
  * for its inter-core traffic, and the two resolve their contention in one
  * of two ways (the artifact's delay_comp):
  *
- *  - delay_exec (preloads first): the execution's traffic only gets the
+ *  - ELK_TIMELINE_PRELOAD_FIRST: the execution's traffic only gets the
  *    NoC time the overlapping preloads leave idle; what is missing is added
  *    to the execution as a stall;
- *  - otherwise (execution first): the preloads only get the NoC while the
+ *  - ELK_TIMELINE_EXECUTION_FIRST: the preloads only get the NoC while the
  *    execution computes; the missing delivery time stretches the last
  *    overlapping preload (and pushes the later ones) by the missing NoC
  *    time divided by that preload's NoC share.
@@ -27,7 +29,8 @@
 #include "config.h"
 
 #include <math.h>
-#include "elk-compiler-private.h"
+#include <string.h>
+#include <elk/elk.h>
 
 enum { EV_LOAD, EV_EXEC, EV_STALL };
 
@@ -47,9 +50,60 @@ event_cmp (gconstpointer a, gconstpointer b)
   return x->delta - y->delta; /* close before open at the same instant */
 }
 
+/**
+ * elk_timeline_op_init_from_cost:
+ * @op: (out caller-allocates): the timeline input to fill
+ * @cost: what elk_program_derive() derived for the operator
+ *
+ * Fills @op the way the analytic chip prices a program: the preload lasts
+ * at least as long as the program's preload share makes it, and the
+ * execution's duration includes its data distribution.
+ *
+ * Since: 0.1
+ */
+void
+elk_timeline_op_init_from_cost (ElkTimelineOp *op, const ElkOpCost *cost)
+{
+  *op = (ElkTimelineOp) {
+    .hbm_bytes = cost->hbm_bytes,
+    .cold_bytes = cost->cold_bytes,
+    .min_load_s = cost->load_s,
+    .exec_s = cost->exec_s + cost->warmup_s,
+    .shift_s = cost->noc_s,
+    .noc_bytes = cost->noc_bytes,
+  };
+}
+
+/**
+ * elk_timeline_run:
+ * @spec: the chip: its HBM bandwidth, per-core port rate and core count
+ *   make the load model (elk_chip_spec_get_load_time())
+ * @preload_share: the share of each core's port a preload may take, in
+ *   (0, 1]
+ * @priority: who yields on a busy interconnect
+ * @n_ops: number of operators
+ * @ops: (array length=n_ops): per operator, what the timeline needs
+ * @n_steps: number of steps
+ * @steps: (array length=n_steps): the program's device calls, in order
+ * @result: (out caller-allocates): what the run measures
+ * @error: return location for a #GError
+ *
+ * Runs @steps forward in time.  Preloads run one after another in step
+ * order (R2) and none starts before every execute issued before it has
+ * finished (R1); an execute starts when the previous one has finished and
+ * its own preload, if any, has arrived (R3).  The steps are not checked
+ * otherwise: run elk_program_validate() first.
+ *
+ * Returns: %TRUE on success; %FALSE with @error set when a step names an
+ *   operator beyond @n_ops.
+ *
+ * Since: 0.1
+ */
 gboolean
-elk__timeline_run (const ElkTimelineParams *params,
-                   guint n_ops,
+elk_timeline_run (const ElkChipSpec *spec,
+                  double preload_share,
+                  ElkTimelinePriority priority,
+                  guint n_ops,
                    const ElkTimelineOp *ops,
                    guint n_steps,
                    const ElkStep *steps,
@@ -87,9 +141,9 @@ elk__timeline_run (const ElkTimelineParams *params,
       if (step->kind == ELK_STEP_PRELOAD)
         {
           guint32 j = step->op;
-          double noc, tl = elk__load_time (&params->load, op->hbm_bytes,
-                                           op->cold_bytes, params->theta,
-                                           &noc);
+          double noc, tl = elk_chip_spec_get_load_time (spec, op->hbm_bytes,
+                                                        op->cold_bytes,
+                                                        preload_share, &noc);
           tl = MAX (tl, op->hbm_bytes > 0 ? op->min_load_s : 0);
           ls[j] = MAX (hbm_free, last_exec_end);
           le[j] = ls[j] + tl;
@@ -97,9 +151,9 @@ elk__timeline_run (const ElkTimelineParams *params,
           hbm_free = le[j];
           loaded[j] = TRUE;
           issued[n_issued++] = j;
-          result->hbm_busy_s += (double) op->hbm_bytes / params->load.hbm_bw;
+          result->hbm_busy_s += (double) op->hbm_bytes / spec->hbm_bw;
           result->noc_busy_s += noc;
-          result->noc_bytes += (double) op->cold_bytes * params->load.cores;
+          result->noc_bytes += (double) op->cold_bytes * spec->cores;
         }
       else
         {
@@ -122,7 +176,7 @@ elk__timeline_run (const ElkTimelineParams *params,
               demand += lnoc[j] / dur * ov;
               last = (gint) k;
             }
-          if (params->delay_exec)
+          if (priority == ELK_TIMELINE_PRELOAD_FIRST)
             {
               double avail = (end - start) - demand;
               double stall = MAX (0, op->shift_s - avail);
