@@ -3,10 +3,9 @@
  * Describes an ICCA chip with HBM from human-unit properties (IPU-POD4
  * defaults: 4 chips, 5888 cores, 624 KiB per core, 5.5 GB/s per core
  * all-to-all, 640 GB/s between chips, 16 TB/s HBM) and runs compiled
- * programs on libelk's contention-aware analytic timeline of elk-paper.md
- * §3.8 (elk_timeline_run(), core/compile/elk-timeline.c): preloads in
- * program order at max(HBM time, delivery time / preload share),
- * executions with their
+ * programs on the contention-aware analytic timeline of elk-paper.md §3.8
+ * (plugins/schedulers/common/elk-timeline.c): preloads in program order at
+ * max(HBM time, delivery time / preload share), executions with their
  * inter-core traffic fitted into the NoC time the preloads leave idle
  * (noc-priority=delay-execution, the default) or the preloads pushed back
  * by the execution's traffic (delay-preload).  It prices a program from
@@ -26,29 +25,7 @@
 
 #include <math.h>
 #include <elk/elk.h>
-
-typedef enum
-{
-  ELK_BANDWIDTH_UNITS_ARTIFACT,
-  ELK_BANDWIDTH_UNITS_DECIMAL,
-} ElkBandwidthUnits;
-
-static GType
-elk_bandwidth_units_get_type (void)
-{
-  static gsize type = 0;
-  static const GEnumValue values[] = {
-    { ELK_BANDWIDTH_UNITS_ARTIFACT, "ELK_BANDWIDTH_UNITS_ARTIFACT",
-      "artifact" },
-    { ELK_BANDWIDTH_UNITS_DECIMAL, "ELK_BANDWIDTH_UNITS_DECIMAL", "decimal" },
-    { 0, NULL, NULL },
-  };
-
-  if (g_once_init_enter (&type))
-    g_once_init_leave (&type, g_enum_register_static ("ElkBandwidthUnits",
-                                                      values));
-  return (GType) type;
-}
+#include "elk-compiler-private.h"
 
 /* Who yields when an execution's traffic and the preloads it overlaps want
  * the same interconnect time (the artifact's delay_comp, elk-paper.md
@@ -85,32 +62,18 @@ G_DECLARE_FINAL_TYPE (ElkAnalyticChip, elk_analytic_chip, ELK, ANALYTIC_CHIP,
 struct _ElkAnalyticChip
 {
   GObject parent_instance;
-  guint chips, cores, sram_kib, reserved_kib, mesh_rows, mesh_cols;
-  guint hbm_channels;
-  gint topology, units, priority;
-  double link_bw_gbps, hbm_bw_gbps, inter_chip_bw_gbps, clock_ghz;
-  double matmul_tflops, vector_tflops, load_noc_share;
+  ElkChipProps props;
+  gint priority;
+  double load_noc_share;
 };
 
+/* The common chip-spec properties (elk_chip_props_install) come first, the
+ * chip's own after them. */
 enum
 {
   PROP_0,
-  PROP_CHIPS,
-  PROP_CORES,
-  PROP_SRAM_KIB,
-  PROP_RESERVED_KIB,
-  PROP_TOPOLOGY,
-  PROP_MESH_ROWS,
-  PROP_MESH_COLS,
-  PROP_LINK_BW_GBPS,
-  PROP_HBM_BW_GBPS,
-  PROP_HBM_CHANNELS,
-  PROP_INTER_CHIP_BW_GBPS,
-  PROP_CLOCK_GHZ,
-  PROP_MATMUL_TFLOPS,
-  PROP_VECTOR_TFLOPS,
-  PROP_BANDWIDTH_UNITS,
-  PROP_LOAD_NOC_SHARE,
+  PROP_CHIP_PROPS,
+  PROP_LOAD_NOC_SHARE = PROP_CHIP_PROPS + ELK_CHIP_PROPS_N_PROPERTIES,
   PROP_NOC_PRIORITY,
   N_PROPS
 };
@@ -123,13 +86,6 @@ G_DEFINE_FINAL_TYPE_WITH_CODE (ElkAnalyticChip, elk_analytic_chip,
                                G_IMPLEMENT_INTERFACE (ELK_TYPE_CHIP,
                                                       elk_analytic_chip_iface_init))
 
-static double
-gbps (const ElkAnalyticChip *self, double value)
-{
-  return value * (self->units == ELK_BANDWIDTH_UNITS_ARTIFACT ? 1048576e3
-                                                               : 1e9);
-}
-
 static ElkChipSpec *
 elk_analytic_chip_dup_spec (ElkChip *chip, GError **error)
 {
@@ -138,20 +94,7 @@ elk_analytic_chip_dup_spec (ElkChip *chip, GError **error)
 
   g_free (spec->name);
   spec->name = g_strdup ("analytic");
-  spec->n_chips = self->chips;
-  spec->cores = self->cores;
-  spec->sram_per_core = (guint64) self->sram_kib * 1024;
-  spec->sram_reserved = (guint64) self->reserved_kib * 1024;
-  spec->clock_hz = self->clock_ghz * 1e9;
-  spec->matmul_flops = self->matmul_tflops * 1e12;
-  spec->vector_flops = self->vector_tflops * 1e12;
-  spec->topology = (ElkTopology) self->topology;
-  spec->mesh_rows = self->mesh_rows;
-  spec->mesh_cols = self->mesh_cols;
-  spec->link_bw = gbps (self, self->link_bw_gbps);
-  spec->inter_chip_bw = gbps (self, self->inter_chip_bw_gbps);
-  spec->hbm_channels = self->hbm_channels;
-  spec->hbm_bw = gbps (self, self->hbm_bw_gbps);
+  elk_chip_props_fill_spec (&self->props, spec);
   if (spec->topology != ELK_TOPOLOGY_ALL_TO_ALL)
     {
       g_set_error (error, ELK_CHIP_ERROR, ELK_CHIP_ERROR_CONFIG,
@@ -179,6 +122,7 @@ elk_analytic_chip_run (ElkChip *chip,
   g_autofree ElkStep *steps = NULL;
   g_autofree ElkOpCost *costs = NULL;
   ElkTimelineResult r;
+  ElkTimelineParams params;
   ElkMetrics *metrics;
   double bound_compute = 0, bound_hbm, hbm_bytes = 0;
 
@@ -199,20 +143,27 @@ elk_analytic_chip_run (ElkChip *chip,
       const ElkOpCost *c = &costs[i];
       const ElkOp *op = elk_graph_get_op (graph, i);
 
+      ops[i].preloaded = c->preloaded;
+      ops[i].hbm_bytes = c->hbm_bytes;
+      ops[i].cold_bytes = c->cold_bytes;
       /* The preload runs at the share the program asked for, and never
        * faster than the chip's own load-noc-share allows. */
-      elk_timeline_op_init_from_cost (&ops[i], c);
+      ops[i].min_load_s = c->load_s;
+      ops[i].exec_s = c->exec_s + c->warmup_s;
+      ops[i].shift_s = c->noc_s;
+      ops[i].noc_bytes = c->noc_bytes;
       hbm_bytes += (double) ops[i].hbm_bytes;
       bound_compute += op->flops / (op->kind == ELK_OP_MATMUL
                                       ? spec->matmul_flops
                                       : spec->vector_flops);
     }
 
-  if (!elk_timeline_run (spec, self->load_noc_share,
-                         self->priority == ELK_NOC_PRIORITY_PRELOAD
-                           ? ELK_TIMELINE_PRELOAD_FIRST
-                           : ELK_TIMELINE_EXECUTION_FIRST,
-                         n, ops, n_steps, steps, &r, error))
+  params = (ElkTimelineParams) {
+    .load = { spec->hbm_bw, spec->link_bw, spec->cores },
+    .theta = self->load_noc_share,
+    .delay_exec = self->priority == ELK_NOC_PRIORITY_PRELOAD,
+  };
+  if (!elk__timeline_run (&params, n, ops, n_steps, steps, &r, error))
     return NULL;
 
   bound_hbm = hbm_bytes / spec->hbm_bw;
@@ -232,8 +183,8 @@ elk_analytic_chip_run (ElkChip *chip,
       "analytic timeline (elk-paper.md §3.8), %s, %s bandwidth units%s%s",
       self->priority == ELK_NOC_PRIORITY_PRELOAD ? "delay-execution"
                                                  : "delay-preload",
-      self->units == ELK_BANDWIDTH_UNITS_ARTIFACT ? "artifact MiB/ms"
-                                                  : "decimal",
+      self->props.bandwidth_units == ELK_BANDWIDTH_UNITS_ARTIFACT
+        ? "artifact MiB/ms" : "decimal",
       (assume & ELK_PROGRAM_ASSUME_FREE_DISTRIBUTION)
         ? ", assumed free distribution" : "",
       (assume & ELK_PROGRAM_ASSUME_PRIVATE_PRELOAD_NETWORK)
@@ -267,25 +218,10 @@ elk_analytic_chip_get_property (GObject *object, guint prop_id,
 {
   ElkAnalyticChip *self = ELK_ANALYTIC_CHIP (object);
 
+  if (elk_chip_props_get_property (&self->props, prop_id, value, pspec))
+    return;
   switch (prop_id)
     {
-    case PROP_CHIPS: g_value_set_uint (value, self->chips); break;
-    case PROP_CORES: g_value_set_uint (value, self->cores); break;
-    case PROP_SRAM_KIB: g_value_set_uint (value, self->sram_kib); break;
-    case PROP_RESERVED_KIB: g_value_set_uint (value, self->reserved_kib); break;
-    case PROP_TOPOLOGY: g_value_set_enum (value, self->topology); break;
-    case PROP_MESH_ROWS: g_value_set_uint (value, self->mesh_rows); break;
-    case PROP_MESH_COLS: g_value_set_uint (value, self->mesh_cols); break;
-    case PROP_LINK_BW_GBPS: g_value_set_double (value, self->link_bw_gbps); break;
-    case PROP_HBM_BW_GBPS: g_value_set_double (value, self->hbm_bw_gbps); break;
-    case PROP_HBM_CHANNELS: g_value_set_uint (value, self->hbm_channels); break;
-    case PROP_INTER_CHIP_BW_GBPS:
-      g_value_set_double (value, self->inter_chip_bw_gbps);
-      break;
-    case PROP_CLOCK_GHZ: g_value_set_double (value, self->clock_ghz); break;
-    case PROP_MATMUL_TFLOPS: g_value_set_double (value, self->matmul_tflops); break;
-    case PROP_VECTOR_TFLOPS: g_value_set_double (value, self->vector_tflops); break;
-    case PROP_BANDWIDTH_UNITS: g_value_set_enum (value, self->units); break;
     case PROP_LOAD_NOC_SHARE: g_value_set_double (value, self->load_noc_share); break;
     case PROP_NOC_PRIORITY: g_value_set_enum (value, self->priority); break;
     default:
@@ -299,25 +235,10 @@ elk_analytic_chip_set_property (GObject *object, guint prop_id,
 {
   ElkAnalyticChip *self = ELK_ANALYTIC_CHIP (object);
 
+  if (elk_chip_props_set_property (&self->props, prop_id, value, pspec))
+    return;
   switch (prop_id)
     {
-    case PROP_CHIPS: self->chips = g_value_get_uint (value); break;
-    case PROP_CORES: self->cores = g_value_get_uint (value); break;
-    case PROP_SRAM_KIB: self->sram_kib = g_value_get_uint (value); break;
-    case PROP_RESERVED_KIB: self->reserved_kib = g_value_get_uint (value); break;
-    case PROP_TOPOLOGY: self->topology = g_value_get_enum (value); break;
-    case PROP_MESH_ROWS: self->mesh_rows = g_value_get_uint (value); break;
-    case PROP_MESH_COLS: self->mesh_cols = g_value_get_uint (value); break;
-    case PROP_LINK_BW_GBPS: self->link_bw_gbps = g_value_get_double (value); break;
-    case PROP_HBM_BW_GBPS: self->hbm_bw_gbps = g_value_get_double (value); break;
-    case PROP_HBM_CHANNELS: self->hbm_channels = g_value_get_uint (value); break;
-    case PROP_INTER_CHIP_BW_GBPS:
-      self->inter_chip_bw_gbps = g_value_get_double (value);
-      break;
-    case PROP_CLOCK_GHZ: self->clock_ghz = g_value_get_double (value); break;
-    case PROP_MATMUL_TFLOPS: self->matmul_tflops = g_value_get_double (value); break;
-    case PROP_VECTOR_TFLOPS: self->vector_tflops = g_value_get_double (value); break;
-    case PROP_BANDWIDTH_UNITS: self->units = g_value_get_enum (value); break;
     case PROP_LOAD_NOC_SHARE: self->load_noc_share = g_value_get_double (value); break;
     case PROP_NOC_PRIORITY: self->priority = g_value_get_enum (value); break;
     default:
@@ -335,46 +256,7 @@ elk_analytic_chip_class_init (ElkAnalyticChipClass *klass)
   object_class->get_property = elk_analytic_chip_get_property;
   object_class->set_property = elk_analytic_chip_set_property;
 
-  properties[PROP_CHIPS] = g_param_spec_uint ("chips", NULL,
-    "Chips joined by inter-chip links", 1, 1024, 4, FLAGS);
-  properties[PROP_CORES] = g_param_spec_uint ("cores", NULL,
-    "Cores over all chips", 1, 16777216, 5888, FLAGS);
-  properties[PROP_SRAM_KIB] = g_param_spec_uint ("sram-kib", NULL,
-    "SRAM per core, KiB", 1, 1048576, 624, FLAGS);
-  properties[PROP_RESERVED_KIB] = g_param_spec_uint ("reserved-kib", NULL,
-    "SRAM per core kept by the runtime (receive buffer), KiB", 0, 1048576, 8,
-    FLAGS);
-  properties[PROP_TOPOLOGY] = g_param_spec_enum ("topology", NULL,
-    "On-chip interconnect (the analytic timeline models all-to-all)",
-    ELK_TYPE_TOPOLOGY, ELK_TOPOLOGY_ALL_TO_ALL, FLAGS);
-  properties[PROP_MESH_ROWS] = g_param_spec_uint ("mesh-rows", NULL,
-    "Mesh rows per chip (mesh and torus only)", 0, 65536, 0, FLAGS);
-  properties[PROP_MESH_COLS] = g_param_spec_uint ("mesh-cols", NULL,
-    "Mesh columns per chip (mesh and torus only)", 0, 65536, 0, FLAGS);
-  properties[PROP_LINK_BW_GBPS] = g_param_spec_double ("link-bw-gbps", NULL,
-    "Inter-core bandwidth per core, GB/s (see bandwidth-units)", 1e-3, 1e6,
-    5.5, FLAGS);
-  properties[PROP_HBM_BW_GBPS] = g_param_spec_double ("hbm-bw-gbps", NULL,
-    "Total HBM bandwidth, GB/s (see bandwidth-units)", 1e-3, 1e9, 16000,
-    FLAGS);
-  properties[PROP_HBM_CHANNELS] = g_param_spec_uint ("hbm-channels", NULL,
-    "HBM modules; tensors are striped over all of them", 1, 4096, 16, FLAGS);
-  properties[PROP_INTER_CHIP_BW_GBPS] = g_param_spec_double (
-    "inter-chip-bw-gbps", NULL,
-    "Total inter-chip bandwidth, GB/s (see bandwidth-units)", 1e-3, 1e9, 640,
-    FLAGS);
-  properties[PROP_CLOCK_GHZ] = g_param_spec_double ("clock-ghz", NULL,
-    "Core clock, GHz", 1e-3, 100, 1.325, FLAGS);
-  properties[PROP_MATMUL_TFLOPS] = g_param_spec_double ("matmul-tflops", NULL,
-    "Peak MatMul TFLOP/s of the whole system (5888 x 128 FLOP/cycle x "
-    "1.325 GHz)", 1e-6, 1e9, 5888 * 128 * 1.325e9 / 1e12, FLAGS);
-  properties[PROP_VECTOR_TFLOPS] = g_param_spec_double ("vector-tflops", NULL,
-    "Peak non-MatMul TFLOP/s of the whole system", 1e-6, 1e9, 31.2, FLAGS);
-  properties[PROP_BANDWIDTH_UNITS] = g_param_spec_enum ("bandwidth-units",
-    NULL,
-    "How *-gbps values are read: artifact (1 GB/s = 2^20 B/ms, as the Elk "
-    "artifact computes) or decimal (1 GB/s = 1e9 B/s)",
-    elk_bandwidth_units_get_type (), ELK_BANDWIDTH_UNITS_ARTIFACT, FLAGS);
+  elk_chip_props_install (object_class, PROP_CHIP_PROPS, NULL);
   properties[PROP_LOAD_NOC_SHARE] = g_param_spec_double ("load-noc-share",
     NULL,
     "Share of the NoC a preload may take when the program does not ask for "
@@ -384,7 +266,8 @@ elk_analytic_chip_class_init (ElkAnalyticChipClass *klass)
     "default, as preloads issued earlier hold the links) or delay-preload "
     "(execution traffic first)",
     elk_noc_priority_get_type (), ELK_NOC_PRIORITY_PRELOAD, FLAGS);
-  g_object_class_install_properties (object_class, N_PROPS, properties);
+  for (guint i = PROP_LOAD_NOC_SHARE; i < N_PROPS; i++)
+    g_object_class_install_property (object_class, i, properties[i]);
 }
 
 static void

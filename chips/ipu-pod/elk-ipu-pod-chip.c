@@ -9,9 +9,15 @@
  * tiles (elk-ipu-pod-emu.c).  Memory is placed tile by tile, so a program
  * whose operators do not fit stops with an error naming the tile.
  *
- * Properties shared with the "analytic" chip have the same names, units
- * and defaults, so that an experiment can swap one for the other.  The
- * emulator's own knobs (HBM latency, the SRAM port, syncs, the kernel
+ * The chip-spec properties every chip shares come from libelk
+ * (elk_chip_props_install()) with the same names, units, ranges and
+ * defaults, so that an experiment can swap one chip for another.  Here the
+ * cores are tiles (1472 per MK2 chip), link-bw-gbps is each tile's send
+ * port and its receive port, HBM bandwidth and modules are split evenly
+ * over the chips (a chip's tensors are striped over its own modules),
+ * matmul-tflops and vector-tflops feed only the compiler's spec and the
+ * physical bound (the emulator times kernels from cycles), and topology
+ * must be all-to-all.  The emulator's own knobs (HBM latency, the SRAM port, syncs, the kernel
  * cycle scale, the trace sample) follow; docs/chip-ipu-pod.md explains
  * each one.
  */
@@ -21,28 +27,6 @@
 #include <elk/elk.h>
 
 #include "elk-ipu-pod-private.h"
-
-typedef enum
-{
-  ELK_IPU_POD_UNITS_ARTIFACT,
-  ELK_IPU_POD_UNITS_DECIMAL,
-} ElkIpuPodUnits;
-
-static GType
-elk_ipu_pod_units_get_type (void)
-{
-  static gsize type = 0;
-  static const GEnumValue values[] = {
-    { ELK_IPU_POD_UNITS_ARTIFACT, "ELK_IPU_POD_UNITS_ARTIFACT", "artifact" },
-    { ELK_IPU_POD_UNITS_DECIMAL, "ELK_IPU_POD_UNITS_DECIMAL", "decimal" },
-    { 0, NULL, NULL },
-  };
-
-  if (g_once_init_enter (&type))
-    g_once_init_leave (&type, g_enum_register_static ("ElkIpuPodUnits",
-                                                      values));
-  return (GType) type;
-}
 
 typedef enum
 {
@@ -119,10 +103,8 @@ G_DECLARE_FINAL_TYPE (ElkIpuPodChip, elk_ipu_pod_chip, ELK, IPU_POD_CHIP,
 struct _ElkIpuPodChip
 {
   GObject parent_instance;
-  guint chips, cores, sram_kib, reserved_kib, hbm_channels, trace_tiles;
-  gint units;
-  double link_bw_gbps, hbm_bw_gbps, inter_chip_bw_gbps, clock_ghz;
-  double matmul_tflops, vector_tflops;
+  ElkChipProps props;
+  guint trace_tiles;
   double hbm_latency_ns, sram_port_bpc, sync_cycles, sync_xchip_cycles;
   double exchange_cycles, kernel_scale;
   gint reduce;
@@ -140,22 +122,13 @@ struct _ElkIpuPodChip
   GHashTable *last_tensors;
 };
 
+/* The common chip-spec properties (elk_chip_props_install) come first, the
+ * chip's own after them. */
 enum
 {
   PROP_0,
-  PROP_CHIPS,
-  PROP_CORES,
-  PROP_SRAM_KIB,
-  PROP_RESERVED_KIB,
-  PROP_LINK_BW_GBPS,
-  PROP_HBM_BW_GBPS,
-  PROP_HBM_CHANNELS,
-  PROP_INTER_CHIP_BW_GBPS,
-  PROP_CLOCK_GHZ,
-  PROP_MATMUL_TFLOPS,
-  PROP_VECTOR_TFLOPS,
-  PROP_BANDWIDTH_UNITS,
-  PROP_HBM_LATENCY_NS,
+  PROP_CHIP_PROPS,
+  PROP_HBM_LATENCY_NS = PROP_CHIP_PROPS + ELK_CHIP_PROPS_N_PROPERTIES,
   PROP_SRAM_PORT_BPC,
   PROP_SYNC_CYCLES,
   PROP_SYNC_XCHIP_CYCLES,
@@ -194,8 +167,8 @@ G_DEFINE_FINAL_TYPE_WITH_CODE (ElkIpuPodChip, elk_ipu_pod_chip,
 static double
 gbps (const ElkIpuPodChip *self, double value)
 {
-  return value * (self->units == ELK_IPU_POD_UNITS_ARTIFACT ? 1048576e3
-                                                            : 1e9);
+  return elk_bandwidth_units_to_bytes_per_second (self->props.bandwidth_units,
+                                                  value);
 }
 
 static ElkChipSpec *
@@ -206,33 +179,33 @@ elk_ipu_pod_chip_dup_spec (ElkChip *chip, GError **error)
 
   g_free (spec->name);
   spec->name = g_strdup ("ipu-pod");
-  spec->n_chips = self->chips;
-  spec->cores = self->cores;
-  spec->sram_per_core = (guint64) self->sram_kib * 1024;
-  spec->sram_reserved = (guint64) self->reserved_kib * 1024;
-  spec->clock_hz = self->clock_ghz * 1e9;
-  spec->matmul_flops = self->matmul_tflops * 1e12;
-  spec->vector_flops = self->vector_tflops * 1e12;
-  spec->topology = ELK_TOPOLOGY_ALL_TO_ALL;
-  spec->link_bw = gbps (self, self->link_bw_gbps);
-  spec->inter_chip_bw = gbps (self, self->inter_chip_bw_gbps);
-  spec->hbm_channels = self->hbm_channels;
-  spec->hbm_bw = gbps (self, self->hbm_bw_gbps);
+  elk_chip_props_fill_spec (&self->props, spec);
   spec->hbm_latency = self->hbm_latency_ns * 1e-9;
-  if (self->cores % self->chips != 0)
+  if (spec->topology != ELK_TOPOLOGY_ALL_TO_ALL)
     {
+      /* The common "topology" property is there so that an experiment can
+       * swap chips; the IPU exchange is all-to-all and nothing else. */
       g_set_error (error, ELK_CHIP_ERROR, ELK_CHIP_ERROR_CONFIG,
-                   "chip 'ipu-pod': %u cores cannot be split evenly over %u "
-                   "chips", self->cores, self->chips);
+                   "chip 'ipu-pod': topology '%s' is not modelled; the IPU "
+                   "exchange is all-to-all (use the noc-sim chip for "
+                   "meshes)", elk_topology_to_string (spec->topology));
       elk_chip_spec_free (spec);
       return NULL;
     }
-  if (self->hbm_channels % self->chips != 0)
+  if (self->props.cores % self->props.chips != 0)
+    {
+      g_set_error (error, ELK_CHIP_ERROR, ELK_CHIP_ERROR_CONFIG,
+                   "chip 'ipu-pod': %u cores cannot be split evenly over %u "
+                   "chips", self->props.cores, self->props.chips);
+      elk_chip_spec_free (spec);
+      return NULL;
+    }
+  if (self->props.hbm_channels % self->props.chips != 0)
     {
       g_set_error (error, ELK_CHIP_ERROR, ELK_CHIP_ERROR_CONFIG,
                    "chip 'ipu-pod': %u HBM modules cannot be split evenly "
                    "over %u chips (each chip's controllers serve its own "
-                   "tiles)", self->hbm_channels, self->chips);
+                   "tiles)", self->props.hbm_channels, self->props.chips);
       elk_chip_spec_free (spec);
       return NULL;
     }
@@ -248,16 +221,16 @@ static void
 machine_from_props (const ElkIpuPodChip *self, IpuMachine *m)
 {
   memset (m, 0, sizeof (*m));
-  m->chips = self->chips;
-  m->tiles = self->cores;
-  m->tiles_per_chip = self->cores / self->chips;
-  m->sram_bytes = (guint64) self->sram_kib * 1024;
-  m->recv_bytes = (guint64) self->reserved_kib * 1024;
-  m->clock_hz = self->clock_ghz * 1e9;
-  m->link_Bps = gbps (self, self->link_bw_gbps);
-  m->inter_chip_Bps = gbps (self, self->inter_chip_bw_gbps);
-  m->hbm_Bps = gbps (self, self->hbm_bw_gbps);
-  m->hbm_modules = self->hbm_channels;
+  m->chips = self->props.chips;
+  m->tiles = self->props.cores;
+  m->tiles_per_chip = self->props.cores / self->props.chips;
+  m->sram_bytes = (guint64) self->props.sram_kib * 1024;
+  m->recv_bytes = (guint64) self->props.reserved_kib * 1024;
+  m->clock_hz = self->props.clock_ghz * 1e9;
+  m->link_Bps = gbps (self, self->props.link_bw_gbps);
+  m->inter_chip_Bps = gbps (self, self->props.inter_chip_bw_gbps);
+  m->hbm_Bps = gbps (self, self->props.hbm_bw_gbps);
+  m->hbm_modules = self->props.hbm_channels;
   m->hbm_latency_s = self->hbm_latency_ns * 1e-9;
   m->sram_port_Bpc = self->sram_port_bpc;
   m->sync_cycles = self->sync_cycles;
@@ -433,22 +406,10 @@ elk_ipu_pod_chip_get_property (GObject *object, guint prop_id,
 {
   ElkIpuPodChip *self = ELK_IPU_POD_CHIP (object);
 
+  if (elk_chip_props_get_property (&self->props, prop_id, value, pspec))
+    return;
   switch (prop_id)
     {
-    case PROP_CHIPS: g_value_set_uint (value, self->chips); break;
-    case PROP_CORES: g_value_set_uint (value, self->cores); break;
-    case PROP_SRAM_KIB: g_value_set_uint (value, self->sram_kib); break;
-    case PROP_RESERVED_KIB: g_value_set_uint (value, self->reserved_kib); break;
-    case PROP_LINK_BW_GBPS: g_value_set_double (value, self->link_bw_gbps); break;
-    case PROP_HBM_BW_GBPS: g_value_set_double (value, self->hbm_bw_gbps); break;
-    case PROP_HBM_CHANNELS: g_value_set_uint (value, self->hbm_channels); break;
-    case PROP_INTER_CHIP_BW_GBPS:
-      g_value_set_double (value, self->inter_chip_bw_gbps);
-      break;
-    case PROP_CLOCK_GHZ: g_value_set_double (value, self->clock_ghz); break;
-    case PROP_MATMUL_TFLOPS: g_value_set_double (value, self->matmul_tflops); break;
-    case PROP_VECTOR_TFLOPS: g_value_set_double (value, self->vector_tflops); break;
-    case PROP_BANDWIDTH_UNITS: g_value_set_enum (value, self->units); break;
     case PROP_HBM_LATENCY_NS: g_value_set_double (value, self->hbm_latency_ns); break;
     case PROP_SRAM_PORT_BPC: g_value_set_double (value, self->sram_port_bpc); break;
     case PROP_SYNC_CYCLES: g_value_set_double (value, self->sync_cycles); break;
@@ -484,22 +445,10 @@ elk_ipu_pod_chip_set_property (GObject *object, guint prop_id,
 {
   ElkIpuPodChip *self = ELK_IPU_POD_CHIP (object);
 
+  if (elk_chip_props_set_property (&self->props, prop_id, value, pspec))
+    return;
   switch (prop_id)
     {
-    case PROP_CHIPS: self->chips = g_value_get_uint (value); break;
-    case PROP_CORES: self->cores = g_value_get_uint (value); break;
-    case PROP_SRAM_KIB: self->sram_kib = g_value_get_uint (value); break;
-    case PROP_RESERVED_KIB: self->reserved_kib = g_value_get_uint (value); break;
-    case PROP_LINK_BW_GBPS: self->link_bw_gbps = g_value_get_double (value); break;
-    case PROP_HBM_BW_GBPS: self->hbm_bw_gbps = g_value_get_double (value); break;
-    case PROP_HBM_CHANNELS: self->hbm_channels = g_value_get_uint (value); break;
-    case PROP_INTER_CHIP_BW_GBPS:
-      self->inter_chip_bw_gbps = g_value_get_double (value);
-      break;
-    case PROP_CLOCK_GHZ: self->clock_ghz = g_value_get_double (value); break;
-    case PROP_MATMUL_TFLOPS: self->matmul_tflops = g_value_get_double (value); break;
-    case PROP_VECTOR_TFLOPS: self->vector_tflops = g_value_get_double (value); break;
-    case PROP_BANDWIDTH_UNITS: self->units = g_value_get_enum (value); break;
     case PROP_HBM_LATENCY_NS: self->hbm_latency_ns = g_value_get_double (value); break;
     case PROP_SRAM_PORT_BPC: self->sram_port_bpc = g_value_get_double (value); break;
     case PROP_SYNC_CYCLES: self->sync_cycles = g_value_get_double (value); break;
@@ -545,42 +494,7 @@ elk_ipu_pod_chip_class_init (ElkIpuPodChipClass *klass)
   object_class->set_property = elk_ipu_pod_chip_set_property;
   object_class->finalize = elk_ipu_pod_chip_finalize;
 
-  properties[PROP_CHIPS] = g_param_spec_uint ("chips", NULL,
-    "IPU chips joined by IPU-Links", 1, 1024, 4, FLAGS);
-  properties[PROP_CORES] = g_param_spec_uint ("cores", NULL,
-    "Tiles over all chips (1472 per MK2 chip)", 1, 16777216, 5888, FLAGS);
-  properties[PROP_SRAM_KIB] = g_param_spec_uint ("sram-kib", NULL,
-    "SRAM per tile, KiB", 1, 1048576, 624, FLAGS);
-  properties[PROP_RESERVED_KIB] = g_param_spec_uint ("reserved-kib", NULL,
-    "SRAM per tile reserved for the receive buffer, KiB", 0, 1048576, 8,
-    FLAGS);
-  properties[PROP_LINK_BW_GBPS] = g_param_spec_double ("link-bw-gbps", NULL,
-    "Each tile's exchange send port and receive port, GB/s (see "
-    "bandwidth-units)", 1e-3, 1e6, 5.5, FLAGS);
-  properties[PROP_HBM_BW_GBPS] = g_param_spec_double ("hbm-bw-gbps", NULL,
-    "Total HBM bandwidth, GB/s, split evenly over the chips (see "
-    "bandwidth-units)", 1e-3, 1e9, 16000, FLAGS);
-  properties[PROP_HBM_CHANNELS] = g_param_spec_uint ("hbm-channels", NULL,
-    "HBM modules, spread evenly over the chips; a chip's tensors are "
-    "striped over its modules", 1, 4096, 16, FLAGS);
-  properties[PROP_INTER_CHIP_BW_GBPS] = g_param_spec_double (
-    "inter-chip-bw-gbps", NULL,
-    "Total IPU-Link bandwidth between chips, GB/s (see bandwidth-units)",
-    1e-3, 1e9, 640, FLAGS);
-  properties[PROP_CLOCK_GHZ] = g_param_spec_double ("clock-ghz", NULL,
-    "Tile clock, GHz", 1e-3, 100, 1.325, FLAGS);
-  properties[PROP_MATMUL_TFLOPS] = g_param_spec_double ("matmul-tflops", NULL,
-    "Peak MatMul TFLOP/s of the whole system, for the compiler's spec and "
-    "the physical bound (the emulator times kernels from cycles)", 1e-6, 1e9,
-    5888 * 128 * 1.325e9 / 1e12, FLAGS);
-  properties[PROP_VECTOR_TFLOPS] = g_param_spec_double ("vector-tflops", NULL,
-    "Peak non-MatMul TFLOP/s of the whole system, for the compiler's spec",
-    1e-6, 1e9, 31.2, FLAGS);
-  properties[PROP_BANDWIDTH_UNITS] = g_param_spec_enum ("bandwidth-units",
-    NULL,
-    "How *-gbps values are read: artifact (1 GB/s = 2^20 B/ms, as the "
-    "analytic chip reads them by default) or decimal (1e9 B/s)",
-    elk_ipu_pod_units_get_type (), ELK_IPU_POD_UNITS_ARTIFACT, FLAGS);
+  elk_chip_props_install (object_class, PROP_CHIP_PROPS, NULL);
   properties[PROP_HBM_LATENCY_NS] = g_param_spec_double ("hbm-latency-ns",
     NULL,
     "Latency from a preload's start to its first byte at the tiles, ns",
@@ -645,7 +559,8 @@ elk_ipu_pod_chip_class_init (ElkIpuPodChipClass *klass)
     "Functional mode: every tensor of the last run (name to GBytes of "
     "float32), inputs as used and outputs gathered from the tiles",
     G_TYPE_HASH_TABLE, RO);
-  g_object_class_install_properties (object_class, N_PROPS, properties);
+  for (guint i = PROP_HBM_LATENCY_NS; i < N_PROPS; i++)
+    g_object_class_install_property (object_class, i, properties[i]);
 
   /**
    * ElkIpuPodChip::resolve-tensor:

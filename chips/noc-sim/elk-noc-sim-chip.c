@@ -4,9 +4,12 @@
  * (elk-noc-sim.c): all-to-all (per-core ingress and egress ports, IPU
  * style), ring, 2-D mesh or 2-D torus per chip, several chips joined by an
  * inter-chip link of capped total bandwidth, and HBM controllers that are
- * network nodes placed on the grid.  Properties shared with the "analytic"
- * chip keep its names, units and defaults, so that an experiment can swap
- * the two.
+ * network nodes placed on the grid.  The chip-spec properties every chip
+ * shares come from libelk (elk_chip_props_install()) with the same names,
+ * units, ranges and defaults, so that an experiment can swap chips.  Here
+ * link-bw-gbps is one link's bandwidth (on all-to-all, a core's ingress or
+ * egress port), hbm-channels must be a multiple of chips, and a mesh or
+ * torus with mesh-rows and mesh-cols both 0 takes the squarest grid.
  */
 #include "config.h"
 
@@ -16,28 +19,6 @@
 #include <stdio.h>
 #include <elk/elk.h>
 #include "elk-noc-sim.h"
-
-typedef enum
-{
-  NOC_UNITS_ARTIFACT,
-  NOC_UNITS_DECIMAL,
-} NocUnits;
-
-static GType
-noc_units_get_type (void)
-{
-  static gsize type = 0;
-  static const GEnumValue values[] = {
-    { NOC_UNITS_ARTIFACT, "NOC_UNITS_ARTIFACT", "artifact" },
-    { NOC_UNITS_DECIMAL, "NOC_UNITS_DECIMAL", "decimal" },
-    { 0, NULL, NULL },
-  };
-
-  if (g_once_init_enter (&type))
-    g_once_init_leave (&type, g_enum_register_static ("ElkNocSimUnits",
-                                                      values));
-  return (GType) type;
-}
 
 static GType
 noc_placement_get_type (void)
@@ -130,11 +111,10 @@ G_DECLARE_FINAL_TYPE (ElkNocSimChip, elk_noc_sim_chip, ELK, NOC_SIM_CHIP,
 struct _ElkNocSimChip
 {
   GObject parent_instance;
-  guint chips, cores, sram_kib, reserved_kib, mesh_rows, mesh_cols;
-  guint hbm_channels, packet_bytes, hbm_attach, trace_links;
-  gint topology, units, placement, interleave, reduce, gateway, arbitration;
-  double link_bw_gbps, hbm_bw_gbps, hbm_per_core_gbps, inter_chip_bw_gbps;
-  double clock_ghz, matmul_tflops, vector_tflops;
+  ElkChipProps props;
+  guint packet_bytes, hbm_attach, trace_links;
+  gint placement, interleave, reduce, gateway, arbitration;
+  double hbm_per_core_gbps;
   double hop_latency_ns, hbm_latency_ns, gap_cycles_per_byte, sync_cycles;
   double hbm_port_gbps;
   char *hbm_coords;
@@ -142,25 +122,13 @@ struct _ElkNocSimChip
   guint n_runs;
 };
 
+/* The common chip-spec properties (elk_chip_props_install) come first, the
+ * chip's own after them. */
 enum
 {
   PROP_0,
-  PROP_CHIPS,
-  PROP_CORES,
-  PROP_SRAM_KIB,
-  PROP_RESERVED_KIB,
-  PROP_TOPOLOGY,
-  PROP_MESH_ROWS,
-  PROP_MESH_COLS,
-  PROP_LINK_BW_GBPS,
-  PROP_HBM_BW_GBPS,
-  PROP_HBM_PER_CORE_GBPS,
-  PROP_HBM_CHANNELS,
-  PROP_INTER_CHIP_BW_GBPS,
-  PROP_CLOCK_GHZ,
-  PROP_MATMUL_TFLOPS,
-  PROP_VECTOR_TFLOPS,
-  PROP_BANDWIDTH_UNITS,
+  PROP_CHIP_PROPS,
+  PROP_HBM_PER_CORE_GBPS = PROP_CHIP_PROPS + ELK_CHIP_PROPS_N_PROPERTIES,
   PROP_HOP_LATENCY_NS,
   PROP_HBM_LATENCY_NS,
   PROP_GAP_CYCLES_PER_BYTE,
@@ -193,7 +161,8 @@ G_DEFINE_FINAL_TYPE_WITH_CODE (ElkNocSimChip, elk_noc_sim_chip,
 static double
 gbps (const ElkNocSimChip *self, double value)
 {
-  return value * (self->units == NOC_UNITS_ARTIFACT ? 1048576e3 : 1e9);
+  return elk_bandwidth_units_to_bytes_per_second (self->props.bandwidth_units,
+                                                  value);
 }
 
 /* The squarest rows x cols grid of @n cores, rows <= cols. */
@@ -210,12 +179,12 @@ squarest (guint n, guint *rows, guint *cols)
 static gboolean
 resolve_grid (ElkNocSimChip *self, guint *rows, guint *cols, GError **error)
 {
-  const char *topo = elk_topology_to_string ((ElkTopology) self->topology);
+  const char *topo = elk_topology_to_string (self->props.topology);
 
-  *rows = self->mesh_rows;
-  *cols = self->mesh_cols;
-  if (self->topology != ELK_TOPOLOGY_MESH
-      && self->topology != ELK_TOPOLOGY_TORUS)
+  *rows = self->props.mesh_rows;
+  *cols = self->props.mesh_cols;
+  if (self->props.topology != ELK_TOPOLOGY_MESH
+      && self->props.topology != ELK_TOPOLOGY_TORUS)
     return TRUE;
   if ((*rows == 0) != (*cols == 0))
     {
@@ -223,21 +192,23 @@ resolve_grid (ElkNocSimChip *self, guint *rows, guint *cols, GError **error)
                     "both (or neither, for the squarest grid)", *rows, *cols);
       return FALSE;
     }
-  if (self->cores % self->chips != 0)
+  if (self->props.cores % self->props.chips != 0)
     {
       CONFIG_ERROR ("chip 'noc-sim': cores = %u cannot be split evenly over "
-                    "chips = %u", self->cores, self->chips);
+                    "chips = %u", self->props.cores, self->props.chips);
       return FALSE;
     }
   if (*rows == 0)
-    squarest (self->cores / self->chips, rows, cols);
-  if ((guint64) *rows * *cols * self->chips != self->cores)
+    squarest (self->props.cores / self->props.chips, rows, cols);
+  if ((guint64) *rows * *cols * self->props.chips != self->props.cores)
     {
       CONFIG_ERROR ("chip 'noc-sim': a %s of mesh-rows x mesh-cols = %ux%u "
                     "per chip on chips = %u holds %" G_GUINT64_FORMAT
                     " cores, but cores = %u (expected mesh-rows x mesh-cols "
-                    "x chips = cores)", topo, *rows, *cols, self->chips,
-                    (guint64) *rows * *cols * self->chips, self->cores);
+                    "x chips = cores)", topo, *rows, *cols,
+                    self->props.chips,
+                    (guint64) *rows * *cols * self->props.chips,
+                    self->props.cores);
       return FALSE;
     }
   return TRUE;
@@ -246,8 +217,9 @@ resolve_grid (ElkNocSimChip *self, guint *rows, guint *cols, GError **error)
 static double
 total_hbm_gbps (const ElkNocSimChip *self)
 {
-  return self->hbm_per_core_gbps > 0 ? self->hbm_per_core_gbps * self->cores
-                                     : self->hbm_bw_gbps;
+  return self->hbm_per_core_gbps > 0
+           ? self->hbm_per_core_gbps * self->props.cores
+           : self->props.hbm_bw_gbps;
 }
 
 static NocSim *build_sim (ElkNocSimChip *self, const ElkChipSpec *spec,
@@ -260,36 +232,20 @@ elk_noc_sim_chip_dup_spec (ElkChip *chip, GError **error)
   ElkChipSpec *spec;
   guint rows, cols;
 
-  if (self->link_bw_gbps <= 0)
-    {
-      CONFIG_ERROR ("chip 'noc-sim': link-bw-gbps = %g; a link needs a "
-                    "positive bandwidth", self->link_bw_gbps);
-      return NULL;
-    }
-  if (total_hbm_gbps (self) <= 0)
-    {
-      CONFIG_ERROR ("chip 'noc-sim': hbm-bw-gbps = %g (hbm-bw-per-core-gbps "
-                    "= %g); HBM needs a positive bandwidth",
-                    self->hbm_bw_gbps, self->hbm_per_core_gbps);
-      return NULL;
-    }
-  if (self->chips > 1 && self->inter_chip_bw_gbps <= 0)
-    {
-      CONFIG_ERROR ("chip 'noc-sim': inter-chip-bw-gbps = %g, but chips = %u "
-                    "need a positive inter-chip bandwidth",
-                    self->inter_chip_bw_gbps, self->chips);
-      return NULL;
-    }
+  /* The common properties' ranges keep the link, HBM and inter-chip
+   * bandwidths positive (elk_chip_props_install), and so
+   * hbm-bw-per-core-gbps x cores when it is given. */
   if (self->hbm_port_gbps < 0)
     {
       CONFIG_ERROR ("chip 'noc-sim': hbm-port-gbps = %g must be positive, or "
                     "0 for link-bw-gbps", self->hbm_port_gbps);
       return NULL;
     }
-  if (self->hbm_channels % self->chips != 0)
+  if (self->props.hbm_channels % self->props.chips != 0)
     {
       CONFIG_ERROR ("chip 'noc-sim': hbm-channels = %u cannot be split "
-                    "evenly over chips = %u", self->hbm_channels, self->chips);
+                    "evenly over chips = %u", self->props.hbm_channels,
+                    self->props.chips);
       return NULL;
     }
   if (!resolve_grid (self, &rows, &cols, error))
@@ -298,22 +254,14 @@ elk_noc_sim_chip_dup_spec (ElkChip *chip, GError **error)
   spec = elk_chip_spec_new_ipu_pod4 ();
   g_free (spec->name);
   spec->name = g_strdup ("noc-sim");
-  spec->n_chips = self->chips;
-  spec->cores = self->cores;
-  spec->sram_per_core = (guint64) self->sram_kib * 1024;
-  spec->sram_reserved = (guint64) self->reserved_kib * 1024;
-  spec->clock_hz = self->clock_ghz * 1e9;
-  spec->matmul_flops = self->matmul_tflops * 1e12;
-  spec->vector_flops = self->vector_tflops * 1e12;
-  spec->topology = (ElkTopology) self->topology;
-  spec->mesh_rows = (self->topology == ELK_TOPOLOGY_MESH
-                     || self->topology == ELK_TOPOLOGY_TORUS) ? rows : 0;
+  elk_chip_props_fill_spec (&self->props, spec);
+  /* What noc-sim derives its own way: the grid it chose, and the HBM
+   * bandwidth when it is given per core. */
+  spec->mesh_rows = (spec->topology == ELK_TOPOLOGY_MESH
+                     || spec->topology == ELK_TOPOLOGY_TORUS) ? rows : 0;
   spec->mesh_cols = spec->mesh_rows ? cols : 0;
-  spec->link_bw = gbps (self, self->link_bw_gbps);
-  spec->link_latency = self->hop_latency_ns * 1e-9;
-  spec->inter_chip_bw = gbps (self, self->inter_chip_bw_gbps);
-  spec->hbm_channels = self->hbm_channels;
   spec->hbm_bw = gbps (self, total_hbm_gbps (self));
+  spec->link_latency = self->hop_latency_ns * 1e-9;
   spec->hbm_latency = self->hbm_latency_ns * 1e-9;
   /* The compiler's cost model and the simulator share the core's network
    * agent parameters (LogGP G and the barrier). */
@@ -472,7 +420,7 @@ elk_noc_sim_chip_run_traced (ElkChip *chip,
       "%.1f%% max %.1f%%, inter-chip %.1f%%; %" G_GUINT64_FORMAT " events, %"
       G_GUINT64_FORMAT " link hops%s",
       elk_topology_to_string (spec->topology), spec->n_chips,
-      self->link_bw_gbps, total_hbm_gbps (self), spec->hbm_channels,
+      self->props.link_bw_gbps, total_hbm_gbps (self), spec->hbm_channels,
       100 * stats.link_util_mean, 100 * stats.link_util_max,
       noc_sim_link_name (sim, stats.link_util_max_index, buf, sizeof buf),
       100 * stats.hbm_util_mean, 100 * stats.hbm_util_max,
@@ -498,7 +446,7 @@ elk_noc_sim_chip_run_traced (ElkChip *chip,
       g_autofree char *stem = g_strdup_printf (
         "noc-sim-%s-%s-%uc-hbm%g-link%g-%08x-%u", elk_graph_get_name (graph),
         elk_topology_to_string (spec->topology), spec->cores,
-        total_hbm_gbps (self), self->link_bw_gbps,
+        total_hbm_gbps (self), self->props.link_bw_gbps,
         g_direct_hash (self) ^ (guint) g_get_monotonic_time (), run);
       g_autofree char *csv = g_strdup_printf ("%s/%s-links.csv",
                                               self->report_dir, stem);
@@ -532,7 +480,8 @@ elk_noc_sim_chip_run_traced (ElkChip *chip,
                    G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT ",%.3f\n", stem,
                    elk_graph_get_name (graph),
                    elk_topology_to_string (spec->topology), spec->cores,
-                   total_hbm_gbps (self), self->link_bw_gbps, m->latency_s,
+                   total_hbm_gbps (self), self->props.link_bw_gbps,
+                   m->latency_s,
                    stats.link_util_mean, stats.link_util_max,
                    stats.hbm_util_mean, stats.hbm_util_max,
                    stats.interchip_util, stats.events, stats.hops,
@@ -567,28 +516,13 @@ elk_noc_sim_chip_get_property (GObject *object, guint prop_id, GValue *value,
 {
   ElkNocSimChip *self = ELK_NOC_SIM_CHIP (object);
 
+  if (elk_chip_props_get_property (&self->props, prop_id, value, pspec))
+    return;
   switch (prop_id)
     {
-    case PROP_CHIPS: g_value_set_uint (value, self->chips); break;
-    case PROP_CORES: g_value_set_uint (value, self->cores); break;
-    case PROP_SRAM_KIB: g_value_set_uint (value, self->sram_kib); break;
-    case PROP_RESERVED_KIB: g_value_set_uint (value, self->reserved_kib); break;
-    case PROP_TOPOLOGY: g_value_set_enum (value, self->topology); break;
-    case PROP_MESH_ROWS: g_value_set_uint (value, self->mesh_rows); break;
-    case PROP_MESH_COLS: g_value_set_uint (value, self->mesh_cols); break;
-    case PROP_LINK_BW_GBPS: g_value_set_double (value, self->link_bw_gbps); break;
-    case PROP_HBM_BW_GBPS: g_value_set_double (value, self->hbm_bw_gbps); break;
     case PROP_HBM_PER_CORE_GBPS:
       g_value_set_double (value, self->hbm_per_core_gbps);
       break;
-    case PROP_HBM_CHANNELS: g_value_set_uint (value, self->hbm_channels); break;
-    case PROP_INTER_CHIP_BW_GBPS:
-      g_value_set_double (value, self->inter_chip_bw_gbps);
-      break;
-    case PROP_CLOCK_GHZ: g_value_set_double (value, self->clock_ghz); break;
-    case PROP_MATMUL_TFLOPS: g_value_set_double (value, self->matmul_tflops); break;
-    case PROP_VECTOR_TFLOPS: g_value_set_double (value, self->vector_tflops); break;
-    case PROP_BANDWIDTH_UNITS: g_value_set_enum (value, self->units); break;
     case PROP_HOP_LATENCY_NS: g_value_set_double (value, self->hop_latency_ns); break;
     case PROP_HBM_LATENCY_NS: g_value_set_double (value, self->hbm_latency_ns); break;
     case PROP_GAP_CYCLES_PER_BYTE:
@@ -617,28 +551,13 @@ elk_noc_sim_chip_set_property (GObject *object, guint prop_id,
 {
   ElkNocSimChip *self = ELK_NOC_SIM_CHIP (object);
 
+  if (elk_chip_props_set_property (&self->props, prop_id, value, pspec))
+    return;
   switch (prop_id)
     {
-    case PROP_CHIPS: self->chips = g_value_get_uint (value); break;
-    case PROP_CORES: self->cores = g_value_get_uint (value); break;
-    case PROP_SRAM_KIB: self->sram_kib = g_value_get_uint (value); break;
-    case PROP_RESERVED_KIB: self->reserved_kib = g_value_get_uint (value); break;
-    case PROP_TOPOLOGY: self->topology = g_value_get_enum (value); break;
-    case PROP_MESH_ROWS: self->mesh_rows = g_value_get_uint (value); break;
-    case PROP_MESH_COLS: self->mesh_cols = g_value_get_uint (value); break;
-    case PROP_LINK_BW_GBPS: self->link_bw_gbps = g_value_get_double (value); break;
-    case PROP_HBM_BW_GBPS: self->hbm_bw_gbps = g_value_get_double (value); break;
     case PROP_HBM_PER_CORE_GBPS:
       self->hbm_per_core_gbps = g_value_get_double (value);
       break;
-    case PROP_HBM_CHANNELS: self->hbm_channels = g_value_get_uint (value); break;
-    case PROP_INTER_CHIP_BW_GBPS:
-      self->inter_chip_bw_gbps = g_value_get_double (value);
-      break;
-    case PROP_CLOCK_GHZ: self->clock_ghz = g_value_get_double (value); break;
-    case PROP_MATMUL_TFLOPS: self->matmul_tflops = g_value_get_double (value); break;
-    case PROP_VECTOR_TFLOPS: self->vector_tflops = g_value_get_double (value); break;
-    case PROP_BANDWIDTH_UNITS: self->units = g_value_get_enum (value); break;
     case PROP_HOP_LATENCY_NS: self->hop_latency_ns = g_value_get_double (value); break;
     case PROP_HBM_LATENCY_NS: self->hbm_latency_ns = g_value_get_double (value); break;
     case PROP_GAP_CYCLES_PER_BYTE:
@@ -688,54 +607,12 @@ elk_noc_sim_chip_class_init (ElkNocSimChipClass *klass)
   object_class->set_property = elk_noc_sim_chip_set_property;
   object_class->finalize = elk_noc_sim_chip_finalize;
 
-  properties[PROP_CHIPS] = g_param_spec_uint ("chips", NULL,
-    "Chips joined by inter-chip links", 1, 1024, 4, FLAGS);
-  properties[PROP_CORES] = g_param_spec_uint ("cores", NULL,
-    "Cores over all chips", 1, 16777216, 5888, FLAGS);
-  properties[PROP_SRAM_KIB] = g_param_spec_uint ("sram-kib", NULL,
-    "SRAM per core, KiB", 1, 1048576, 624, FLAGS);
-  properties[PROP_RESERVED_KIB] = g_param_spec_uint ("reserved-kib", NULL,
-    "SRAM per core kept by the runtime (receive buffer), KiB", 0, 1048576, 8,
-    FLAGS);
-  properties[PROP_TOPOLOGY] = g_param_spec_enum ("topology", NULL,
-    "On-chip interconnect of each chip", ELK_TYPE_TOPOLOGY,
-    ELK_TOPOLOGY_ALL_TO_ALL, FLAGS);
-  properties[PROP_MESH_ROWS] = g_param_spec_uint ("mesh-rows", NULL,
-    "Mesh rows per chip (mesh and torus; 0 with mesh-cols 0: squarest grid)",
-    0, 65536, 0, FLAGS);
-  properties[PROP_MESH_COLS] = g_param_spec_uint ("mesh-cols", NULL,
-    "Mesh columns per chip (mesh and torus; 0 with mesh-rows 0: squarest "
-    "grid)", 0, 65536, 0, FLAGS);
-  properties[PROP_LINK_BW_GBPS] = g_param_spec_double ("link-bw-gbps", NULL,
-    "Bandwidth of one link (all-to-all: of a core's ingress or egress port), "
-    "GB/s (see bandwidth-units)", 0, 1e6, 5.5, FLAGS);
-  properties[PROP_HBM_BW_GBPS] = g_param_spec_double ("hbm-bw-gbps", NULL,
-    "Total HBM bandwidth over all controllers, GB/s (see bandwidth-units)",
-    0, 1e9, 16000, FLAGS);
+  elk_chip_props_install (object_class, PROP_CHIP_PROPS, NULL);
   properties[PROP_HBM_PER_CORE_GBPS] = g_param_spec_double (
     "hbm-bw-per-core-gbps", NULL,
     "If positive, the total HBM bandwidth is this times cores (core-count "
     "sweeps at constant HBM per core) and hbm-bw-gbps is ignored", 0, 1e6, 0,
     FLAGS);
-  properties[PROP_HBM_CHANNELS] = g_param_spec_uint ("hbm-channels", NULL,
-    "HBM controllers over all chips (a multiple of chips); tensors are "
-    "striped over a chip's controllers", 1, 4096, 16, FLAGS);
-  properties[PROP_INTER_CHIP_BW_GBPS] = g_param_spec_double (
-    "inter-chip-bw-gbps", NULL,
-    "Total bandwidth of the links between chips, GB/s (see "
-    "bandwidth-units)", 0, 1e9, 640, FLAGS);
-  properties[PROP_CLOCK_GHZ] = g_param_spec_double ("clock-ghz", NULL,
-    "Core clock, GHz", 1e-3, 100, 1.325, FLAGS);
-  properties[PROP_MATMUL_TFLOPS] = g_param_spec_double ("matmul-tflops", NULL,
-    "Peak MatMul TFLOP/s of the whole system", 1e-6, 1e9,
-    5888 * 128 * 1.325e9 / 1e12, FLAGS);
-  properties[PROP_VECTOR_TFLOPS] = g_param_spec_double ("vector-tflops", NULL,
-    "Peak non-MatMul TFLOP/s of the whole system", 1e-6, 1e9, 31.2, FLAGS);
-  properties[PROP_BANDWIDTH_UNITS] = g_param_spec_enum ("bandwidth-units",
-    NULL,
-    "How *-gbps values are read: artifact (1 GB/s = 2^20 B/ms, as the Elk "
-    "artifact and the analytic chip) or decimal (1 GB/s = 1e9 B/s)",
-    noc_units_get_type (), NOC_UNITS_ARTIFACT, FLAGS);
   properties[PROP_HOP_LATENCY_NS] = g_param_spec_double ("hop-latency-ns",
     NULL, "Latency of one link hop (LogGP L), ns", 0, 1e6, 5, FLAGS);
   properties[PROP_HBM_LATENCY_NS] = g_param_spec_double ("hbm-latency-ns",
@@ -797,7 +674,8 @@ elk_noc_sim_chip_class_init (ElkNocSimChipClass *klass)
     FLAGS);
   properties[PROP_TRACE_LINKS] = g_param_spec_uint ("trace-links", NULL,
     "Busiest links given a track in traces", 0, 1024, 8, FLAGS);
-  g_object_class_install_properties (object_class, N_PROPS, properties);
+  for (guint i = PROP_HBM_PER_CORE_GBPS; i < N_PROPS; i++)
+    g_object_class_install_property (object_class, i, properties[i]);
 }
 
 static void
