@@ -3,9 +3,10 @@
  * Describes an ICCA chip with HBM from human-unit properties (IPU-POD4
  * defaults: 4 chips, 5888 cores, 624 KiB per core, 5.5 GB/s per core
  * all-to-all, 640 GB/s between chips, 16 TB/s HBM) and runs compiled
- * programs on the contention-aware analytic timeline of elk-paper.md §3.8
- * (plugins/schedulers/common/elk-timeline.c): preloads in program order at
- * max(HBM time, delivery time / preload share), executions with their
+ * programs on libelk's contention-aware analytic timeline of elk-paper.md
+ * §3.8 (elk_timeline_run(), core/compile/elk-timeline.c): preloads in
+ * program order at max(HBM time, delivery time / preload share),
+ * executions with their
  * inter-core traffic fitted into the NoC time the preloads leave idle
  * (noc-priority=delay-execution, the default) or the preloads pushed back
  * by the execution's traffic (delay-preload).  It prices a program from
@@ -25,7 +26,6 @@
 
 #include <math.h>
 #include <elk/elk.h>
-#include "elk-compiler-private.h"
 
 /* Who yields when an execution's traffic and the preloads it overlaps want
  * the same interconnect time (the artifact's delay_comp, elk-paper.md
@@ -122,7 +122,6 @@ elk_analytic_chip_run (ElkChip *chip,
   g_autofree ElkStep *steps = NULL;
   g_autofree ElkOpCost *costs = NULL;
   ElkTimelineResult r;
-  ElkTimelineParams params;
   ElkMetrics *metrics;
   double bound_compute = 0, bound_hbm, hbm_bytes = 0;
 
@@ -143,27 +142,20 @@ elk_analytic_chip_run (ElkChip *chip,
       const ElkOpCost *c = &costs[i];
       const ElkOp *op = elk_graph_get_op (graph, i);
 
-      ops[i].preloaded = c->preloaded;
-      ops[i].hbm_bytes = c->hbm_bytes;
-      ops[i].cold_bytes = c->cold_bytes;
       /* The preload runs at the share the program asked for, and never
        * faster than the chip's own load-noc-share allows. */
-      ops[i].min_load_s = c->load_s;
-      ops[i].exec_s = c->exec_s + c->warmup_s;
-      ops[i].shift_s = c->noc_s;
-      ops[i].noc_bytes = c->noc_bytes;
+      elk_timeline_op_init_from_cost (&ops[i], c);
       hbm_bytes += (double) ops[i].hbm_bytes;
       bound_compute += op->flops / (op->kind == ELK_OP_MATMUL
                                       ? spec->matmul_flops
                                       : spec->vector_flops);
     }
 
-  params = (ElkTimelineParams) {
-    .load = { spec->hbm_bw, spec->link_bw, spec->cores },
-    .theta = self->load_noc_share,
-    .delay_exec = self->priority == ELK_NOC_PRIORITY_PRELOAD,
-  };
-  if (!elk__timeline_run (&params, n, ops, n_steps, steps, &r, error))
+  if (!elk_timeline_run (spec, self->load_noc_share,
+                         self->priority == ELK_NOC_PRIORITY_PRELOAD
+                           ? ELK_TIMELINE_PRELOAD_FIRST
+                           : ELK_TIMELINE_EXECUTION_FIRST,
+                         n, ops, n_steps, steps, &r, error))
     return NULL;
 
   bound_hbm = hbm_bytes / spec->hbm_bw;

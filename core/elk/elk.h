@@ -9,6 +9,7 @@
 #include <elk/elk-chip-props.h>
 #include <elk/elk-plan.h>
 #include <elk/elk-program.h>
+#include <elk/elk-timeline.h>
 #include <elk/elk-metrics.h>
 #include <elk/elk-trace.h>
 #include <elk/elk-frontend.h>
@@ -18,3 +19,9 @@
 #include <elk/elk-plugin.h>
 #include <elk/elk-registry.h>
 #include <elk/elk-experiment.h>
+
+/* The compiler toolkit's engine is unstable API: elk-compile.h explains
+ * why and #errors unless the user opts in. */
+#ifdef ELK_USE_UNSTABLE_API
+#include <elk/elk-compile.h>
+#endif
