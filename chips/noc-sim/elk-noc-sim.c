@@ -2116,40 +2116,17 @@ round_add (NocSim *s)
   return &s->rounds[s->n_rounds++];
 }
 
-/* Lowers one operator's execution to rounds: data distribution (ring
- * all-gather of the pieces the preload state did not replicate), the
- * compute-shift steps in T10's gcd-round order, the partial-sum
- * reduce-scatter (`reduce`: one exchange, a ring, or two exchanges, 2-D)
- * and the output re-layout. */
+/* Data distribution: a ring all-gather of the parts of each operand that
+ * the preload state holds rotated further than the execute state. */
 static void
-build_rounds (NocSim *s, guint op_id)
+distribution_rounds (NocSim *s, const ElkPlan *cold, const ElkPlan *hot)
 {
   const NocConfig *c = &s->cfg;
-  ElkProgramOp *pop = elk_program_get_op (s->program, op_id);
-  const ElkOp *op = elk_graph_get_op (s->graph, op_id);
-  const ElkPlan *hot = &pop->exec_plan;
-  const ElkPlan *cold = s->has_preload[op_id] ? &pop->preload_plan : hot;
   Layout *L = &s->layout;
   guint32 *nbr = s->nbr;
   gsize stride = c->cores;
-  struct
-  {
-    double bytes;
-    guint32 mask;
-    guint32 shifts;
-  } rr[ELK_MAX_DIMS * 8];
-  guint nr = 0;
-  guint32 digits[ELK_MAX_DIMS * 8] = { 0 };
-  guint64 K = 1;
-  double shift_sync = c->syncs_per_shift * c->sync_s;
 
-  s->n_rounds = 0;
-  layout_init (L, s->graph, op_id, hot, hot);
-  if (L->cores_used > c->cores)
-    L->cores_used = c->cores;
-  s->exec_cores = L->cores_used;
 
-  /* Data distribution. */
   if (same_spatial (cold, hot))
     for (guint v = 1; v < L->n_operands; v++)
       {
@@ -2167,10 +2144,30 @@ build_rounds (NocSim *s, guint op_id)
             r->sync = c->sync_s;
           }
       }
+}
 
-  /* The shift schedule: per dimension, gcd rounds of the factors still
-   * above one; over all dimensions, the round moving most bytes per shift
-   * outermost. */
+/* The shift schedule: per dimension, gcd rounds of the factors still
+ * above one; over all dimensions, the round moving most bytes per shift
+ * outermost. */
+static void
+shift_rounds (NocSim *s, const ElkPlan *hot)
+{
+  const NocConfig *c = &s->cfg;
+  Layout *L = &s->layout;
+  guint32 *nbr = s->nbr;
+  gsize stride = c->cores;
+  struct
+  {
+    double bytes;
+    guint32 mask;
+    guint32 shifts;
+  } rr[ELK_MAX_DIMS * 8];
+  guint nr = 0;
+  guint32 digits[ELK_MAX_DIMS * 8] = { 0 };
+  guint64 K = 1;
+  double shift_sync = c->syncs_per_shift * c->sync_s;
+
+
   for (guint d = 0; d < hot->n_dims; d++)
     {
       guint32 f[ELK_MAX_OPERANDS];
@@ -2251,10 +2248,20 @@ build_rounds (NocSim *s, guint op_id)
             r->sync = shift_sync;
           }
     }
+}
 
-  /* Output: elementwise-like operators leave it in place; the others
-   * reduce the partial sums the rotation did not consume and move the
-   * output to where the next operator wants it. */
+/* Output: elementwise-like operators leave it in place; the others
+ * reduce the partial sums the rotation did not consume and move the
+ * output to where the next operator wants it. */
+static void
+output_rounds (NocSim *s, const ElkOp *op, const ElkPlan *hot)
+{
+  const NocConfig *c = &s->cfg;
+  Layout *L = &s->layout;
+  guint32 *nbr = s->nbr;
+  gsize stride = c->cores;
+
+
   if (op->kind == ELK_OP_ELEMENTWISE || op->kind == ELK_OP_UNARY
       || op->kind == ELK_OP_POOL)
     {
@@ -2378,6 +2385,32 @@ build_rounds (NocSim *s, guint op_id)
         r->sync = (c->syncs_per_shift + c->shuffle_syncs) * c->sync_s;
       }
     }
+}
+
+/* Lowers one operator's execution to rounds: data distribution (ring
+ * all-gather of the pieces the preload state did not replicate), the
+ * compute-shift steps in T10's gcd-round order, the partial-sum
+ * reduce-scatter (`reduce`: one exchange, a ring, or two exchanges, 2-D)
+ * and the output re-layout. */
+static void
+build_rounds (NocSim *s, guint op_id)
+{
+  const NocConfig *c = &s->cfg;
+  ElkProgramOp *pop = elk_program_get_op (s->program, op_id);
+  const ElkOp *op = elk_graph_get_op (s->graph, op_id);
+  const ElkPlan *hot = &pop->exec_plan;
+  const ElkPlan *cold = s->has_preload[op_id] ? &pop->preload_plan : hot;
+  Layout *L = &s->layout;
+
+  s->n_rounds = 0;
+  layout_init (L, s->graph, op_id, hot, hot);
+  if (L->cores_used > c->cores)
+    L->cores_used = c->cores;
+  s->exec_cores = L->cores_used;
+
+  distribution_rounds (s, cold, hot);
+  shift_rounds (s, hot);
+  output_rounds (s, op, hot);
 }
 
 static void
@@ -2621,18 +2654,14 @@ breakdown (NocSim *s, double latency, ElkMetrics *m)
     }
 }
 
-ElkMetrics *
-noc_sim_run (NocSim *s, ElkProgram *program, ElkTrace *trace,
-             NocStats *stats, GError **error)
+/* Resets the simulator for @program and checks that the program's steps
+ * and plans fit the graph and the chip. */
+static gboolean
+start_run (NocSim *s, ElkProgram *program, GError **error)
 {
   const NocConfig *c = &s->cfg;
   ElkGraph *graph = elk_program_get_graph (program);
-  gint64 t0 = g_get_monotonic_time ();
-  ElkMetrics *m;
-  double latency, core_busy = 0, read_busy = 0, max_u = 0, max_r = 0;
-  guint n_present = 0, max_i = 0;
-  guint H = c->hbm_channels;
-  gsize piece_cap = (gsize) ELK_MAX_OPERANDS * c->cores + 1;
+
 
   s->program = program;
   s->graph = graph;
@@ -2676,7 +2705,7 @@ noc_sim_run (NocSim *s, ElkProgram *program, ElkTrace *trace,
           g_set_error (error, ELK_CHIP_ERROR, ELK_CHIP_ERROR_RUN,
                        "chip 'noc-sim': program step %u names operator %u, "
                        "but the graph has %u", i, st->op, s->n_ops);
-          return NULL;
+          return FALSE;
         }
       if (st->kind == ELK_STEP_PRELOAD)
         s->has_preload[st->op] = TRUE;
@@ -2693,12 +2722,22 @@ noc_sim_run (NocSim *s, ElkProgram *program, ElkTrace *trace,
                        elk_graph_get_op (graph, i)->name,
                        MAX (pop->exec_plan.cores_used,
                             pop->preload_plan.cores_used), c->cores);
-          return NULL;
+          return FALSE;
         }
     }
+  return TRUE;
+}
 
-  /* Scratch, sized once per run: pieces and holders of one preload, the
-   * controllers' work lists, and the ring tables of one execution. */
+/* Scratch, sized once per run: pieces and holders of one preload, the
+ * controllers' work lists, and the ring tables of one execution. */
+static void
+alloc_scratch (NocSim *s)
+{
+  const NocConfig *c = &s->cfg;
+  guint H = c->hbm_channels;
+  gsize piece_cap = (gsize) ELK_MAX_OPERANDS * c->cores + 1;
+
+
   g_free (s->piece_bytes);
   g_free (s->piece_dest_off);
   g_free (s->piece_ndest);
@@ -2734,6 +2773,16 @@ noc_sim_run (NocSim *s, ElkProgram *program, ElkTrace *trace,
       s->heap_cap = 64 + H;
       s->heap = g_renew (Event, s->heap, s->heap_cap);
     }
+}
+
+/* The trace's tracks: the program, the HBM controllers and a few sample
+ * cores. */
+static void
+add_trace_tracks (NocSim *s, ElkTrace *trace)
+{
+  const NocConfig *c = &s->cfg;
+  guint H = c->hbm_channels;
+
 
   s->trace = trace;
   s->cur_name = "preload";
@@ -2756,6 +2805,15 @@ noc_sim_run (NocSim *s, ElkProgram *program, ElkTrace *trace,
           s->tr_core[k] = elk_trace_add_track (trace, "cores", name);
         }
     }
+}
+
+/* The event loop: window by window, heap events in time order, then the
+ * links serve. */
+static void
+run_events (NocSim *s)
+{
+  ElkGraph *graph = s->graph;
+
 
   s->cur_w = -1;
   advance (s, 0);
@@ -2809,15 +2867,20 @@ noc_sim_run (NocSim *s, ElkProgram *program, ElkTrace *trace,
       while (s->heap_n > 0 && window_of (s, s->heap[0].t) <= w);
       bucket_clear (s, (guint32) w & (RING_N - 1));
     }
-  if (s->pc < s->n_steps)
-    {
-      const ElkStep *st = elk_program_get_step (program, s->pc);
-      g_set_error (error, ELK_CHIP_ERROR, ELK_CHIP_ERROR_RUN,
-                   "chip 'noc-sim': the program stalls at step %u: execute "
-                   "of '%s' waits for a preload that never comes", s->pc,
-                   elk_graph_get_op (graph, st->op)->name);
-      return NULL;
-    }
+}
+
+/* The metrics of the finished run, and the simulator's own statistics
+ * into @stats (when not NULL). */
+static ElkMetrics *
+collect_metrics (NocSim *s, gint64 t0, NocStats *stats)
+{
+  const NocConfig *c = &s->cfg;
+  ElkGraph *graph = s->graph;
+  ElkMetrics *m;
+  double latency, core_busy = 0, read_busy = 0, max_u = 0, max_r = 0;
+  guint n_present = 0, max_i = 0;
+  guint H = c->hbm_channels;
+
 
   latency = s->last_end;
   g_debug ("execute time by round kind: shift %.3g s, distribute %.3g s, "
@@ -2875,6 +2938,34 @@ noc_sim_run (NocSim *s, ElkProgram *program, ElkTrace *trace,
       stats->interchip_util = s->interchip != G_MAXUINT && latency > 0
                                 ? s->ls[s->interchip].busy / latency : 0;
     }
+  return m;
+}
+
+ElkMetrics *
+noc_sim_run (NocSim *s, ElkProgram *program, ElkTrace *trace,
+             NocStats *stats, GError **error)
+{
+  ElkGraph *graph = elk_program_get_graph (program);
+  gint64 t0 = g_get_monotonic_time ();
+  ElkMetrics *m;
+
+  if (!start_run (s, program, error))
+    return NULL;
+  alloc_scratch (s);
+  add_trace_tracks (s, trace);
+  run_events (s);
+
+  if (s->pc < s->n_steps)
+    {
+      const ElkStep *st = elk_program_get_step (program, s->pc);
+      g_set_error (error, ELK_CHIP_ERROR, ELK_CHIP_ERROR_RUN,
+                   "chip 'noc-sim': the program stalls at step %u: execute "
+                   "of '%s' waits for a preload that never comes", s->pc,
+                   elk_graph_get_op (graph, st->op)->name);
+      return NULL;
+    }
+
+  m = collect_metrics (s, t0, stats);
   s->trace = NULL;
   return m;
 }
