@@ -211,6 +211,178 @@ intern (GPtrArray *names, const char *name)
   return names->len - 1;
 }
 
+/* The plugins member: one line of text per plugin. */
+static gboolean
+read_plugins (ElkResults *results, JsonObject *top, const char *path,
+              GError **error)
+{
+  JsonNode *node;
+
+  node = json_object_get_member (top, "plugins");
+  if (node == NULL || !JSON_NODE_HOLDS_ARRAY (node))
+    {
+      g_set_error (error, ELK_REPORT_ERROR, ELK_REPORT_ERROR_RESULTS,
+                   "%s: expected an array member 'plugins'", path);
+      return FALSE;
+    }
+  for (guint i = 0; i < json_array_get_length (json_node_get_array (node));
+       i++)
+    {
+      JsonNode *item = json_array_get_element (json_node_get_array (node), i);
+      JsonObject *plugin;
+      /* {"name", "version", "abi", "file", "sha256"}; older results
+       * have one "name version (abi N)" string. */
+      if (JSON_NODE_HOLDS_VALUE (item)
+          && json_node_get_value_type (item) == G_TYPE_STRING)
+        {
+          g_ptr_array_add (results->plugins,
+                           g_strdup (json_node_get_string (item)));
+          continue;
+        }
+      plugin = JSON_NODE_HOLDS_OBJECT (item) ? json_node_get_object (item)
+                                             : NULL;
+      if (plugin == NULL
+          || json_object_get_string_member_with_default (plugin, "name", NULL)
+               == NULL)
+        {
+          g_set_error (error, ELK_REPORT_ERROR, ELK_REPORT_ERROR_RESULTS,
+                       "%s: plugins[%u] is not a plugin object with a "
+                       "'name'", path, i);
+          return FALSE;
+        }
+      g_ptr_array_add (
+        results->plugins,
+        g_strdup_printf (
+          "%s %s (abi %" G_GINT64_FORMAT "), %s, sha256 %s",
+          json_object_get_string_member_with_default (plugin, "name", "?"),
+          json_object_get_string_member_with_default (plugin, "version", "?"),
+          json_object_get_int_member_with_default (plugin, "abi", 0),
+          json_object_get_string_member_with_default (plugin, "file", "?"),
+          json_object_get_string_member_with_default (plugin, "sha256",
+                                                      "?")));
+    }
+  return TRUE;
+}
+
+/* Every column any row has, in order of first appearance, and the sweep
+ * axes among them (see elk__results_load()). */
+static gboolean
+read_columns (ElkResults *results, JsonArray *rows, const char *const *axes,
+              const char *path, GError **error)
+{
+  /* Columns first, so that every row gets a cell for each. */
+  for (guint i = 0; i < json_array_get_length (rows); i++)
+    {
+      JsonNode *item = json_array_get_element (rows, i);
+      JsonObjectIter iter;
+      const char *name;
+
+      if (!JSON_NODE_HOLDS_OBJECT (item))
+        {
+          g_set_error (error, ELK_REPORT_ERROR, ELK_REPORT_ERROR_RESULTS,
+                       "%s: rows[%u] is not an object", path, i);
+          return FALSE;
+        }
+      json_object_iter_init_ordered (&iter, json_node_get_object (item));
+      while (json_object_iter_next_ordered (&iter, &name, NULL))
+        add_column (results, name);
+    }
+
+  if (axes != NULL)
+    {
+      for (guint a = 0; axes[a] != NULL; a++)
+        g_ptr_array_add (results->axes, g_strdup (axes[a]));
+    }
+  else
+    {
+      for (guint c = 0; c < results->columns->len; c++)
+        if (strchr (results->columns->pdata[c], '.') != NULL)
+          g_ptr_array_add (results->axes, g_strdup (results->columns->pdata[c]));
+    }
+
+  for (const char *const *need
+       = (const char *const[]){ "point", "label", "status", NULL };
+       *need != NULL; need++)
+    if (json_array_get_length (rows) > 0
+        && elk__results_column (results, *need) < 0)
+      {
+        g_set_error (error, ELK_REPORT_ERROR, ELK_REPORT_ERROR_RESULTS,
+                     "%s: the rows have no '%s' column", path, *need);
+        return FALSE;
+      }
+  return TRUE;
+}
+
+/* Row @i: its cells, point, status, design and configuration. */
+static gboolean
+read_row (ElkResults *results, JsonObject *object, guint i, const char *path,
+          GError **error)
+{
+  ElkRow row = { 0 };
+  const ElkValue *cell;
+  g_autofree char *config = NULL;
+  guint n_configs;
+  JsonObjectIter iter;
+  const char *name;
+  JsonNode *member;
+
+  row.values = g_new0 (ElkValue, results->columns->len);
+  g_array_append_val (results->rows, row);
+  json_object_iter_init_ordered (&iter, object);
+  while (json_object_iter_next_ordered (&iter, &name, &member))
+    if (!read_value (member, &row.values[elk__results_column (results,
+                                                               name)],
+                     path, i, name, error))
+      return FALSE;
+
+  cell = elk__row_get (results, &row,
+                       elk__results_column (results, "point"));
+  if (cell->kind != ELK_VALUE_NUMBER || cell->number < 0
+      || cell->number != floor (cell->number))
+    {
+      g_set_error (error, ELK_REPORT_ERROR, ELK_REPORT_ERROR_RESULTS,
+                   "%s: rows[%u].point is not a point index", path, i);
+      return FALSE;
+    }
+  row.point = (guint) cell->number;
+
+  cell = elk__row_get (results, &row,
+                       elk__results_column (results, "status"));
+  row.ok = cell->kind == ELK_VALUE_STRING
+           && strcmp (cell->string, "ok") == 0;
+  if (!row.ok)
+    results->n_failed++;
+
+  cell = elk__row_get (results, &row,
+                       elk__results_column (results, "label"));
+  if (cell->kind == ELK_VALUE_STRING && cell->string[0] != '\0')
+    row.design = intern (results->designs, cell->string);
+  else
+    {
+      g_autofree char *text = elk__value_to_text (elk__row_get (
+        results, &row, elk__results_column (results, "scheduler")));
+      row.design = intern (results->designs, text);
+    }
+
+  /* Rows come in point order, so configurations are numbered in point
+   * order; two points with the same axis values (which a sweep never
+   * makes) would still get a configuration each. */
+  config = config_text (results, &row);
+  n_configs = results->configs->len;
+  if (n_configs > 0
+      && g_array_index (results->config_points, guint, n_configs - 1)
+           == row.point)
+    row.config = n_configs - 1;
+  else
+    {
+      g_ptr_array_add (results->configs, g_steal_pointer (&config));
+      g_array_append_val (results->config_points, row.point);
+      row.config = results->configs->len - 1;
+    }
+  g_array_index (results->rows, ElkRow, i) = row;
+  return TRUE;
+}
+
 /**
  * elk__results_load:
  * @path: results.json
@@ -267,49 +439,8 @@ elk__results_load (const char *path, const char *const *axes, GError **error)
            == NULL)
     return NULL;
 
-  node = json_object_get_member (top, "plugins");
-  if (node == NULL || !JSON_NODE_HOLDS_ARRAY (node))
-    {
-      g_set_error (error, ELK_REPORT_ERROR, ELK_REPORT_ERROR_RESULTS,
-                   "%s: expected an array member 'plugins'", path);
-      return NULL;
-    }
-  for (guint i = 0; i < json_array_get_length (json_node_get_array (node));
-       i++)
-    {
-      JsonNode *item = json_array_get_element (json_node_get_array (node), i);
-      JsonObject *plugin;
-      /* {"name", "version", "abi", "file", "sha256"}; older results
-       * have one "name version (abi N)" string. */
-      if (JSON_NODE_HOLDS_VALUE (item)
-          && json_node_get_value_type (item) == G_TYPE_STRING)
-        {
-          g_ptr_array_add (results->plugins,
-                           g_strdup (json_node_get_string (item)));
-          continue;
-        }
-      plugin = JSON_NODE_HOLDS_OBJECT (item) ? json_node_get_object (item)
-                                             : NULL;
-      if (plugin == NULL
-          || json_object_get_string_member_with_default (plugin, "name", NULL)
-               == NULL)
-        {
-          g_set_error (error, ELK_REPORT_ERROR, ELK_REPORT_ERROR_RESULTS,
-                       "%s: plugins[%u] is not a plugin object with a "
-                       "'name'", path, i);
-          return NULL;
-        }
-      g_ptr_array_add (
-        results->plugins,
-        g_strdup_printf (
-          "%s %s (abi %" G_GINT64_FORMAT "), %s, sha256 %s",
-          json_object_get_string_member_with_default (plugin, "name", "?"),
-          json_object_get_string_member_with_default (plugin, "version", "?"),
-          json_object_get_int_member_with_default (plugin, "abi", 0),
-          json_object_get_string_member_with_default (plugin, "file", "?"),
-          json_object_get_string_member_with_default (plugin, "sha256",
-                                                      "?")));
-    }
+  if (!read_plugins (results, top, path, error))
+    return NULL;
 
   node = json_object_get_member (top, "rows");
   if (node == NULL || !JSON_NODE_HOLDS_ARRAY (node))
@@ -319,114 +450,12 @@ elk__results_load (const char *path, const char *const *axes, GError **error)
       return NULL;
     }
   rows = json_node_get_array (node);
-
-  /* Columns first, so that every row gets a cell for each. */
+  if (!read_columns (results, rows, axes, path, error))
+    return NULL;
   for (guint i = 0; i < json_array_get_length (rows); i++)
-    {
-      JsonNode *item = json_array_get_element (rows, i);
-      JsonObjectIter iter;
-      const char *name;
-
-      if (!JSON_NODE_HOLDS_OBJECT (item))
-        {
-          g_set_error (error, ELK_REPORT_ERROR, ELK_REPORT_ERROR_RESULTS,
-                       "%s: rows[%u] is not an object", path, i);
-          return NULL;
-        }
-      json_object_iter_init_ordered (&iter, json_node_get_object (item));
-      while (json_object_iter_next_ordered (&iter, &name, NULL))
-        add_column (results, name);
-    }
-
-  if (axes != NULL)
-    {
-      for (guint a = 0; axes[a] != NULL; a++)
-        g_ptr_array_add (results->axes, g_strdup (axes[a]));
-    }
-  else
-    {
-      for (guint c = 0; c < results->columns->len; c++)
-        if (strchr (results->columns->pdata[c], '.') != NULL)
-          g_ptr_array_add (results->axes, g_strdup (results->columns->pdata[c]));
-    }
-
-  for (const char *const *need
-       = (const char *const[]){ "point", "label", "status", NULL };
-       *need != NULL; need++)
-    if (json_array_get_length (rows) > 0
-        && elk__results_column (results, *need) < 0)
-      {
-        g_set_error (error, ELK_REPORT_ERROR, ELK_REPORT_ERROR_RESULTS,
-                     "%s: the rows have no '%s' column", path, *need);
-        return NULL;
-      }
-
-  for (guint i = 0; i < json_array_get_length (rows); i++)
-    {
-      JsonObject *object = json_node_get_object (
-        json_array_get_element (rows, i));
-      ElkRow row = { 0 };
-      const ElkValue *cell;
-      g_autofree char *config = NULL;
-      guint n_configs;
-      JsonObjectIter iter;
-      const char *name;
-      JsonNode *member;
-
-      row.values = g_new0 (ElkValue, results->columns->len);
-      g_array_append_val (results->rows, row);
-      json_object_iter_init_ordered (&iter, object);
-      while (json_object_iter_next_ordered (&iter, &name, &member))
-        if (!read_value (member, &row.values[elk__results_column (results,
-                                                                   name)],
-                         path, i, name, error))
-          return NULL;
-
-      cell = elk__row_get (results, &row,
-                           elk__results_column (results, "point"));
-      if (cell->kind != ELK_VALUE_NUMBER || cell->number < 0
-          || cell->number != floor (cell->number))
-        {
-          g_set_error (error, ELK_REPORT_ERROR, ELK_REPORT_ERROR_RESULTS,
-                       "%s: rows[%u].point is not a point index", path, i);
-          return NULL;
-        }
-      row.point = (guint) cell->number;
-
-      cell = elk__row_get (results, &row,
-                           elk__results_column (results, "status"));
-      row.ok = cell->kind == ELK_VALUE_STRING
-               && strcmp (cell->string, "ok") == 0;
-      if (!row.ok)
-        results->n_failed++;
-
-      cell = elk__row_get (results, &row,
-                           elk__results_column (results, "label"));
-      if (cell->kind == ELK_VALUE_STRING && cell->string[0] != '\0')
-        row.design = intern (results->designs, cell->string);
-      else
-        {
-          g_autofree char *text = elk__value_to_text (elk__row_get (
-            results, &row, elk__results_column (results, "scheduler")));
-          row.design = intern (results->designs, text);
-        }
-
-      /* Rows come in point order, so configurations are numbered in point
-       * order; two points with the same axis values (which a sweep never
-       * makes) would still get a configuration each. */
-      config = config_text (results, &row);
-      n_configs = results->configs->len;
-      if (n_configs > 0
-          && g_array_index (results->config_points, guint, n_configs - 1)
-               == row.point)
-        row.config = n_configs - 1;
-      else
-        {
-          g_ptr_array_add (results->configs, g_steal_pointer (&config));
-          g_array_append_val (results->config_points, row.point);
-          row.config = results->configs->len - 1;
-        }
-      g_array_index (results->rows, ElkRow, i) = row;
-    }
+    if (!read_row (results,
+                   json_node_get_object (json_array_get_element (rows, i)),
+                   i, path, error))
+      return NULL;
   return g_steal_pointer (&results);
 }
