@@ -806,65 +806,73 @@ rerun_under_valgrind (int argc, char **argv)
   return code;
 }
 
-int
-main (int argc, char *argv[])
+/* The command line. */
+typedef struct
+{
+  char **plugin_paths;
+  char **params;
+  char **experiments;
+  char **chip_names;
+  char *scheduler;
+  char *allocator;
+  char *corpus;
+  char *max_gap_text;
+  gboolean valgrind, no_builtin, quick;
+} Options;
+
+static void
+options_clear (Options *o)
+{
+  g_strfreev (o->plugin_paths);
+  g_strfreev (o->params);
+  g_strfreev (o->experiments);
+  g_strfreev (o->chip_names);
+  g_free (o->scheduler);
+  g_free (o->allocator);
+  g_free (o->corpus);
+  g_free (o->max_gap_text);
+}
+
+static gboolean
+parse_options (Options *o, int *argc, char ***argv)
 {
   g_autoptr (GOptionContext) context = NULL;
   g_autoptr (GError) error = NULL;
-  g_autoptr (GPtrArray) graphs = NULL;
-  g_autoptr (GPtrArray) chips = NULL;
-  g_autoptr (ElkScheduler) probe_scheduler = NULL;
-  g_autoptr (ElkAllocator) probe_allocator = NULL;
-  g_auto (GStrv) plugin_paths = NULL;
-  g_auto (GStrv) params = NULL;
-  g_auto (GStrv) experiments = NULL;
-  g_auto (GStrv) chip_names = NULL;
-  g_autofree char *scheduler = NULL;
-  g_autofree char *allocator = NULL;
-  g_autofree char *corpus = NULL;
-  g_autofree char *max_gap_text = NULL;
-  g_autofree char **orig_argv = g_memdup2 (argv, sizeof (char *)
-                                                   * (gsize) (argc + 1));
-  int orig_argc = argc;
-  gboolean valgrind = FALSE, no_builtin = FALSE, quick = FALSE;
-  Checker checker = { 0 };
-  const char *kind_text;
   GOptionEntry entries[] = {
-    { "plugin-path", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &plugin_paths,
+    { "plugin-path", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &o->plugin_paths,
       "Also look for plugins in DIR, before ELK_PLUGIN_PATH (repeatable)",
       "DIR" },
-    { "param", 'p', 0, G_OPTION_ARG_STRING_ARRAY, &params,
+    { "param", 'p', 0, G_OPTION_ARG_STRING_ARRAY, &o->params,
       "Set a parameter of the plugin under test (repeatable)",
       "NAME=VALUE" },
-    { "scheduler", 0, 0, G_OPTION_ARG_STRING, &scheduler,
+    { "scheduler", 0, 0, G_OPTION_ARG_STRING, &o->scheduler,
       "Checking an allocator, run it under this scheduler (default: elk)",
       "NAME" },
-    { "allocator", 0, 0, G_OPTION_ARG_STRING, &allocator,
+    { "allocator", 0, 0, G_OPTION_ARG_STRING, &o->allocator,
       "Checking a scheduler, give it this allocator (default: cost-aware)",
       "NAME" },
-    { "graph", 'g', 0, G_OPTION_ARG_FILENAME_ARRAY, &experiments,
+    { "graph", 'g', 0, G_OPTION_ARG_FILENAME_ARRAY, &o->experiments,
       "Also check on the frontend of this experiment file (repeatable)",
       "EXPERIMENT.xml" },
-    { "quick", 0, 0, G_OPTION_ARG_NONE, &quick,
+    { "quick", 0, 0, G_OPTION_ARG_NONE, &o->quick,
       "Cut --graph models to at most 2 layers, as elk-run --quick", NULL },
-    { "no-builtin", 0, 0, G_OPTION_ARG_NONE, &no_builtin,
+    { "no-builtin", 0, 0, G_OPTION_ARG_NONE, &o->no_builtin,
       "Check only on the --graph experiments", NULL },
-    { "chip", 'c', 0, G_OPTION_ARG_STRING_ARRAY, &chip_names,
+    { "chip", 'c', 0, G_OPTION_ARG_STRING_ARRAY, &o->chip_names,
       "Check only on this shipped chip (repeatable; default: analytic, "
       "noc-sim and ipu-pod)", "NAME" },
-    { "corpus", 0, 0, G_OPTION_ARG_FILENAME, &corpus,
+    { "corpus", 0, 0, G_OPTION_ARG_FILENAME, &o->corpus,
       "Folder of the model corpus (default: $ELK_CORPUS) for the ONNX "
       "graph", "DIR" },
-    { "max-gap", 0, 0, G_OPTION_ARG_STRING, &max_gap_text,
+    { "max-gap", 0, 0, G_OPTION_ARG_STRING, &o->max_gap_text,
       "Fail when |estimate - latency| / latency exceeds FRACTION on any "
       "chip", "FRACTION" },
-    { "valgrind", 0, 0, G_OPTION_ARG_NONE, &valgrind,
+    { "valgrind", 0, 0, G_OPTION_ARG_NONE, &o->valgrind,
       "Run the check under valgrind memcheck; memory errors and definite "
       "leaks fail", NULL },
     G_OPTION_ENTRY_NULL
   };
 
-  setlocale (LC_ALL, "");
   context = g_option_context_new ("scheduler|allocator NAME");
   g_option_context_set_summary (
     context, "Check a scheduler or allocator plugin on small and real graphs "
@@ -877,11 +885,19 @@ main (int argc, char *argv[])
              "file), 3 a check failed, 4 a graph\nor chip could not be set "
              "up.");
   g_option_context_add_main_entries (context, entries, NULL);
-  if (!g_option_context_parse (context, &argc, &argv, &error))
+  if (!g_option_context_parse (context, argc, argv, &error))
     {
       g_printerr ("elk-check-plugin: %s\n", error->message);
-      return EXIT_USAGE;
+      return FALSE;
     }
+  return TRUE;
+}
+
+/* The kind and name of the plugin under test and the options that depend
+ * on them; returns -1 to go on, or the exit code. */
+static int
+check_options (const Options *o, int argc, char **argv, Checker *checker)
+{
   if (argc != 3)
     {
       g_printerr ("elk-check-plugin: expected a kind (scheduler or "
@@ -889,49 +905,58 @@ main (int argc, char *argv[])
                   "scheduler basic'; see --help\n");
       return EXIT_USAGE;
     }
-  kind_text = argv[1];
-  if (strcmp (kind_text, "scheduler") == 0)
-    checker.kind = ELK_TYPE_SCHEDULER;
-  else if (strcmp (kind_text, "allocator") == 0)
-    checker.kind = ELK_TYPE_ALLOCATOR;
+  if (strcmp (argv[1], "scheduler") == 0)
+    checker->kind = ELK_TYPE_SCHEDULER;
+  else if (strcmp (argv[1], "allocator") == 0)
+    checker->kind = ELK_TYPE_ALLOCATOR;
   else
     {
       g_printerr ("elk-check-plugin: unknown kind '%s': expected scheduler "
-                  "or allocator\n", kind_text);
+                  "or allocator\n", argv[1]);
       return EXIT_USAGE;
     }
-  if (checker.kind == ELK_TYPE_SCHEDULER && scheduler != NULL)
+  if (checker->kind == ELK_TYPE_SCHEDULER && o->scheduler != NULL)
     {
       g_printerr ("elk-check-plugin: --scheduler is for checking an "
                   "allocator; the scheduler under test is '%s'\n", argv[2]);
       return EXIT_USAGE;
     }
-  if (checker.kind == ELK_TYPE_ALLOCATOR && allocator != NULL)
+  if (checker->kind == ELK_TYPE_ALLOCATOR && o->allocator != NULL)
     {
       g_printerr ("elk-check-plugin: --allocator is for checking a "
                   "scheduler; the allocator under test is '%s'\n", argv[2]);
       return EXIT_USAGE;
     }
-  checker.max_gap = -1;
-  if (max_gap_text != NULL)
+  checker->max_gap = -1;
+  if (o->max_gap_text != NULL)
     {
       char *end = NULL;
-      checker.max_gap = g_ascii_strtod (max_gap_text, &end);
-      if (*max_gap_text == '\0' || end == NULL || *end != '\0'
-          || !isfinite (checker.max_gap) || checker.max_gap < 0)
+      checker->max_gap = g_ascii_strtod (o->max_gap_text, &end);
+      if (*o->max_gap_text == '\0' || end == NULL || *end != '\0'
+          || !isfinite (checker->max_gap) || checker->max_gap < 0)
         {
           g_printerr ("elk-check-plugin: --max-gap: '%s' is not a "
                       "non-negative fraction (0.25 allows 25%%)\n",
-                      max_gap_text);
+                      o->max_gap_text);
           return EXIT_USAGE;
         }
     }
-  if (no_builtin && experiments == NULL)
+  if (o->no_builtin && o->experiments == NULL)
     {
       g_printerr ("elk-check-plugin: --no-builtin leaves no graph; give "
                   "one with --graph EXPERIMENT.xml\n");
       return EXIT_USAGE;
     }
+  return -1;
+}
+
+/* The shipped chips --chip selects (all by default), or NULL after
+ * printing the message for an unknown name. */
+static GPtrArray *
+select_chips (char **chip_names)
+{
+  GPtrArray *chips = g_ptr_array_new ();
+
   chips = g_ptr_array_new ();
   for (guint i = 0; i < G_N_ELEMENTS (shipped_chips); i++)
     if (chip_names == NULL
@@ -947,65 +972,90 @@ main (int argc, char *argv[])
         {
           g_printerr ("elk-check-plugin: --chip: unknown chip '%s': expected "
                       "one of analytic, noc-sim, ipu-pod\n", chip_names[i]);
-          return EXIT_USAGE;
+          g_ptr_array_unref (chips);
+          return NULL;
         }
     }
-  if (valgrind)
-    return rerun_under_valgrind (orig_argc, orig_argv);
+  return chips;
+}
 
-  checker.name = argv[2];
-  checker.scheduler = checker.kind == ELK_TYPE_SCHEDULER
-                        ? argv[2] : scheduler != NULL ? scheduler : "elk";
-  checker.allocator = checker.kind == ELK_TYPE_ALLOCATOR
-                        ? argv[2] : allocator != NULL ? allocator
-                                                      : "cost-aware";
-  checker.params = params != NULL ? params : (char *[]) { NULL };
-  checker.gaps = g_ptr_array_new_with_free_func ((GDestroyNotify)
-                                                 gap_row_free);
-  if (corpus == NULL && g_getenv ("ELK_CORPUS") != NULL
+/* The registry, and the plugin under test with its partner and
+ * parameters, before any graph is built; FALSE with the message printed
+ * (and @checker cleared) when they cannot be created. */
+static gboolean
+setup_checker (Options *o, char **argv, Checker *checker)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (ElkScheduler) probe_scheduler = NULL;
+  g_autoptr (ElkAllocator) probe_allocator = NULL;
+
+  checker->name = argv[2];
+  checker->scheduler = checker->kind == ELK_TYPE_SCHEDULER ? argv[2]
+                       : o->scheduler != NULL              ? o->scheduler
+                                                           : "elk";
+  checker->allocator = checker->kind == ELK_TYPE_ALLOCATOR ? argv[2]
+                       : o->allocator != NULL              ? o->allocator
+                                                           : "cost-aware";
+  checker->params = o->params != NULL ? o->params : (char *[]) { NULL };
+  checker->gaps
+    = g_ptr_array_new_with_free_func ((GDestroyNotify) gap_row_free);
+  if (o->corpus == NULL && g_getenv ("ELK_CORPUS") != NULL
       && *g_getenv ("ELK_CORPUS") != '\0')
-    corpus = g_strdup (g_getenv ("ELK_CORPUS"));
+    o->corpus = g_strdup (g_getenv ("ELK_CORPUS"));
 
-  checker.registry = elk_registry_new ();
-  for (guint i = 0; plugin_paths != NULL && plugin_paths[i] != NULL; i++)
-    elk_registry_add_path (checker.registry, plugin_paths[i]);
-  elk_registry_add_default_paths (checker.registry);
-  elk_registry_scan (checker.registry);
+  checker->registry = elk_registry_new ();
+  for (guint i = 0; o->plugin_paths != NULL && o->plugin_paths[i] != NULL;
+       i++)
+    elk_registry_add_path (checker->registry, o->plugin_paths[i]);
+  elk_registry_add_default_paths (checker->registry);
+  elk_registry_scan (checker->registry);
 
   /* The plugin under test, its partner and the parameters, before any
    * graph is built. */
-  if (!create_pair (&checker, NULL, &probe_scheduler, &probe_allocator,
+  if (!create_pair (checker, NULL, &probe_scheduler, &probe_allocator,
                     &error))
     {
-      const GPtrArray *failures = elk_registry_get_failures (checker.registry);
+      const GPtrArray *failures
+        = elk_registry_get_failures (checker->registry);
       g_printerr ("elk-check-plugin: %s\n", error->message);
       for (guint i = 0; i < failures->len; i++)
         g_printerr ("  a plugin file failed to load: %s\n",
                     ((const ElkLoadFailure *) failures->pdata[i])
                       ->error->message);
-      g_clear_object (&checker.registry);
-      g_ptr_array_unref (checker.gaps);
-      return EXIT_BAD_INPUT;
+      g_clear_object (&checker->registry);
+      g_ptr_array_unref (checker->gaps);
+      return FALSE;
     }
   {
-    const ElkFeature *f = elk_registry_lookup (checker.registry,
-                                               checker.kind, checker.name);
-    g_print ("elk-check-plugin: %s '%s' (%s), %s '%s'\n", kind_text,
-             checker.name,
+    const ElkFeature *f = elk_registry_lookup (checker->registry,
+                                               checker->kind, checker->name);
+    g_print ("elk-check-plugin: %s '%s' (%s), %s '%s'\n", argv[1],
+             checker->name,
              f->plugin != NULL ? elk_plugin_get_filename (f->plugin)
                                : "built in",
-             checker.kind == ELK_TYPE_SCHEDULER ? "allocator" : "scheduler",
-             checker.kind == ELK_TYPE_SCHEDULER ? checker.allocator
-                                                : checker.scheduler);
+             checker->kind == ELK_TYPE_SCHEDULER ? "allocator" : "scheduler",
+             checker->kind == ELK_TYPE_SCHEDULER ? checker->allocator
+                                                 : checker->scheduler);
   }
+  return TRUE;
+}
+
+/* Every check on every graph and chip, then the gap table and the
+ * summary; returns the exit code. */
+static int
+run_checks (const Options *o, const char *kind_text, Checker *checker,
+            GPtrArray *chips)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GPtrArray) graphs = NULL;
 
   graphs = g_ptr_array_new_with_free_func ((GDestroyNotify) graph_entry_free);
-  if (!load_graphs (&checker, !no_builtin, corpus, experiments, quick,
-                    graphs, &error))
+  if (!load_graphs (checker, !o->no_builtin, o->corpus, o->experiments,
+                    o->quick, graphs, &error))
     {
       g_printerr ("elk-check-plugin: %s\n", error->message);
-      g_clear_object (&checker.registry);
-      g_ptr_array_unref (checker.gaps);
+      g_clear_object (&checker->registry);
+      g_ptr_array_unref (checker->gaps);
       return EXIT_BAD_INPUT;
     }
 
@@ -1021,19 +1071,47 @@ main (int argc, char *argv[])
       if (entry->graph == NULL)
         continue;
       for (guint c = 0; c < chips->len; c++)
-        check_point (&checker, entry, chips->pdata[c]);
+        check_point (checker, entry, chips->pdata[c]);
     }
 
-  print_gap_table (&checker);
-  g_print ("\n%s '%s': %u checks, %u failed%s\n", kind_text, checker.name,
-           checker.n_checks, checker.n_failed,
-           checker.n_not_run > 0 ? "; some could not run (ERROR above)"
-                                 : "");
-  g_clear_object (&checker.registry);
-  g_ptr_array_unref (checker.gaps);
-  if (checker.n_failed > 0)
+  print_gap_table (checker);
+  g_print ("\n%s '%s': %u checks, %u failed%s\n", kind_text, checker->name,
+           checker->n_checks, checker->n_failed,
+           checker->n_not_run > 0 ? "; some could not run (ERROR above)"
+                                  : "");
+  g_clear_object (&checker->registry);
+  g_ptr_array_unref (checker->gaps);
+  if (checker->n_failed > 0)
     return EXIT_CHECK_FAILED;
-  if (checker.n_not_run > 0 || checker.n_checks == 0)
+  if (checker->n_not_run > 0 || checker->n_checks == 0)
     return EXIT_NOT_RUN;
   return EXIT_SUCCESS;
+}
+
+int
+main (int argc, char *argv[])
+{
+  g_autoptr (GPtrArray) chips = NULL;
+  g_autofree char **orig_argv = g_memdup2 (argv, sizeof (char *)
+                                                   * (gsize) (argc + 1));
+  int orig_argc = argc;
+  Options o = { 0 };
+  Checker checker = { 0 };
+  int rc;
+
+  setlocale (LC_ALL, "");
+  if (!parse_options (&o, &argc, &argv))
+    rc = EXIT_USAGE;
+  else if ((rc = check_options (&o, argc, argv, &checker)) >= 0)
+    ;
+  else if ((chips = select_chips (o.chip_names)) == NULL)
+    rc = EXIT_USAGE;
+  else if (o.valgrind)
+    rc = rerun_under_valgrind (orig_argc, orig_argv);
+  else if (!setup_checker (&o, argv, &checker))
+    rc = EXIT_BAD_INPUT;
+  else
+    rc = run_checks (&o, argv[1], &checker, chips);
+  options_clear (&o);
+  return rc;
 }
