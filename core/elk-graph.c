@@ -345,6 +345,214 @@ bad:
   return FALSE;
 }
 
+/* The operands of @spec into @op, output first: their accesses, the loop
+ * dimensions' letters and the tensors. */
+static gboolean
+parse_spec (ElkOp *op,
+            const char *spec,
+            const guint32 *tensors,
+            guint n_tensors,
+            const char *name,
+            GError **error)
+{
+  const char *arrow;
+  const char *p;
+  guint n_inputs = 0;
+  ElkAccess inputs[ELK_MAX_OPERANDS];
+  ElkAccess output = { 0 };
+
+  /* The output's letters are numbered first, so parse it before the inputs
+   * even though it is written last. */
+  arrow = strstr (spec, "->");
+  if (arrow == NULL)
+    {
+      g_set_error (error, ELK_GRAPH_ERROR, ELK_GRAPH_ERROR_INVALID,
+                   "operator '%s': einsum spec '%s' has no '->'", name, spec);
+      return FALSE;
+    }
+  if (!parse_operand (arrow + 2, strlen (arrow + 2), &output, op->dim_names,
+                      &op->n_dims, name, error))
+    return FALSE;
+
+  p = spec;
+  while (p <= arrow)
+    {
+      const char *end = strchr (p, ',');
+      if (end == NULL || end > arrow)
+        end = arrow;
+      if (n_inputs + 1 >= ELK_MAX_OPERANDS)
+        {
+          g_set_error (error, ELK_GRAPH_ERROR, ELK_GRAPH_ERROR_UNSUPPORTED,
+                       "operator '%s': more than %d inputs", name,
+                       ELK_MAX_OPERANDS - 1);
+          return FALSE;
+        }
+      memset (&inputs[n_inputs], 0, sizeof (ElkAccess));
+      if (!parse_operand (p, (gsize) (end - p), &inputs[n_inputs],
+                          op->dim_names, &op->n_dims, name, error))
+        return FALSE;
+      n_inputs++;
+      p = end + 1;
+    }
+
+  if (n_tensors != n_inputs + 1)
+    {
+      g_set_error (error, ELK_GRAPH_ERROR, ELK_GRAPH_ERROR_INVALID,
+                   "operator '%s': spec '%s' has %u operands but %u tensors "
+                   "were given", name, spec, n_inputs + 1, n_tensors);
+      return FALSE;
+    }
+
+  op->n_operands = n_tensors;
+  op->access[0] = output;
+  op->tensors[0] = tensors[n_tensors - 1];
+  for (guint i = 0; i < n_inputs; i++)
+    {
+      op->access[i + 1] = inputs[i];
+      op->tensors[i + 1] = tensors[i];
+    }
+  return TRUE;
+}
+
+/* Extra extents first, so that window axes can be checked against them. */
+static gboolean
+set_extra_extents (ElkOp *op,
+                   const char *extra_extents,
+                   const char *spec,
+                   const char *name,
+                   GError **error)
+{
+  if (extra_extents != NULL && *extra_extents != '\0')
+    {
+      g_auto (GStrv) items = g_strsplit (extra_extents, ",", -1);
+      for (guint i = 0; items[i] != NULL; i++)
+        {
+          guint64 value;
+          char letter;
+          gint d = -1;
+
+          g_strstrip (items[i]);
+          if (strlen (items[i]) < 3 || items[i][1] != '='
+              || !g_ascii_string_to_unsigned (items[i] + 2, 10, 1, G_MAXUINT64,
+                                              &value, NULL))
+            {
+              g_set_error (error, ELK_GRAPH_ERROR, ELK_GRAPH_ERROR_INVALID,
+                           "operator '%s': bad extent '%s' (expected "
+                           "letter=positive integer)", name, items[i]);
+              return FALSE;
+            }
+          letter = items[i][0];
+          for (guint k = 0; k < op->n_dims; k++)
+            if (op->dim_names[k] == letter)
+              d = (gint) k;
+          if (d < 0)
+            {
+              g_set_error (error, ELK_GRAPH_ERROR, ELK_GRAPH_ERROR_INVALID,
+                           "operator '%s': extent for '%c' but the spec '%s' "
+                           "has no such loop dimension", name, letter, spec);
+              return FALSE;
+            }
+          op->extents[d] = value;
+        }
+    }
+  return TRUE;
+}
+
+/* Plain axes fix extents; every tensor must agree.  Every loop dimension
+ * then has an extent; *@work is their product. */
+static gboolean
+fix_extents (const ElkGraph *graph,
+             ElkOp *op,
+             const char *spec,
+             const char *name,
+             double *work,
+             GError **error)
+{
+  for (guint o = 0; o < op->n_operands; o++)
+    {
+      const ElkTensor *t;
+      if (op->tensors[o] >= graph->tensors->len)
+        {
+          g_set_error (error, ELK_GRAPH_ERROR, ELK_GRAPH_ERROR_INVALID,
+                       "operator '%s': operand %u names tensor %u, but the "
+                       "graph has %u tensors", name, o, op->tensors[o],
+                       graph->tensors->len);
+          return FALSE;
+        }
+      t = &g_array_index (graph->tensors, ElkTensor, op->tensors[o]);
+      if (t->n_dims != op->access[o].n_axes)
+        {
+          g_set_error (error, ELK_GRAPH_ERROR, ELK_GRAPH_ERROR_INVALID,
+                       "operator '%s': tensor '%s' has rank %u but the spec "
+                       "'%s' gives it %u axes", name, t->name, t->n_dims, spec,
+                       op->access[o].n_axes);
+          return FALSE;
+        }
+      for (guint a = 0; a < t->n_dims; a++)
+        {
+          gint8 d = op->access[o].dims[a][0];
+          if (op->access[o].dims[a][1] >= 0)
+            continue;
+          if (op->extents[d] == 0)
+            op->extents[d] = t->shape[a];
+          else if (op->extents[d] != t->shape[a])
+            {
+              g_set_error (error, ELK_GRAPH_ERROR, ELK_GRAPH_ERROR_INVALID,
+                           "operator '%s': loop dimension '%c' is %"
+                           G_GUINT64_FORMAT " but tensor '%s' axis %u is %"
+                           G_GUINT64_FORMAT, name, op->dim_names[d],
+                           op->extents[d], t->name, a, t->shape[a]);
+              return FALSE;
+            }
+        }
+    }
+
+  for (guint d = 0; d < op->n_dims; d++)
+    {
+      if (op->extents[d] == 0)
+        {
+          g_set_error (error, ELK_GRAPH_ERROR, ELK_GRAPH_ERROR_INVALID,
+                       "operator '%s': no extent for loop dimension '%c' "
+                       "(give it in extra extents as '%c=N')", name,
+                       op->dim_names[d], op->dim_names[d]);
+          return FALSE;
+        }
+      *work *= (double) op->extents[d];
+    }
+  return TRUE;
+}
+
+/* Window axes: the tensor extent is the sum of the two loop extents minus
+ * one (stride 1, as in T10's IR). */
+static gboolean
+check_windows (const ElkGraph *graph, const ElkOp *op, const char *name,
+               GError **error)
+{
+  for (guint o = 0; o < op->n_operands; o++)
+    {
+      const ElkTensor *t = &g_array_index (graph->tensors, ElkTensor,
+                                           op->tensors[o]);
+      for (guint a = 0; a < t->n_dims; a++)
+        {
+          gint8 d0 = op->access[o].dims[a][0], d1 = op->access[o].dims[a][1];
+          guint64 want;
+          if (d1 < 0)
+            continue;
+          want = op->extents[d0] + op->extents[d1] - 1;
+          if (t->shape[a] != want)
+            {
+              g_set_error (error, ELK_GRAPH_ERROR, ELK_GRAPH_ERROR_INVALID,
+                           "operator '%s': window axis %u of tensor '%s' is %"
+                           G_GUINT64_FORMAT ", expected %" G_GUINT64_FORMAT
+                           " (%c + %c - 1)", name, a, t->name, t->shape[a],
+                           want, op->dim_names[d0], op->dim_names[d1]);
+              return FALSE;
+            }
+        }
+    }
+  return TRUE;
+}
+
 /**
  * elk_graph_add_op:
  * @graph: a graph
@@ -380,11 +588,6 @@ elk_graph_add_op (ElkGraph *graph,
                   GError **error)
 {
   ElkOp op = { 0 };
-  const char *arrow;
-  const char *p;
-  guint n_inputs = 0;
-  ElkAccess inputs[ELK_MAX_OPERANDS];
-  ElkAccess output = { 0 };
   double work = 1.0;
 
   g_return_val_if_fail (graph != NULL, -1);
@@ -404,169 +607,11 @@ elk_graph_add_op (ElkGraph *graph,
       return -1;
     }
 
-  /* The output's letters are numbered first, so parse it before the inputs
-   * even though it is written last. */
-  arrow = strstr (spec, "->");
-  if (arrow == NULL)
-    {
-      g_set_error (error, ELK_GRAPH_ERROR, ELK_GRAPH_ERROR_INVALID,
-                   "operator '%s': einsum spec '%s' has no '->'", name, spec);
-      return -1;
-    }
-  if (!parse_operand (arrow + 2, strlen (arrow + 2), &output, op.dim_names,
-                      &op.n_dims, name, error))
+  if (!parse_spec (&op, spec, tensors, n_tensors, name, error)
+      || !set_extra_extents (&op, extra_extents, spec, name, error)
+      || !fix_extents (graph, &op, spec, name, &work, error)
+      || !check_windows (graph, &op, name, error))
     return -1;
-
-  p = spec;
-  while (p <= arrow)
-    {
-      const char *end = strchr (p, ',');
-      if (end == NULL || end > arrow)
-        end = arrow;
-      if (n_inputs + 1 >= ELK_MAX_OPERANDS)
-        {
-          g_set_error (error, ELK_GRAPH_ERROR, ELK_GRAPH_ERROR_UNSUPPORTED,
-                       "operator '%s': more than %d inputs", name,
-                       ELK_MAX_OPERANDS - 1);
-          return -1;
-        }
-      memset (&inputs[n_inputs], 0, sizeof (ElkAccess));
-      if (!parse_operand (p, (gsize) (end - p), &inputs[n_inputs],
-                          op.dim_names, &op.n_dims, name, error))
-        return -1;
-      n_inputs++;
-      p = end + 1;
-    }
-
-  if (n_tensors != n_inputs + 1)
-    {
-      g_set_error (error, ELK_GRAPH_ERROR, ELK_GRAPH_ERROR_INVALID,
-                   "operator '%s': spec '%s' has %u operands but %u tensors "
-                   "were given", name, spec, n_inputs + 1, n_tensors);
-      return -1;
-    }
-
-  op.n_operands = n_tensors;
-  op.access[0] = output;
-  op.tensors[0] = tensors[n_tensors - 1];
-  for (guint i = 0; i < n_inputs; i++)
-    {
-      op.access[i + 1] = inputs[i];
-      op.tensors[i + 1] = tensors[i];
-    }
-
-  /* Extra extents first, so that window axes can be checked against them. */
-  if (extra_extents != NULL && *extra_extents != '\0')
-    {
-      g_auto (GStrv) items = g_strsplit (extra_extents, ",", -1);
-      for (guint i = 0; items[i] != NULL; i++)
-        {
-          guint64 value;
-          char letter;
-          gint d = -1;
-
-          g_strstrip (items[i]);
-          if (strlen (items[i]) < 3 || items[i][1] != '='
-              || !g_ascii_string_to_unsigned (items[i] + 2, 10, 1, G_MAXUINT64,
-                                              &value, NULL))
-            {
-              g_set_error (error, ELK_GRAPH_ERROR, ELK_GRAPH_ERROR_INVALID,
-                           "operator '%s': bad extent '%s' (expected "
-                           "letter=positive integer)", name, items[i]);
-              return -1;
-            }
-          letter = items[i][0];
-          for (guint k = 0; k < op.n_dims; k++)
-            if (op.dim_names[k] == letter)
-              d = (gint) k;
-          if (d < 0)
-            {
-              g_set_error (error, ELK_GRAPH_ERROR, ELK_GRAPH_ERROR_INVALID,
-                           "operator '%s': extent for '%c' but the spec '%s' "
-                           "has no such loop dimension", name, letter, spec);
-              return -1;
-            }
-          op.extents[d] = value;
-        }
-    }
-
-  /* Plain axes fix extents; every tensor must agree. */
-  for (guint o = 0; o < op.n_operands; o++)
-    {
-      const ElkTensor *t;
-      if (op.tensors[o] >= graph->tensors->len)
-        {
-          g_set_error (error, ELK_GRAPH_ERROR, ELK_GRAPH_ERROR_INVALID,
-                       "operator '%s': operand %u names tensor %u, but the "
-                       "graph has %u tensors", name, o, op.tensors[o],
-                       graph->tensors->len);
-          return -1;
-        }
-      t = &g_array_index (graph->tensors, ElkTensor, op.tensors[o]);
-      if (t->n_dims != op.access[o].n_axes)
-        {
-          g_set_error (error, ELK_GRAPH_ERROR, ELK_GRAPH_ERROR_INVALID,
-                       "operator '%s': tensor '%s' has rank %u but the spec "
-                       "'%s' gives it %u axes", name, t->name, t->n_dims, spec,
-                       op.access[o].n_axes);
-          return -1;
-        }
-      for (guint a = 0; a < t->n_dims; a++)
-        {
-          gint8 d = op.access[o].dims[a][0];
-          if (op.access[o].dims[a][1] >= 0)
-            continue;
-          if (op.extents[d] == 0)
-            op.extents[d] = t->shape[a];
-          else if (op.extents[d] != t->shape[a])
-            {
-              g_set_error (error, ELK_GRAPH_ERROR, ELK_GRAPH_ERROR_INVALID,
-                           "operator '%s': loop dimension '%c' is %"
-                           G_GUINT64_FORMAT " but tensor '%s' axis %u is %"
-                           G_GUINT64_FORMAT, name, op.dim_names[d],
-                           op.extents[d], t->name, a, t->shape[a]);
-              return -1;
-            }
-        }
-    }
-
-  for (guint d = 0; d < op.n_dims; d++)
-    {
-      if (op.extents[d] == 0)
-        {
-          g_set_error (error, ELK_GRAPH_ERROR, ELK_GRAPH_ERROR_INVALID,
-                       "operator '%s': no extent for loop dimension '%c' "
-                       "(give it in extra extents as '%c=N')", name,
-                       op.dim_names[d], op.dim_names[d]);
-          return -1;
-        }
-      work *= (double) op.extents[d];
-    }
-
-  /* Window axes: the tensor extent is the sum of the two loop extents minus
-   * one (stride 1, as in T10's IR). */
-  for (guint o = 0; o < op.n_operands; o++)
-    {
-      const ElkTensor *t = &g_array_index (graph->tensors, ElkTensor,
-                                           op.tensors[o]);
-      for (guint a = 0; a < t->n_dims; a++)
-        {
-          gint8 d0 = op.access[o].dims[a][0], d1 = op.access[o].dims[a][1];
-          guint64 want;
-          if (d1 < 0)
-            continue;
-          want = op.extents[d0] + op.extents[d1] - 1;
-          if (t->shape[a] != want)
-            {
-              g_set_error (error, ELK_GRAPH_ERROR, ELK_GRAPH_ERROR_INVALID,
-                           "operator '%s': window axis %u of tensor '%s' is %"
-                           G_GUINT64_FORMAT ", expected %" G_GUINT64_FORMAT
-                           " (%c + %c - 1)", name, a, t->name, t->shape[a],
-                           want, op.dim_names[d0], op.dim_names[d1]);
-              return -1;
-            }
-        }
-    }
 
   op.id = graph->ops->len;
   op.name = g_strdup (name);
