@@ -1,10 +1,12 @@
-/* test-timeline.c: the allocation cores and the analytic timeline on small,
- * hand-computed cases. */
+/* test-timeline.c: the allocation cores (plugins/allocators) and libelk's
+ * analytic timeline on small, hand-computed cases. */
 #include "config.h"
 
 #include <math.h>
 #include <elk/elk.h>
-#include "elk-compiler-private.h"
+/* The allocation cores, compiled in from plugins/allocators (see
+ * tests/compiler/meson.build). */
+#include "elk-alloc-core.h"
 
 /* A table with one plan per cold-hot entry; entries given as
  * {cold, hot, exec, warmup}, hot plan index = shared_hot[k] when >= 0. */

@@ -1,13 +1,12 @@
-/* elk-compiler-private.h: the allocation cores the allocator plugins and
- * tests/compiler share.
+/* elk-alloc-core.h: the allocation cores of the allocator plugin
+ * (elk-alloc-core.c), shared with elk-allocators.c.
  *
- * Not installed and not part of libelk: it is compiled into a static
- * library (plugins/schedulers/common) that the allocators and
- * tests/compiler link.  Everything is plain C on plain structs so that
- * tests can drive it with hand-made plan tables: the paper's greedy loop,
- * the artifact's reservation heuristic, a fixed split and an exhaustive
- * search, all over the same ElkAllocProblem (elk-alloc-core.c).  The
- * engine, the orders and the timeline are in libelk (core/compile).
+ * Not installed and not part of libelk: the algorithms live with their
+ * plugin.  Everything is plain C on plain structs so that
+ * tests/compiler/test-timeline.c, which compiles elk-alloc-core.c in,
+ * can drive them with hand-made plan tables: the paper's greedy loop, the
+ * artifact's reservation heuristic, a fixed split and an exhaustive
+ * search, all over the same ElkAllocProblem.
  */
 #pragma once
 

@@ -1,4 +1,5 @@
-/* elk-alloc-core.c: the SRAM allocation algorithms of elk-paper.md §3.6.
+/* elk-alloc-core.c: the SRAM allocation algorithms of elk-paper.md §3.6,
+ * behind the four features of elk-allocators.c.
  *
  * Every allocator sees the same problem: the executing operator E takes
  * its execute-state (hot) footprint, each preloaded operator Qj its
@@ -23,7 +24,7 @@
 #include "config.h"
 
 #include <math.h>
-#include "elk-compiler-private.h"
+#include "elk-alloc-core.h"
 
 typedef struct
 {

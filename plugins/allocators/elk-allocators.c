@@ -1,0 +1,544 @@
+/* elk-allocators.c: the four shipped SRAM allocators (elk-paper.md §3.6),
+ * one plugin with four features, as GStreamer's coreelements is.
+ *
+ * Each feature is a final type with its properties; the algorithms are
+ * the allocation cores of elk-alloc-core.c, which live with the plugin
+ * (tests/compiler/test-timeline.c compiles them in to drive them with
+ * hand-made tables).  A feature is registered when its meson option
+ * (allocator-<name>) is enabled.
+ */
+#include "config.h"
+
+#include <elk/elk.h>
+#include "elk-alloc-core.h"
+
+/* What every allocate() does around its core: the problem from the
+ * request, the core, the choice back into the result.  A core returns
+ * FALSE without an error when nothing fits. */
+typedef gboolean (*CoreFunc) (const ElkAllocProblem *pb, gconstpointer self,
+                              ElkAllocChoice *choice, GError **error);
+
+static gboolean
+allocate_with (const ElkAllocRequest *request, ElkAllocResult *result,
+               double noc_penalty, CoreFunc core, gconstpointer self,
+               GError **error)
+{
+  g_autofree const ElkPlanTable **tables
+    = g_new (const ElkPlanTable *, request->n_preloaded + 1);
+  g_autofree guint32 *entries = g_new (guint32, request->n_preloaded + 1);
+  ElkAllocProblem pb;
+  ElkAllocChoice choice = { .pre_entries = entries };
+
+  elk__alloc_problem_from_request (&pb, request, tables, noc_penalty);
+  if (!core (&pb, self, &choice, error))
+    return FALSE;
+  elk__alloc_choice_to_result (&choice, request->n_preloaded, result);
+  return TRUE;
+}
+
+/* ---------------------------------------------------------------------- */
+/* cost-aware: the paper's greedy SRAM allocation (§3.6).
+ *
+ * Every operator of the group (the executing one and the preloaded ones)
+ * starts at its fastest option; while the group overflows the budget, the
+ * operator whose next smaller option saves the most bytes per second added
+ * shrinks.  The executing operator trades execution space for time; a
+ * preloaded operator trades preload space for data-distribution time.  The
+ * objective adds the artifact's NoC penalty for broadcasting the executing
+ * operator's preload state (noc-penalty x cold bytes / port rate).  This is
+ * Elk's default allocator; "exact" measures how far it is from optimal.
+ */
+
+#define ELK_TYPE_COST_AWARE_ALLOCATOR (elk_cost_aware_allocator_get_type ())
+G_DECLARE_FINAL_TYPE (ElkCostAwareAllocator, elk_cost_aware_allocator, ELK, COST_AWARE_ALLOCATOR, GObject)
+
+struct _ElkCostAwareAllocator
+{
+  GObject parent_instance;
+  double noc_penalty;
+};
+
+enum { COST_AWARE_PROP_0, COST_AWARE_PROP_NOC_PENALTY, COST_AWARE_N_PROPS };
+static GParamSpec *cost_aware_properties[COST_AWARE_N_PROPS];
+
+static void elk_cost_aware_allocator_iface_init (ElkAllocatorInterface *iface);
+
+G_DEFINE_FINAL_TYPE_WITH_CODE (ElkCostAwareAllocator, elk_cost_aware_allocator, G_TYPE_OBJECT,
+                               G_IMPLEMENT_INTERFACE (ELK_TYPE_ALLOCATOR,
+                                                      elk_cost_aware_allocator_iface_init))
+
+/* The paper's greedy loop (cost-aware). */
+static gboolean
+greedy_core (const ElkAllocProblem *pb, gconstpointer self,
+             ElkAllocChoice *choice, GError **error)
+{
+  return elk__alloc_greedy (pb, choice);
+}
+
+static gboolean
+elk_cost_aware_allocator_allocate (ElkAllocator *allocator,
+                                   const ElkAllocRequest *request,
+                                   ElkAllocResult *result,
+                                   GError **error)
+{
+  ElkCostAwareAllocator *self = ELK_COST_AWARE_ALLOCATOR (allocator);
+
+  return allocate_with (request, result, self->noc_penalty, greedy_core, self,
+                        error);
+}
+
+static void
+elk_cost_aware_allocator_iface_init (ElkAllocatorInterface *iface)
+{
+  iface->allocate = elk_cost_aware_allocator_allocate;
+}
+
+static void
+elk_cost_aware_allocator_get_property (GObject *object, guint prop_id, GValue *value,
+                                       GParamSpec *pspec)
+{
+  ElkCostAwareAllocator *self = ELK_COST_AWARE_ALLOCATOR (object);
+
+  switch (prop_id)
+    {
+    case COST_AWARE_PROP_NOC_PENALTY:
+      g_value_set_double (value, self->noc_penalty);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+elk_cost_aware_allocator_set_property (GObject *object, guint prop_id, const GValue *value,
+                                       GParamSpec *pspec)
+{
+  ElkCostAwareAllocator *self = ELK_COST_AWARE_ALLOCATOR (object);
+
+  switch (prop_id)
+    {
+    case COST_AWARE_PROP_NOC_PENALTY:
+      self->noc_penalty = g_value_get_double (value);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+elk_cost_aware_allocator_class_init (ElkCostAwareAllocatorClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+
+  object_class->get_property = elk_cost_aware_allocator_get_property;
+  object_class->set_property = elk_cost_aware_allocator_set_property;
+  cost_aware_properties[COST_AWARE_PROP_NOC_PENALTY] =
+    g_param_spec_double ("noc-penalty", NULL,
+                        "Weight of the NoC penalty: seconds charged per per-core byte of the executing operator's preload state, times the per-core port time (the artifact uses 0.5)",
+                        0.0, 10.0, 0.5,
+                        G_PARAM_READWRITE | G_PARAM_CONSTRUCT
+                          | G_PARAM_STATIC_STRINGS);
+  g_object_class_install_properties (object_class, COST_AWARE_N_PROPS, cost_aware_properties);
+}
+
+static void
+elk_cost_aware_allocator_init (ElkCostAwareAllocator *self)
+{
+}
+
+
+/* ---------------------------------------------------------------------- */
+/* reservation: the allocator the Elk artifact runs.
+ *
+ * search_optimal_global_config_icbm reserves reserve-factor times the
+ * preloaded operators' preload states, gives the executing operator the
+ * rest and picks its cold-hot entry with the smallest time + NoC penalty
+ * (elk-paper.md §3.6, "What the released code actually does").  The
+ * preloaded operators keep their preload states.  The reservation counts
+ * the preload states they really hold, so, unlike the artifact (which
+ * reserves only their minimum states), it never overcommits SRAM.
+ */
+
+#define ELK_TYPE_RESERVATION_ALLOCATOR (elk_reservation_allocator_get_type ())
+G_DECLARE_FINAL_TYPE (ElkReservationAllocator, elk_reservation_allocator, ELK, RESERVATION_ALLOCATOR, GObject)
+
+struct _ElkReservationAllocator
+{
+  GObject parent_instance;
+  double reserve_factor;
+  double noc_penalty;
+};
+
+enum { RESERVATION_PROP_0, RESERVATION_PROP_RESERVE_FACTOR, RESERVATION_PROP_NOC_PENALTY, RESERVATION_N_PROPS };
+static GParamSpec *reservation_properties[RESERVATION_N_PROPS];
+
+static void elk_reservation_allocator_iface_init (ElkAllocatorInterface *iface);
+
+G_DEFINE_FINAL_TYPE_WITH_CODE (ElkReservationAllocator, elk_reservation_allocator, G_TYPE_OBJECT,
+                               G_IMPLEMENT_INTERFACE (ELK_TYPE_ALLOCATOR,
+                                                      elk_reservation_allocator_iface_init))
+
+static gboolean
+reservation_core (const ElkAllocProblem *pb, gconstpointer self,
+                  ElkAllocChoice *choice, GError **error)
+{
+  const ElkReservationAllocator *a = self;
+
+  return elk__alloc_reservation (pb, a->reserve_factor, choice);
+}
+
+static gboolean
+elk_reservation_allocator_allocate (ElkAllocator *allocator,
+                                    const ElkAllocRequest *request,
+                                    ElkAllocResult *result,
+                                    GError **error)
+{
+  ElkReservationAllocator *self = ELK_RESERVATION_ALLOCATOR (allocator);
+
+  return allocate_with (request, result, self->noc_penalty, reservation_core, self,
+                        error);
+}
+
+static void
+elk_reservation_allocator_iface_init (ElkAllocatorInterface *iface)
+{
+  iface->allocate = elk_reservation_allocator_allocate;
+}
+
+static void
+elk_reservation_allocator_get_property (GObject *object, guint prop_id, GValue *value,
+                                        GParamSpec *pspec)
+{
+  ElkReservationAllocator *self = ELK_RESERVATION_ALLOCATOR (object);
+
+  switch (prop_id)
+    {
+    case RESERVATION_PROP_RESERVE_FACTOR:
+      g_value_set_double (value, self->reserve_factor);
+      break;
+    case RESERVATION_PROP_NOC_PENALTY:
+      g_value_set_double (value, self->noc_penalty);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+elk_reservation_allocator_set_property (GObject *object, guint prop_id, const GValue *value,
+                                        GParamSpec *pspec)
+{
+  ElkReservationAllocator *self = ELK_RESERVATION_ALLOCATOR (object);
+
+  switch (prop_id)
+    {
+    case RESERVATION_PROP_RESERVE_FACTOR:
+      self->reserve_factor = g_value_get_double (value);
+      break;
+    case RESERVATION_PROP_NOC_PENALTY:
+      self->noc_penalty = g_value_get_double (value);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+elk_reservation_allocator_class_init (ElkReservationAllocatorClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+
+  object_class->get_property = elk_reservation_allocator_get_property;
+  object_class->set_property = elk_reservation_allocator_set_property;
+  reservation_properties[RESERVATION_PROP_RESERVE_FACTOR] =
+    g_param_spec_double ("reserve-factor", NULL,
+                        "Multiple of the preloaded operators' preload states reserved before the executing operator is sized (artifact: 1.01)",
+                        1.0, 4.0, 1.01,
+                        G_PARAM_READWRITE | G_PARAM_CONSTRUCT
+                          | G_PARAM_STATIC_STRINGS);
+  reservation_properties[RESERVATION_PROP_NOC_PENALTY] =
+    g_param_spec_double ("noc-penalty", NULL,
+                        "Weight of the NoC penalty on the executing operator's preload-state bytes (artifact: 0.5)",
+                        0.0, 10.0, 0.5,
+                        G_PARAM_READWRITE | G_PARAM_CONSTRUCT
+                          | G_PARAM_STATIC_STRINGS);
+  g_object_class_install_properties (object_class, RESERVATION_N_PROPS, reservation_properties);
+}
+
+static void
+elk_reservation_allocator_init (ElkReservationAllocator *self)
+{
+}
+
+
+/* ---------------------------------------------------------------------- */
+/* fixed-split: a fixed execution/preload split of SRAM.
+ *
+ * exec-fraction of each core's budget is execution space, the rest preload
+ * space, whatever the operators need: the SambaNova-style split that the
+ * Static baseline sweeps, as an allocator, so that Elk's scheduler can be
+ * run with it to isolate the value of cost-aware allocation.
+ */
+
+#define ELK_TYPE_FIXED_SPLIT_ALLOCATOR (elk_fixed_split_allocator_get_type ())
+G_DECLARE_FINAL_TYPE (ElkFixedSplitAllocator, elk_fixed_split_allocator, ELK, FIXED_SPLIT_ALLOCATOR, GObject)
+
+struct _ElkFixedSplitAllocator
+{
+  GObject parent_instance;
+  double exec_fraction;
+  double noc_penalty;
+};
+
+enum { FIXED_SPLIT_PROP_0, FIXED_SPLIT_PROP_EXEC_FRACTION, FIXED_SPLIT_PROP_NOC_PENALTY, FIXED_SPLIT_N_PROPS };
+static GParamSpec *fixed_split_properties[FIXED_SPLIT_N_PROPS];
+
+static void elk_fixed_split_allocator_iface_init (ElkAllocatorInterface *iface);
+
+G_DEFINE_FINAL_TYPE_WITH_CODE (ElkFixedSplitAllocator, elk_fixed_split_allocator, G_TYPE_OBJECT,
+                               G_IMPLEMENT_INTERFACE (ELK_TYPE_ALLOCATOR,
+                                                      elk_fixed_split_allocator_iface_init))
+
+static gboolean
+fixed_split_core (const ElkAllocProblem *pb, gconstpointer self,
+                  ElkAllocChoice *choice, GError **error)
+{
+  const ElkFixedSplitAllocator *a = self;
+
+  return elk__alloc_fixed_split (pb, a->exec_fraction, choice);
+}
+
+static gboolean
+elk_fixed_split_allocator_allocate (ElkAllocator *allocator,
+                                    const ElkAllocRequest *request,
+                                    ElkAllocResult *result,
+                                    GError **error)
+{
+  ElkFixedSplitAllocator *self = ELK_FIXED_SPLIT_ALLOCATOR (allocator);
+
+  return allocate_with (request, result, self->noc_penalty, fixed_split_core, self,
+                        error);
+}
+
+static void
+elk_fixed_split_allocator_iface_init (ElkAllocatorInterface *iface)
+{
+  iface->allocate = elk_fixed_split_allocator_allocate;
+}
+
+static void
+elk_fixed_split_allocator_get_property (GObject *object, guint prop_id, GValue *value,
+                                        GParamSpec *pspec)
+{
+  ElkFixedSplitAllocator *self = ELK_FIXED_SPLIT_ALLOCATOR (object);
+
+  switch (prop_id)
+    {
+    case FIXED_SPLIT_PROP_EXEC_FRACTION:
+      g_value_set_double (value, self->exec_fraction);
+      break;
+    case FIXED_SPLIT_PROP_NOC_PENALTY:
+      g_value_set_double (value, self->noc_penalty);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+elk_fixed_split_allocator_set_property (GObject *object, guint prop_id, const GValue *value,
+                                        GParamSpec *pspec)
+{
+  ElkFixedSplitAllocator *self = ELK_FIXED_SPLIT_ALLOCATOR (object);
+
+  switch (prop_id)
+    {
+    case FIXED_SPLIT_PROP_EXEC_FRACTION:
+      self->exec_fraction = g_value_get_double (value);
+      break;
+    case FIXED_SPLIT_PROP_NOC_PENALTY:
+      self->noc_penalty = g_value_get_double (value);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+elk_fixed_split_allocator_class_init (ElkFixedSplitAllocatorClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+
+  object_class->get_property = elk_fixed_split_allocator_get_property;
+  object_class->set_property = elk_fixed_split_allocator_set_property;
+  fixed_split_properties[FIXED_SPLIT_PROP_EXEC_FRACTION] =
+    g_param_spec_double ("exec-fraction", NULL,
+                        "Fraction of the per-core SRAM budget given to the executing operator",
+                        0.01, 1.0, 0.5,
+                        G_PARAM_READWRITE | G_PARAM_CONSTRUCT
+                          | G_PARAM_STATIC_STRINGS);
+  fixed_split_properties[FIXED_SPLIT_PROP_NOC_PENALTY] =
+    g_param_spec_double ("noc-penalty", NULL,
+                        "Weight of the NoC penalty on the executing operator's preload-state bytes",
+                        0.0, 10.0, 0.5,
+                        G_PARAM_READWRITE | G_PARAM_CONSTRUCT
+                          | G_PARAM_STATIC_STRINGS);
+  g_object_class_install_properties (object_class, FIXED_SPLIT_N_PROPS, fixed_split_properties);
+}
+
+static void
+elk_fixed_split_allocator_init (ElkFixedSplitAllocator *self)
+{
+}
+
+
+/* ---------------------------------------------------------------------- */
+/* exact: exhaustive allocation, for measuring the greedy gap.
+ *
+ * Branch and bound over every operator's Pareto options, minimising the
+ * same objective as cost-aware.  Exponential in the preload number, so a
+ * group with more than max-combinations option combinations is refused with
+ * an error; it is meant for tests and small ablations, not for LLMs.
+ */
+
+#define ELK_TYPE_EXACT_ALLOCATOR (elk_exact_allocator_get_type ())
+G_DECLARE_FINAL_TYPE (ElkExactAllocator, elk_exact_allocator, ELK, EXACT_ALLOCATOR, GObject)
+
+struct _ElkExactAllocator
+{
+  GObject parent_instance;
+  guint64 max_combinations;
+  double noc_penalty;
+};
+
+enum { EXACT_PROP_0, EXACT_PROP_MAX_COMBINATIONS, EXACT_PROP_NOC_PENALTY, EXACT_N_PROPS };
+static GParamSpec *exact_properties[EXACT_N_PROPS];
+
+static void elk_exact_allocator_iface_init (ElkAllocatorInterface *iface);
+
+G_DEFINE_FINAL_TYPE_WITH_CODE (ElkExactAllocator, elk_exact_allocator, G_TYPE_OBJECT,
+                               G_IMPLEMENT_INTERFACE (ELK_TYPE_ALLOCATOR,
+                                                      elk_exact_allocator_iface_init))
+
+static gboolean
+exact_core (const ElkAllocProblem *pb, gconstpointer self,
+            ElkAllocChoice *choice, GError **error)
+{
+  const ElkExactAllocator *a = self;
+
+  return elk__alloc_exact (pb, a->max_combinations, choice, error);
+}
+
+static gboolean
+elk_exact_allocator_allocate (ElkAllocator *allocator,
+                              const ElkAllocRequest *request,
+                              ElkAllocResult *result,
+                              GError **error)
+{
+  ElkExactAllocator *self = ELK_EXACT_ALLOCATOR (allocator);
+
+  return allocate_with (request, result, self->noc_penalty, exact_core, self,
+                        error);
+}
+
+static void
+elk_exact_allocator_iface_init (ElkAllocatorInterface *iface)
+{
+  iface->allocate = elk_exact_allocator_allocate;
+}
+
+static void
+elk_exact_allocator_get_property (GObject *object, guint prop_id, GValue *value,
+                                  GParamSpec *pspec)
+{
+  ElkExactAllocator *self = ELK_EXACT_ALLOCATOR (object);
+
+  switch (prop_id)
+    {
+    case EXACT_PROP_MAX_COMBINATIONS:
+      g_value_set_uint64 (value, self->max_combinations);
+      break;
+    case EXACT_PROP_NOC_PENALTY:
+      g_value_set_double (value, self->noc_penalty);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+elk_exact_allocator_set_property (GObject *object, guint prop_id, const GValue *value,
+                                  GParamSpec *pspec)
+{
+  ElkExactAllocator *self = ELK_EXACT_ALLOCATOR (object);
+
+  switch (prop_id)
+    {
+    case EXACT_PROP_MAX_COMBINATIONS:
+      self->max_combinations = g_value_get_uint64 (value);
+      break;
+    case EXACT_PROP_NOC_PENALTY:
+      self->noc_penalty = g_value_get_double (value);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+elk_exact_allocator_class_init (ElkExactAllocatorClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+
+  object_class->get_property = elk_exact_allocator_get_property;
+  object_class->set_property = elk_exact_allocator_set_property;
+  exact_properties[EXACT_PROP_MAX_COMBINATIONS] =
+    g_param_spec_uint64 ("max-combinations", NULL,
+                        "Largest number of option combinations the search accepts before failing",
+                        1, G_GUINT64_CONSTANT (1000000000000), 10000000,
+                        G_PARAM_READWRITE | G_PARAM_CONSTRUCT
+                          | G_PARAM_STATIC_STRINGS);
+  exact_properties[EXACT_PROP_NOC_PENALTY] =
+    g_param_spec_double ("noc-penalty", NULL,
+                        "Weight of the NoC penalty on the executing operator's preload-state bytes",
+                        0.0, 10.0, 0.5,
+                        G_PARAM_READWRITE | G_PARAM_CONSTRUCT
+                          | G_PARAM_STATIC_STRINGS);
+  g_object_class_install_properties (object_class, EXACT_N_PROPS, exact_properties);
+}
+
+static void
+elk_exact_allocator_init (ElkExactAllocator *self)
+{
+}
+
+
+/* ---------------------------------------------------------------------- */
+
+static gboolean
+allocators_register (ElkPlugin *plugin, GError **error)
+{
+#if ELK_WITH_COST_AWARE
+  if (!elk_plugin_add_feature (plugin, ELK_TYPE_ALLOCATOR, "cost-aware",
+                               ELK_TYPE_COST_AWARE_ALLOCATOR, error))
+    return FALSE;
+#endif
+#if ELK_WITH_RESERVATION
+  if (!elk_plugin_add_feature (plugin, ELK_TYPE_ALLOCATOR, "reservation",
+                               ELK_TYPE_RESERVATION_ALLOCATOR, error))
+    return FALSE;
+#endif
+#if ELK_WITH_FIXED_SPLIT
+  if (!elk_plugin_add_feature (plugin, ELK_TYPE_ALLOCATOR, "fixed-split",
+                               ELK_TYPE_FIXED_SPLIT_ALLOCATOR, error))
+    return FALSE;
+#endif
+#if ELK_WITH_EXACT
+  if (!elk_plugin_add_feature (plugin, ELK_TYPE_ALLOCATOR, "exact",
+                               ELK_TYPE_EXACT_ALLOCATOR, error))
+    return FALSE;
+#endif
+  return TRUE;
+}
+
+ELK_PLUGIN_DEFINE (allocators, "SRAM allocators: cost-aware (elk-paper.md §3.6), reservation (the Elk artifact's heuristic), fixed-split, exact (tests)", "0.1", allocators_register)
