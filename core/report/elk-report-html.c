@@ -63,14 +63,14 @@ static const Shown shown_columns[] = {
 };
 
 static void
-append_cell (GString *html, const ElkValue *value, const Shown *shown)
+append_cell (GString *html, const ReportValue *value, const Shown *shown)
 {
-  if (value == NULL || value->kind == ELK_VALUE_NONE)
+  if (value == NULL || value->kind == REPORT_VALUE_NONE)
     {
       g_string_append (html, "<td></td>");
       return;
     }
-  if (value->kind == ELK_VALUE_NUMBER)
+  if (value->kind == REPORT_VALUE_NUMBER)
     {
       char buf[G_ASCII_DTOSTR_BUF_SIZE];
       if (shown != NULL)
@@ -87,7 +87,7 @@ append_cell (GString *html, const ElkValue *value, const Shown *shown)
 }
 
 static void
-append_summary_table (GString *html, const ElkResults *results)
+append_summary_table (GString *html, const ReportResults *results)
 {
   int status_column = elk__results_column (results, "status");
   int error_column = elk__results_column (results, "error");
@@ -108,8 +108,8 @@ append_summary_table (GString *html, const ElkResults *results)
 
   for (guint i = 0; i < results->rows->len; i++)
     {
-      const ElkRow *row = &g_array_index (results->rows, ElkRow, i);
-      const ElkValue *status = elk__row_get (results, row, status_column);
+      const ReportRow *row = &g_array_index (results->rows, ReportRow, i);
+      const ReportValue *status = elk__row_get (results, row, status_column);
       g_autofree char *status_text = elk__value_to_text (status);
 
       g_string_append_printf (html, "<tr class=\"%s\"><td class=\"n\">%u</td>",
@@ -140,7 +140,7 @@ append_summary_table (GString *html, const ElkResults *results)
 }
 
 static void
-append_full_table (GString *html, const ElkResults *results)
+append_full_table (GString *html, const ReportResults *results)
 {
   g_string_append (html,
                    "<details><summary>Every column of every row (as in "
@@ -155,7 +155,7 @@ append_full_table (GString *html, const ElkResults *results)
   g_string_append (html, "</tr>\n");
   for (guint i = 0; i < results->rows->len; i++)
     {
-      const ElkRow *row = &g_array_index (results->rows, ElkRow, i);
+      const ReportRow *row = &g_array_index (results->rows, ReportRow, i);
       g_string_append_printf (html, "<tr class=\"%s\">",
                               row->ok ? "ok" : "failed");
       for (guint c = 0; c < results->columns->len; c++)
@@ -173,7 +173,7 @@ append_full_table (GString *html, const ElkResults *results)
  * Returns: (transfer full): the page
  */
 char *
-elk__html_build (const ElkResults *results,
+elk__html_build (const ReportResults *results,
                  GPtrArray *figures,
                  GPtrArray *svgs,
                  const char *experiment_path,
@@ -212,7 +212,7 @@ elk__html_build (const ElkResults *results,
   g_string_append (html, "<nav><ul>\n");
   for (guint f = 0; f < figures->len; f++)
     {
-      const ElkFigure *figure = figures->pdata[f];
+      const ReportFigure *figure = figures->pdata[f];
       g_string_append_printf (html, "<li><a href=\"#fig-%s\">", figure->stem);
       append_escaped (html, figure->title);
       g_string_append (html, "</a></li>\n");
@@ -224,7 +224,7 @@ elk__html_build (const ElkResults *results,
 
   for (guint f = 0; f < figures->len; f++)
     {
-      const ElkFigure *figure = figures->pdata[f];
+      const ReportFigure *figure = figures->pdata[f];
       g_autofree char *prefix = g_strdup_printf ("f%u-", f + 1);
       g_autofree char *svg = elk__svg_for_inline (svgs->pdata[f], prefix);
 

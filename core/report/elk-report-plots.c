@@ -471,7 +471,7 @@ bar_panel_height (const BarFigure *bars)
 }
 
 static void
-draw_bar_figure (const ElkFigure *figure, cairo_t *cr)
+draw_bar_figure (const ReportFigure *figure, cairo_t *cr)
 {
   const BarFigure *bars = figure->data;
   double plot_x = bars->left + LEFT_AXIS;
@@ -618,12 +618,12 @@ bar_panel_new (const BarFigure *bars,
 static void
 bar_panel_fill (BarPanel *panel,
                 const BarFigure *bars,
-                const ElkResults *results,
+                const ReportResults *results,
                 const char *const *columns)
 {
   for (guint i = 0; i < results->rows->len; i++)
     {
-      const ElkRow *row = &g_array_index (results->rows, ElkRow, i);
+      const ReportRow *row = &g_array_index (results->rows, ReportRow, i);
       guint cell = row->config * bars->series->len + row->design;
       gboolean complete = TRUE;
 
@@ -644,12 +644,12 @@ bar_panel_fill (BarPanel *panel,
 }
 
 static double
-column_max (const ElkResults *results, const char *column)
+column_max (const ReportResults *results, const char *column)
 {
   double max = 0;
   for (guint i = 0; i < results->rows->len; i++)
     {
-      const ElkRow *row = &g_array_index (results->rows, ElkRow, i);
+      const ReportRow *row = &g_array_index (results->rows, ReportRow, i);
       double v = elk__row_number (results, row, column);
       if (row->ok && v > max)
         max = v;
@@ -658,11 +658,11 @@ column_max (const ElkResults *results, const char *column)
 }
 
 static gboolean
-column_has_values (const ElkResults *results, const char *column)
+column_has_values (const ReportResults *results, const char *column)
 {
   for (guint i = 0; i < results->rows->len; i++)
     {
-      const ElkRow *row = &g_array_index (results->rows, ElkRow, i);
+      const ReportRow *row = &g_array_index (results->rows, ReportRow, i);
       if (row->ok && !isnan (elk__row_number (results, row, column)))
         return TRUE;
     }
@@ -670,7 +670,7 @@ column_has_values (const ElkResults *results, const char *column)
 }
 
 static char *
-axes_caption (const ElkResults *results)
+axes_caption (const ReportResults *results)
 {
   GString *text;
 
@@ -684,7 +684,7 @@ axes_caption (const ElkResults *results)
 }
 
 static BarFigure *
-bar_figure_new (const ElkResults *results, gboolean stacked)
+bar_figure_new (const ReportResults *results, gboolean stacked)
 {
   BarFigure *bars = g_new0 (BarFigure, 1);
   double widest = 0, widest_series = 0;
@@ -726,13 +726,13 @@ bar_figure_new (const ElkResults *results, gboolean stacked)
   return bars;
 }
 
-static ElkFigure *
+static ReportFigure *
 bar_figure_wrap (BarFigure *bars,
                  const char *stem,
                  const char *title,
                  const char *caption)
 {
-  ElkFigure *figure = g_new0 (ElkFigure, 1);
+  ReportFigure *figure = g_new0 (ReportFigure, 1);
   double plot_w = bars->groups->len * bar_group_width (bars);
   double label_overhang = 0;
 
@@ -762,14 +762,16 @@ bar_figure_wrap (BarFigure *bars,
 }
 
 static void
-add_design_legend (GArray *legend, const ElkResults *results, SwatchKind kind)
+add_design_legend (GArray *legend,
+                   const ReportResults *results,
+                   SwatchKind kind)
 {
   for (guint d = 0; d < results->designs->len; d++)
     legend_add (legend, results->designs->pdata[d], design_color (d), kind);
 }
 
-static ElkFigure *
-latency_figure (const ElkResults *results)
+static ReportFigure *
+latency_figure (const ReportResults *results)
 {
   BarFigure *bars = bar_figure_new (results, FALSE);
   double factor;
@@ -791,8 +793,8 @@ latency_figure (const ElkResults *results)
     "at every configuration (point).");
 }
 
-static ElkFigure *
-breakdown_figure (const ElkResults *results)
+static ReportFigure *
+breakdown_figure (const ReportResults *results)
 {
   BarFigure *bars = bar_figure_new (results, TRUE);
   double factor;
@@ -815,8 +817,8 @@ breakdown_figure (const ElkResults *results)
     "interconnect (preload_only_s, execute_only_s, overlap_s, stall_s).");
 }
 
-static ElkFigure *
-utilisation_figure (const ElkResults *results)
+static ReportFigure *
+utilisation_figure (const ReportResults *results)
 {
   BarFigure *bars = bar_figure_new (results, FALSE);
   BarPanel *panel;
@@ -989,7 +991,7 @@ draw_x_axis (cairo_t *cr,
 }
 
 static void
-draw_line_figure (const ElkFigure *figure, cairo_t *cr)
+draw_line_figure (const ReportFigure *figure, cairo_t *cr)
 {
   const LineFigure *lines = figure->data;
   double top = line_top (lines, figure->width);
@@ -1161,14 +1163,14 @@ draw_line_figure (const ElkFigure *figure, cairo_t *cr)
     }
 }
 
-static ElkFigure *
+static ReportFigure *
 line_figure_wrap (LineFigure *lines,
                   gboolean any_failed,
                   const char *stem,
                   const char *title,
                   const char *caption)
 {
-  ElkFigure *figure = g_new0 (ElkFigure, 1);
+  ReportFigure *figure = g_new0 (ReportFigure, 1);
   guint rows;
 
   if (any_failed)
@@ -1190,7 +1192,7 @@ line_figure_wrap (LineFigure *lines,
 }
 
 static LineFigure *
-line_figure_new (const ElkResults *results)
+line_figure_new (const ReportResults *results)
 {
   LineFigure *lines = g_new0 (LineFigure, 1);
 
@@ -1211,8 +1213,8 @@ short_axis_name (const char *axis)
 
 /* One panel per combination of the other axes' values; one line per
  * design over @axis. */
-static ElkFigure *
-sweep_figure (const ElkResults *results, guint axis_index)
+static ReportFigure *
+sweep_figure (const ReportResults *results, guint axis_index)
 {
   const char *axis = results->axes->pdata[axis_index];
   int column = elk__results_column (results, axis);
@@ -1232,7 +1234,7 @@ sweep_figure (const ElkResults *results, guint axis_index)
 
   for (guint i = 0; i < results->rows->len; i++)
     {
-      const ElkRow *row = &g_array_index (results->rows, ElkRow, i);
+      const ReportRow *row = &g_array_index (results->rows, ReportRow, i);
       GString *key = g_string_new (NULL);
       LinePanel *panel;
       LinePoint pt;
@@ -1286,8 +1288,8 @@ sweep_figure (const ElkResults *results, guint axis_index)
   return line_figure_wrap (lines, any_failed, stem, title, caption);
 }
 
-static ElkFigure *
-roofline_figure (const ElkResults *results)
+static ReportFigure *
+roofline_figure (const ReportResults *results)
 {
   LineFigure *lines = line_figure_new (results);
   LinePanel *panel = line_panel_new ("latency against the physical bound",
@@ -1311,7 +1313,7 @@ roofline_figure (const ElkResults *results)
 
   for (guint i = 0; i < results->rows->len; i++)
     {
-      const ElkRow *row = &g_array_index (results->rows, ElkRow, i);
+      const ReportRow *row = &g_array_index (results->rows, ReportRow, i);
       LinePoint pt = { elk__row_number (results, row, "bound_s"),
                        elk__row_number (results, row, "latency_s"),
                        !row->ok };
@@ -1325,7 +1327,7 @@ roofline_figure (const ElkResults *results)
       /* ideal_s is the same for every row of a point: draw it once. */
       if (!isnan (ideal)
           && (i == 0
-              || g_array_index (results->rows, ElkRow, i - 1).point
+              || g_array_index (results->rows, ReportRow, i - 1).point
                    != row->point))
         {
           LinePoint ref = { pt.x, ideal, FALSE };
@@ -1344,8 +1346,8 @@ roofline_figure (const ElkResults *results)
     "the same point.");
 }
 
-static ElkFigure *
-extra_figure (const ElkResults *results, const ElkReportPlot *plot)
+static ReportFigure *
+extra_figure (const ReportResults *results, const ElkReportPlot *plot)
 {
   LineFigure *lines = line_figure_new (results);
   LinePanel *panel = line_panel_new ("", lines->n_series);
@@ -1360,7 +1362,7 @@ extra_figure (const ElkResults *results, const ElkReportPlot *plot)
   g_ptr_array_add (lines->panels, panel);
   for (guint i = 0; i < results->rows->len; i++)
     {
-      const ElkRow *row = &g_array_index (results->rows, ElkRow, i);
+      const ReportRow *row = &g_array_index (results->rows, ReportRow, i);
       LinePoint pt = { elk__row_number (results, row, plot->x),
                        elk__row_number (results, row, plot->y), !row->ok };
       if (isnan (pt.x))
@@ -1384,7 +1386,7 @@ extra_figure (const ElkResults *results, const ElkReportPlot *plot)
 /* Choosing the figures --------------------------------------------------- */
 
 void
-elk__figure_free (ElkFigure *figure)
+elk__figure_free (ReportFigure *figure)
 {
   if (figure == NULL)
     return;
@@ -1397,7 +1399,7 @@ elk__figure_free (ElkFigure *figure)
 }
 
 static gboolean
-check_plot_column (const ElkResults *results,
+check_plot_column (const ReportResults *results,
                    const char *column,
                    const char *role,
                    GError **error)
@@ -1434,10 +1436,10 @@ check_plot_column (const ElkResults *results,
  * roofline when rows have bound_s, and one line figure per numeric sweep
  * axis with at least two values.
  *
- * Returns: (transfer full) (element-type ElkFigure): the figures
+ * Returns: (transfer full) (element-type ReportFigure): the figures
  */
 GPtrArray *
-elk__figures_choose (const ElkResults *results,
+elk__figures_choose (const ReportResults *results,
                      const ElkReportOptions *options,
                      GError **error)
 {
@@ -1473,7 +1475,7 @@ elk__figures_choose (const ElkResults *results,
       values = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
       for (guint i = 0; i < results->rows->len; i++)
         {
-          const ElkRow *row = &g_array_index (results->rows, ElkRow, i);
+          const ReportRow *row = &g_array_index (results->rows, ReportRow, i);
           g_hash_table_add (values, elk__value_to_text (
                                       elk__row_get (results, row, column)));
         }

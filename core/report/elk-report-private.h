@@ -14,29 +14,29 @@ G_BEGIN_DECLS
 
 /* One cell of results.json.  Numbers keep their value; strings their text;
  * a JSON null (an empty field, such as the latency of a failed row) is
- * ELK_VALUE_NONE and is never drawn as zero. */
+ * REPORT_VALUE_NONE and is never drawn as zero. */
 typedef enum
 {
-  ELK_VALUE_NONE,
-  ELK_VALUE_NUMBER,
-  ELK_VALUE_STRING,
-} ElkValueKind;
+  REPORT_VALUE_NONE,
+  REPORT_VALUE_NUMBER,
+  REPORT_VALUE_STRING,
+} ReportValueKind;
 
 typedef struct
 {
-  ElkValueKind kind;
+  ReportValueKind kind;
   double number;
   char *string;
-} ElkValue;
+} ReportValue;
 
 typedef struct
 {
-  ElkValue *values; /* one per column of ElkResults */
+  ReportValue *values; /* one per column of ReportResults */
   guint point;
-  guint design;     /* index into ElkResults.designs */
-  guint config;     /* index into ElkResults.configs */
+  guint design;     /* index into ReportResults.designs */
+  guint config;     /* index into ReportResults.configs */
   gboolean ok;      /* status is "ok" */
-} ElkRow;
+} ReportRow;
 
 typedef struct
 {
@@ -46,65 +46,65 @@ typedef struct
   GPtrArray *plugins;   /* char *, as written by elk-run */
   GPtrArray *columns;   /* char *, first-seen order over all rows */
   GHashTable *column_index; /* name -> index + 1 */
-  GArray *rows;         /* ElkRow */
+  GArray *rows;         /* ReportRow */
   GPtrArray *axes;      /* char *, the sweep axis columns, in file order */
   GPtrArray *designs;   /* char *, labels in order of first appearance */
   GPtrArray *configs;   /* char *, the axis values of each point, joined */
   GArray *config_points; /* guint, the point of each config */
   guint n_failed;
-} ElkResults;
+} ReportResults;
 
-ElkResults *elk__results_load (const char *path,
-                               const char *const *axes,
-                               GError **error);
-void elk__results_free (ElkResults *results);
-G_DEFINE_AUTOPTR_CLEANUP_FUNC (ElkResults, elk__results_free)
+ReportResults *elk__results_load (const char *path,
+                                  const char *const *axes,
+                                  GError **error);
+void elk__results_free (ReportResults *results);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (ReportResults, elk__results_free)
 
 /* Returns -1 when the column does not exist. */
-int elk__results_column (const ElkResults *results, const char *name);
+int elk__results_column (const ReportResults *results, const char *name);
 /* The cell, or NULL when the row lacks the column. */
-const ElkValue *elk__row_get (const ElkResults *results,
-                              const ElkRow *row,
-                              int column);
+const ReportValue *elk__row_get (const ReportResults *results,
+                                 const ReportRow *row,
+                                 int column);
 /* The number in the cell, or NAN when the cell is empty or not a number. */
-double elk__row_number (const ElkResults *results,
-                        const ElkRow *row,
+double elk__row_number (const ReportResults *results,
+                        const ReportRow *row,
                         const char *column);
 /* The cell as text: numbers with up to 9 significant digits, "" for empty. */
-char *elk__value_to_text (const ElkValue *value);
-gboolean elk__results_column_is_numeric (const ElkResults *results,
+char *elk__value_to_text (const ReportValue *value);
+gboolean elk__results_column_is_numeric (const ReportResults *results,
                                          int column);
 
 /* A figure: a title, a file stem, and how to draw it.  The draw function is
  * called once per output surface (SVG, and PNG when asked), so it must draw
  * the same thing every time. */
-typedef struct _ElkFigure ElkFigure;
-typedef void (*ElkFigureDraw) (const ElkFigure *figure, cairo_t *cr);
+typedef struct _ReportFigure ReportFigure;
+typedef void (*ReportFigureDraw) (const ReportFigure *figure, cairo_t *cr);
 
-struct _ElkFigure
+struct _ReportFigure
 {
   char *stem;     /* file name without extension */
   char *title;
   char *caption;  /* HTML-escaped by the report, plain text here */
   double width, height;
-  ElkFigureDraw draw;
+  ReportFigureDraw draw;
   gpointer data;
   GDestroyNotify free_data;
 };
 
-void elk__figure_free (ElkFigure *figure);
+void elk__figure_free (ReportFigure *figure);
 
 /* Chooses the figures from the shape of @results (see docs/report.md) and
  * adds the user's extra plots.  Fails on a plot request for a column that
  * does not exist or is not numeric. */
-GPtrArray *elk__figures_choose (const ElkResults *results,
+GPtrArray *elk__figures_choose (const ReportResults *results,
                                 const ElkReportOptions *options,
                                 GError **error);
 
 /* Renders @figure to SVG text, with document ids that do not depend on
  * anything but the figure. */
-GBytes *elk__figure_render_svg (const ElkFigure *figure, GError **error);
-GBytes *elk__figure_render_png (const ElkFigure *figure,
+GBytes *elk__figure_render_svg (const ReportFigure *figure, GError **error);
+GBytes *elk__figure_render_png (const ReportFigure *figure,
                                 double scale,
                                 GError **error);
 /* The SVG without its XML declaration and with every id prefixed, so that
@@ -112,7 +112,7 @@ GBytes *elk__figure_render_png (const ElkFigure *figure,
  * clashing. */
 char *elk__svg_for_inline (GBytes *svg, const char *id_prefix);
 
-char *elk__html_build (const ElkResults *results,
+char *elk__html_build (const ReportResults *results,
                        GPtrArray *figures,
                        GPtrArray *svgs,
                        const char *experiment_path,

@@ -32,7 +32,7 @@ append_to_bytes (void *closure, const unsigned char *data,
 }
 
 static gboolean
-check_status (cairo_status_t status, const ElkFigure *figure,
+check_status (cairo_status_t status, const ReportFigure *figure,
               const char *what, GError **error)
 {
   if (status == CAIRO_STATUS_SUCCESS)
@@ -44,7 +44,7 @@ check_status (cairo_status_t status, const ElkFigure *figure,
 }
 
 static gboolean
-draw_on (cairo_surface_t *surface, const ElkFigure *figure, double scale,
+draw_on (cairo_surface_t *surface, const ReportFigure *figure, double scale,
          GError **error)
 {
   cairo_t *cr = cairo_create (surface);
@@ -125,7 +125,7 @@ renumber_ids (const char *svg, const char *prefix)
 }
 
 GBytes *
-elk__figure_render_svg (const ElkFigure *figure, GError **error)
+elk__figure_render_svg (const ReportFigure *figure, GError **error)
 {
   g_autoptr (GString) out = g_string_new (NULL);
   cairo_surface_t *surface;
@@ -154,7 +154,7 @@ elk__figure_render_svg (const ElkFigure *figure, GError **error)
 }
 
 GBytes *
-elk__figure_render_png (const ElkFigure *figure, double scale,
+elk__figure_render_png (const ReportFigure *figure, double scale,
                         GError **error)
 {
   g_autoptr (GByteArray) out = g_byte_array_new ();

@@ -14,19 +14,19 @@
 #include "elk-report-private.h"
 
 static void
-value_clear (ElkValue *value)
+value_clear (ReportValue *value)
 {
   g_clear_pointer (&value->string, g_free);
 }
 
 void
-elk__results_free (ElkResults *results)
+elk__results_free (ReportResults *results)
 {
   if (results == NULL)
     return;
   for (guint i = 0; i < results->rows->len; i++)
     {
-      ElkRow *row = &g_array_index (results->rows, ElkRow, i);
+      ReportRow *row = &g_array_index (results->rows, ReportRow, i);
       for (guint c = 0; c < results->columns->len; c++)
         value_clear (&row->values[c]);
       g_free (row->values);
@@ -46,14 +46,14 @@ elk__results_free (ElkResults *results)
 }
 
 int
-elk__results_column (const ElkResults *results, const char *name)
+elk__results_column (const ReportResults *results, const char *name)
 {
   gpointer index = g_hash_table_lookup (results->column_index, name);
   return index != NULL ? GPOINTER_TO_INT (index) - 1 : -1;
 }
 
-const ElkValue *
-elk__row_get (const ElkResults *results, const ElkRow *row, int column)
+const ReportValue *
+elk__row_get (const ReportResults *results, const ReportRow *row, int column)
 {
   if (column < 0 || (guint) column >= results->columns->len)
     return NULL;
@@ -61,25 +61,25 @@ elk__row_get (const ElkResults *results, const ElkRow *row, int column)
 }
 
 double
-elk__row_number (const ElkResults *results,
-                 const ElkRow *row,
+elk__row_number (const ReportResults *results,
+                 const ReportRow *row,
                  const char *column)
 {
-  const ElkValue *value
+  const ReportValue *value
     = elk__row_get (results, row, elk__results_column (results, column));
-  if (value == NULL || value->kind != ELK_VALUE_NUMBER)
+  if (value == NULL || value->kind != REPORT_VALUE_NUMBER)
     return NAN;
   return value->number;
 }
 
 char *
-elk__value_to_text (const ElkValue *value)
+elk__value_to_text (const ReportValue *value)
 {
   char buf[G_ASCII_DTOSTR_BUF_SIZE];
 
-  if (value == NULL || value->kind == ELK_VALUE_NONE)
+  if (value == NULL || value->kind == REPORT_VALUE_NONE)
     return g_strdup ("");
-  if (value->kind == ELK_VALUE_STRING)
+  if (value->kind == REPORT_VALUE_STRING)
     return g_strdup (value->string);
   /* elk-run writes 9 significant digits; printing them the same way gives
    * back the text of the file ("2048", "1.6777216e+13"). */
@@ -88,17 +88,17 @@ elk__value_to_text (const ElkValue *value)
 }
 
 gboolean
-elk__results_column_is_numeric (const ElkResults *results, int column)
+elk__results_column_is_numeric (const ReportResults *results, int column)
 {
   gboolean any = FALSE;
 
   for (guint i = 0; i < results->rows->len; i++)
     {
-      const ElkRow *row = &g_array_index (results->rows, ElkRow, i);
-      const ElkValue *value = elk__row_get (results, row, column);
-      if (value == NULL || value->kind == ELK_VALUE_NONE)
+      const ReportRow *row = &g_array_index (results->rows, ReportRow, i);
+      const ReportValue *value = elk__row_get (results, row, column);
+      if (value == NULL || value->kind == REPORT_VALUE_NONE)
         continue;
-      if (value->kind != ELK_VALUE_NUMBER)
+      if (value->kind != REPORT_VALUE_NUMBER)
         return FALSE;
       any = TRUE;
     }
@@ -106,7 +106,7 @@ elk__results_column_is_numeric (const ElkResults *results, int column)
 }
 
 static guint
-add_column (ElkResults *results, const char *name)
+add_column (ReportResults *results, const char *name)
 {
   int index = elk__results_column (results, name);
 
@@ -121,7 +121,7 @@ add_column (ElkResults *results, const char *name)
 
 static gboolean
 read_value (JsonNode *node,
-            ElkValue *value,
+            ReportValue *value,
             const char *path,
             guint row,
             const char *column,
@@ -129,7 +129,7 @@ read_value (JsonNode *node,
 {
   if (JSON_NODE_HOLDS_NULL (node))
     {
-      value->kind = ELK_VALUE_NONE;
+      value->kind = REPORT_VALUE_NONE;
       return TRUE;
     }
   if (JSON_NODE_HOLDS_VALUE (node))
@@ -137,19 +137,19 @@ read_value (JsonNode *node,
       GType type = json_node_get_value_type (node);
       if (type == G_TYPE_INT64 || type == G_TYPE_DOUBLE)
         {
-          value->kind = ELK_VALUE_NUMBER;
+          value->kind = REPORT_VALUE_NUMBER;
           value->number = json_node_get_double (node);
           return TRUE;
         }
       if (type == G_TYPE_STRING)
         {
-          value->kind = ELK_VALUE_STRING;
+          value->kind = REPORT_VALUE_STRING;
           value->string = g_strdup (json_node_get_string (node));
           return TRUE;
         }
       if (type == G_TYPE_BOOLEAN)
         {
-          value->kind = ELK_VALUE_STRING;
+          value->kind = REPORT_VALUE_STRING;
           value->string = g_strdup (json_node_get_boolean (node) ? "true"
                                                                  : "false");
           return TRUE;
@@ -183,13 +183,13 @@ get_string_member (JsonObject *object,
 /* The configuration of a point is the text of its axis values; with no
  * axes every row shares one configuration, named after the experiment. */
 static char *
-config_text (ElkResults *results, const ElkRow *row)
+config_text (ReportResults *results, const ReportRow *row)
 {
   GString *text = g_string_new (NULL);
 
   for (guint a = 0; a < results->axes->len; a++)
     {
-      const ElkValue *value = elk__row_get (
+      const ReportValue *value = elk__row_get (
         results, row, elk__results_column (results, results->axes->pdata[a]));
       g_autofree char *cell = elk__value_to_text (value);
       if (a > 0)
@@ -213,7 +213,7 @@ intern (GPtrArray *names, const char *name)
 
 /* The plugins member: one line of text per plugin. */
 static gboolean
-read_plugins (ElkResults *results, JsonObject *top, const char *path,
+read_plugins (ReportResults *results, JsonObject *top, const char *path,
               GError **error)
 {
   JsonNode *node;
@@ -267,7 +267,7 @@ read_plugins (ElkResults *results, JsonObject *top, const char *path,
 /* Every column any row has, in order of first appearance, and the sweep
  * axes among them (see elk__results_load()). */
 static gboolean
-read_columns (ElkResults *results, JsonArray *rows, const char *const *axes,
+read_columns (ReportResults *results, JsonArray *rows, const char *const *axes,
               const char *path, GError **error)
 {
   /* Columns first, so that every row gets a cell for each. */
@@ -315,18 +315,18 @@ read_columns (ElkResults *results, JsonArray *rows, const char *const *axes,
 
 /* Row @i: its cells, point, status, design and configuration. */
 static gboolean
-read_row (ElkResults *results, JsonObject *object, guint i, const char *path,
+read_row (ReportResults *results, JsonObject *object, guint i, const char *path,
           GError **error)
 {
-  ElkRow row = { 0 };
-  const ElkValue *cell;
+  ReportRow row = { 0 };
+  const ReportValue *cell;
   g_autofree char *config = NULL;
   guint n_configs;
   JsonObjectIter iter;
   const char *name;
   JsonNode *member;
 
-  row.values = g_new0 (ElkValue, results->columns->len);
+  row.values = g_new0 (ReportValue, results->columns->len);
   g_array_append_val (results->rows, row);
   json_object_iter_init_ordered (&iter, object);
   while (json_object_iter_next_ordered (&iter, &name, &member))
@@ -337,7 +337,7 @@ read_row (ElkResults *results, JsonObject *object, guint i, const char *path,
 
   cell = elk__row_get (results, &row,
                        elk__results_column (results, "point"));
-  if (cell->kind != ELK_VALUE_NUMBER || cell->number < 0
+  if (cell->kind != REPORT_VALUE_NUMBER || cell->number < 0
       || cell->number != floor (cell->number))
     {
       g_set_error (error, ELK_REPORT_ERROR, ELK_REPORT_ERROR_RESULTS,
@@ -348,14 +348,14 @@ read_row (ElkResults *results, JsonObject *object, guint i, const char *path,
 
   cell = elk__row_get (results, &row,
                        elk__results_column (results, "status"));
-  row.ok = cell->kind == ELK_VALUE_STRING
+  row.ok = cell->kind == REPORT_VALUE_STRING
            && strcmp (cell->string, "ok") == 0;
   if (!row.ok)
     results->n_failed++;
 
   cell = elk__row_get (results, &row,
                        elk__results_column (results, "label"));
-  if (cell->kind == ELK_VALUE_STRING && cell->string[0] != '\0')
+  if (cell->kind == REPORT_VALUE_STRING && cell->string[0] != '\0')
     row.design = intern (results->designs, cell->string);
   else
     {
@@ -379,7 +379,7 @@ read_row (ElkResults *results, JsonObject *object, guint i, const char *path,
       g_array_append_val (results->config_points, row.point);
       row.config = results->configs->len - 1;
     }
-  g_array_index (results->rows, ElkRow, i) = row;
+  g_array_index (results->rows, ReportRow, i) = row;
   return TRUE;
 }
 
@@ -391,11 +391,11 @@ read_row (ElkResults *results, JsonObject *object, guint i, const char *path,
  *   (axis names are "frontend.x", "chip.x", ...; result columns never have
  *   one)
  */
-ElkResults *
+ReportResults *
 elk__results_load (const char *path, const char *const *axes, GError **error)
 {
   g_autoptr (JsonParser) parser = json_parser_new ();
-  g_autoptr (ElkResults) results = g_new0 (ElkResults, 1);
+  g_autoptr (ReportResults) results = g_new0 (ReportResults, 1);
   g_autoptr (GError) local_error = NULL;
   JsonObject *top;
   JsonNode *node;
@@ -404,7 +404,7 @@ elk__results_load (const char *path, const char *const *axes, GError **error)
   results->plugins = g_ptr_array_new_with_free_func (g_free);
   results->columns = g_ptr_array_new_with_free_func (g_free);
   results->column_index = g_hash_table_new (g_str_hash, g_str_equal);
-  results->rows = g_array_new (FALSE, TRUE, sizeof (ElkRow));
+  results->rows = g_array_new (FALSE, TRUE, sizeof (ReportRow));
   results->axes = g_ptr_array_new_with_free_func (g_free);
   results->designs = g_ptr_array_new_with_free_func (g_free);
   results->configs = g_ptr_array_new_with_free_func (g_free);

@@ -170,7 +170,7 @@ elk_report_build (const char *output_dir,
                   GError **error)
 {
   g_autofree char *results_path = NULL;
-  g_autoptr (ElkResults) results = NULL;
+  g_autoptr (ReportResults) results = NULL;
   g_autoptr (GPtrArray) figures = NULL;
   g_autoptr (GPtrArray) svgs = NULL;
   g_autofree char *html = NULL;
@@ -205,7 +205,7 @@ elk_report_build (const char *output_dir,
   svgs = g_ptr_array_new_with_free_func ((GDestroyNotify) g_bytes_unref);
   for (guint f = 0; f < figures->len; f++)
     {
-      const ElkFigure *figure = figures->pdata[f];
+      const ReportFigure *figure = figures->pdata[f];
       g_autofree char *svg_name = g_strconcat (figure->stem, ".svg", NULL);
       GBytes *svg = elk__figure_render_svg (figure, error);
       gsize size;
