@@ -276,7 +276,7 @@ elk_noc_sim_chip_dup_spec (ElkChip *chip, GError **error)
         elk_chip_spec_free (spec);
         return NULL;
       }
-    noc_sim_free (sim);
+    elk__noc_sim_free (sim);
   }
   return spec;
 }
@@ -373,7 +373,7 @@ build_sim (ElkNocSimChip *self, const ElkChipSpec *spec, GError **error)
       g_free (cfg.coords);
       return NULL;
     }
-  sim = noc_sim_new (&cfg, error);
+  sim = elk__noc_sim_new (&cfg, error);
   g_free (cfg.coords);
   return sim;
 }
@@ -403,13 +403,13 @@ elk_noc_sim_chip_run_traced (ElkChip *chip,
     {
       /* The busiest links are only known after a run: run once to find
        * them, then again recording them. */
-      ElkMetrics *probe = noc_sim_run (sim, program, NULL, NULL, error);
+      ElkMetrics *probe = elk__noc_sim_run (sim, program, NULL, NULL, error);
       if (probe == NULL)
         return NULL;
       elk_metrics_free (probe);
-      noc_sim_trace_busiest (sim, trace, self->trace_links);
+      elk__noc_sim_trace_busiest (sim, trace, self->trace_links);
     }
-  m = noc_sim_run (sim, program, trace, &stats, error);
+  m = elk__noc_sim_run (sim, program, trace, &stats, error);
   if (m == NULL)
     return NULL;
   {
@@ -422,7 +422,7 @@ elk_noc_sim_chip_run_traced (ElkChip *chip,
       elk_topology_to_string (spec->topology), spec->n_chips,
       self->props.link_bw_gbps, total_hbm_gbps (self), spec->hbm_channels,
       100 * stats.link_util_mean, 100 * stats.link_util_max,
-      noc_sim_link_name (sim, stats.link_util_max_index, buf, sizeof buf),
+      elk__noc_sim_link_name (sim, stats.link_util_max_index, buf, sizeof buf),
       100 * stats.hbm_util_mean, 100 * stats.hbm_util_max,
       100 * stats.interchip_util, stats.events, stats.hops,
       /* The simulator moves every byte the plans move: a bound's
@@ -463,7 +463,7 @@ elk_noc_sim_chip_run_traced (ElkChip *chip,
           elk_metrics_free (m);
           return NULL;
         }
-      if (!noc_sim_write_link_report (sim, csv, svg, error))
+      if (!elk__noc_sim_write_link_report (sim, csv, svg, error))
         {
           elk_metrics_free (m);
           return NULL;

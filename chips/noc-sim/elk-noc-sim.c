@@ -187,7 +187,7 @@ enum
   IV_STALL_PRELOAD,
 };
 
-/* One axis of noc_sim_exchange_length's histograms (see axis_sum). */
+/* One axis of elk__noc_sim_exchange_length's histograms (see axis_sum). */
 typedef struct
 {
   guint m;
@@ -277,7 +277,7 @@ struct _NocSim
   double round_now, round_barrier, round_ideal;
   guint32 *nbr;           /* N_RINGS * ELK_MAX_OPERANDS * cores */
   guint32 *holders;       /* cores: one output's holders, in ring order */
-  /* Scratch of noc_sim_exchange_length, sized when the simulator is
+  /* Scratch of elk__noc_sim_exchange_length, sized when the simulator is
    * built: per-chip counts, row and column histograms and their axes, and
    * one group of holders. */
   double *xl_cnt, *xl_rows, *xl_cols, *xl_prefix;
@@ -486,8 +486,8 @@ route (NocSim *s, guint src, guint dst)
 }
 
 guint
-noc_sim_route (NocSim *s, guint src, guint dst, guint32 *links,
-               guint max_links)
+elk__noc_sim_route (NocSim *s, guint src, guint dst, guint32 *links,
+                    guint max_links)
 {
   guint n = route (s, src, dst);
   memcpy (links, s->path, MIN (n, max_links) * sizeof (guint32));
@@ -500,7 +500,7 @@ static inline guint manhattan (const NocSim *s, guint a, guint b);
  * distance on the chip's grid or ring, or to the sender's gateway, the
  * inter-chip link, and on from the other chip's gateway. */
 guint
-noc_sim_route_length (NocSim *s, guint src, guint dst)
+elk__noc_sim_route_length (NocSim *s, guint src, guint dst)
 {
   guint cs = src / s->per_chip, cd = dst / s->per_chip, pc = s->per_chip;
 
@@ -549,7 +549,7 @@ axis_sum (const Axis *ax, guint x)
 }
 
 /* The sum of the route lengths from each of the @n cores @h to each of
- * them, as noc_sim_route_length() gives them, which is the bytes x links
+ * them, as elk__noc_sim_route_length() gives them, which is the bytes x links
  * of an exchange among them in units of its chunk.  Small sets pair by
  * pair; larger ones in O(n x chips + chips x (rows + cols)): on a mesh,
  * torus or ring a route's length is a row distance plus a column distance
@@ -557,7 +557,7 @@ axis_sum (const Axis *ax, guint x)
  * and from the other chip's, so it sums over per-chip histograms of the
  * cores' rows and columns. */
 double
-noc_sim_exchange_length (NocSim *s, const guint32 *h, guint n)
+elk__noc_sim_exchange_length (NocSim *s, const guint32 *h, guint n)
 {
   const NocConfig *c = &s->cfg;
   guint K = c->chips, pc = s->per_chip, nr, nc;
@@ -583,7 +583,7 @@ noc_sim_exchange_length (NocSim *s, const guint32 *h, guint n)
     {
       for (guint p = 0; p < n; p++)
         for (guint q = 0; q < n; q++)
-          sum += noc_sim_route_length (s, h[p], h[q]);
+          sum += elk__noc_sim_route_length (s, h[p], h[q]);
       return sum;
     }
   memset (cnt, 0, K * sizeof (double));
@@ -647,7 +647,7 @@ noc_sim_exchange_length (NocSim *s, const guint32 *h, guint n)
  * when no factorisation beats the one-round exchange (n prime, or
  * all-to-all, where every route has the same length). */
 guint
-noc_sim_reduce_split (NocSim *s, const guint32 *h, guint n)
+elk__noc_sim_reduce_split (NocSim *s, const guint32 *h, guint n)
 {
   double best;
   guint best_a = 1;
@@ -656,7 +656,7 @@ noc_sim_reduce_split (NocSim *s, const guint32 *h, guint n)
   if (n < 4)
     return 1;
   /* The one-round exchange: every holder sends 1/n to every other one. */
-  best = noc_sim_exchange_length (s, h, n) / n;
+  best = elk__noc_sim_exchange_length (s, h, n) / n;
   for (guint a = 2; a < n; a++)
     {
       guint b = n / a;
@@ -664,12 +664,12 @@ noc_sim_reduce_split (NocSim *s, const guint32 *h, guint n)
       if (n % a != 0)
         continue;
       for (guint pb = 0; pb < b; pb++)
-        near += noc_sim_exchange_length (s, h + (gsize) pb * a, a);
+        near += elk__noc_sim_exchange_length (s, h + (gsize) pb * a, a);
       for (guint pa = 0; pa < a; pa++)
         {
           for (guint y = 0; y < b; y++)
             g[y] = h[(gsize) y * a + pa];
-          far += noc_sim_exchange_length (s, g, b);
+          far += elk__noc_sim_exchange_length (s, g, b);
         }
       score = near / a + far / n;
       /* Ties keep the fewer rounds (and barriers). */
@@ -683,7 +683,7 @@ noc_sim_reduce_split (NocSim *s, const guint32 *h, guint n)
 }
 
 const char *
-noc_sim_link_name (NocSim *s, guint li, char *buf, gsize len)
+elk__noc_sim_link_name (NocSim *s, guint li, char *buf, gsize len)
 {
   const NocConfig *c = &s->cfg;
   static const char *dirs[] = { "E", "W", "S", "N" };
@@ -905,7 +905,7 @@ place_controllers (NocSim *s, GError **error)
 }
 
 NocSim *
-noc_sim_new (const NocConfig *config, GError **error)
+elk__noc_sim_new (const NocConfig *config, GError **error)
 {
   g_autoptr(NocSim) s = g_new0 (NocSim, 1);
   const NocConfig *c = &s->cfg;
@@ -1029,7 +1029,7 @@ noc_sim_new (const NocConfig *config, GError **error)
 }
 
 void
-noc_sim_free (NocSim *s)
+elk__noc_sim_free (NocSim *s)
 {
   if (s == NULL)
     return;
@@ -1247,8 +1247,8 @@ train_cross (NocSim *s, Train *t)
 
 /* Routes as the transfers walk them, for the tests. */
 guint
-noc_sim_walk_route (NocSim *s, guint src, guint dst, guint32 *links,
-                    guint max_links)
+elk__noc_sim_walk_route (NocSim *s, guint src, guint dst, guint32 *links,
+                         guint max_links)
 {
   Train t = { 0 };
   guint n = 0;
@@ -2289,11 +2289,11 @@ output_rounds (NocSim *s, const ElkOp *op, const ElkPlan *hot)
           ring_fill (L, 0, tout, rout, q);
           for (guint32 p = 0, k = 0; p < rout; p++, k = q[k])
             s->holders[p] = k;
-          split = noc_sim_reduce_split (s, s->holders, rout);
+          split = elk__noc_sim_reduce_split (s, s->holders, rout);
         }
       if (rout > 1 && split > 1)
         {
-          /* Two-level reduce-scatter (noc_sim_reduce_split): an exchange
+          /* Two-level reduce-scatter (elk__noc_sim_reduce_split): an exchange
            * of 1/A chunks among each block of A consecutive holders and an
            * add of A of them, then an exchange of 1/rout chunks among the
            * B = rout / A holders of the same 1/A and an add of B. */
@@ -2942,8 +2942,8 @@ collect_metrics (NocSim *s, gint64 t0, NocStats *stats)
 }
 
 ElkMetrics *
-noc_sim_run (NocSim *s, ElkProgram *program, ElkTrace *trace,
-             NocStats *stats, GError **error)
+elk__noc_sim_run (NocSim *s, ElkProgram *program, ElkTrace *trace,
+                  NocStats *stats, GError **error)
 {
   ElkGraph *graph = elk_program_get_graph (program);
   gint64 t0 = g_get_monotonic_time ();
@@ -2973,7 +2973,7 @@ noc_sim_run (NocSim *s, ElkProgram *program, ElkTrace *trace,
 /* Marks the @n busiest links of the last run for tracing in the next. */
 
 void
-noc_sim_trace_busiest (NocSim *s, ElkTrace *trace, guint n)
+elk__noc_sim_trace_busiest (NocSim *s, ElkTrace *trace, guint n)
 {
   g_autofree guint32 *top = g_new (guint32, n);
   guint got = 0;
@@ -3003,7 +3003,8 @@ noc_sim_trace_busiest (NocSim *s, ElkTrace *trace, guint n)
       char buf[64];
       s->link_tracks = TRUE;
       s->links[top[k]].track = (gint32) elk_trace_add_track (
-        trace, "busiest links", noc_sim_link_name (s, top[k], buf, sizeof buf));
+        trace, "busiest links",
+        elk__noc_sim_link_name (s, top[k], buf, sizeof buf));
     }
 }
 
@@ -3020,8 +3021,8 @@ heat_colour (double u, char *buf, gsize len)
 }
 
 gboolean
-noc_sim_write_link_report (NocSim *s, const char *csv_path,
-                           const char *svg_path, GError **error)
+elk__noc_sim_write_link_report (NocSim *s, const char *csv_path,
+                                const char *svg_path, GError **error)
 {
   const NocConfig *c = &s->cfg;
   double latency = s->last_end;
@@ -3033,7 +3034,7 @@ noc_sim_write_link_report (NocSim *s, const char *csv_path,
       if (!s->links[i].present)
         continue;
       g_string_append_printf (csv, "%s,%.0f,%.9g,%.6f\n",
-                              noc_sim_link_name (s, i, buf, sizeof buf),
+                              elk__noc_sim_link_name (s, i, buf, sizeof buf),
                               s->ls[i].bytes, s->ls[i].busy,
                               latency > 0 ? s->ls[i].busy / latency : 0);
     }

@@ -43,7 +43,7 @@ typedef enum
                         * blocks of nearby holders, then one among the
                         * holders of the same chunk in different blocks */
   NOC_REDUCE_AUTO,     /* exchange on all-to-all, 2-D on mesh, torus and
-                        * ring (resolved by noc_sim_new) */
+                        * ring (resolved by elk__noc_sim_new) */
 } NocReduce;
 
 /* In which order a link serves the transfers that share it. */
@@ -103,30 +103,30 @@ typedef struct
 
 typedef struct _NocSim NocSim;
 
-NocSim *noc_sim_new (const NocConfig *config, GError **error);
-void noc_sim_free (NocSim *sim);
-ElkMetrics *noc_sim_run (NocSim *sim,
-                         ElkProgram *program,
-                         ElkTrace *trace,
-                         NocStats *stats,
-                         GError **error);
-gboolean noc_sim_write_link_report (NocSim *sim,
-                                    const char *csv_path,
-                                    const char *svg_path,
-                                    GError **error);
-guint noc_sim_walk_route (NocSim *sim, guint src_core, guint dst_core,
+NocSim *elk__noc_sim_new (const NocConfig *config, GError **error);
+void elk__noc_sim_free (NocSim *sim);
+ElkMetrics *elk__noc_sim_run (NocSim *sim,
+                              ElkProgram *program,
+                              ElkTrace *trace,
+                              NocStats *stats,
+                              GError **error);
+gboolean elk__noc_sim_write_link_report (NocSim *sim,
+                                         const char *csv_path,
+                                         const char *svg_path,
+                                         GError **error);
+guint elk__noc_sim_walk_route (NocSim *sim, guint src_core, guint dst_core,
                          guint32 *links, guint max_links);
-guint noc_sim_route (NocSim *sim, guint src_core, guint dst_core,
-                     guint32 *links, guint max_links);
-guint noc_sim_route_length (NocSim *sim, guint src_core, guint dst_core);
-double noc_sim_exchange_length (NocSim *sim, const guint32 *cores,
-                                guint n_cores);
-guint noc_sim_reduce_split (NocSim *sim, const guint32 *holders,
-                            guint n_holders);
-void noc_sim_trace_busiest (NocSim *sim, ElkTrace *trace, guint n);
-const char *noc_sim_link_name (NocSim *sim, guint link, char *buf,
-                               gsize len);
+guint elk__noc_sim_route (NocSim *sim, guint src_core, guint dst_core,
+                          guint32 *links, guint max_links);
+guint elk__noc_sim_route_length (NocSim *sim, guint src_core, guint dst_core);
+double elk__noc_sim_exchange_length (NocSim *sim, const guint32 *cores,
+                                     guint n_cores);
+guint elk__noc_sim_reduce_split (NocSim *sim, const guint32 *holders,
+                                 guint n_holders);
+void elk__noc_sim_trace_busiest (NocSim *sim, ElkTrace *trace, guint n);
+const char *elk__noc_sim_link_name (NocSim *sim, guint link, char *buf,
+                                    gsize len);
 
-G_DEFINE_AUTOPTR_CLEANUP_FUNC (NocSim, noc_sim_free)
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (NocSim, elk__noc_sim_free)
 
 G_END_DECLS

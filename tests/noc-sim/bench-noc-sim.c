@@ -61,7 +61,7 @@ sim_for (const ElkChipSpec *spec, guint arbitration)
   c.arbitration = (NocArbitration) arbitration;
   c.inter_chip_bw = spec->inter_chip_bw;
   c.packet_bytes = 4096;
-  s = noc_sim_new (&c, &error);
+  s = elk__noc_sim_new (&c, &error);
   g_assert_no_error (error);
   return s;
 }
@@ -122,7 +122,7 @@ main (int argc, char *argv[])
           double cpu;
 
           getrusage (RUSAGE_SELF, &ru0);
-          m = noc_sim_run (sim, program, NULL, &st, &error);
+          m = elk__noc_sim_run (sim, program, NULL, &st, &error);
           g_assert_no_error (error);
           getrusage (RUSAGE_SELF, &ru);
           cpu = (ru.ru_utime.tv_sec - ru0.ru_utime.tv_sec)

@@ -54,7 +54,7 @@ make_sim (ElkTopology topo, guint cores, guint rows, guint cols)
   c.hbm_port_bw = 1e9;
   c.packet_bytes = 4096;
   c.clock_hz = 1e9;
-  s = noc_sim_new (&c, &error);
+  s = elk__noc_sim_new (&c, &error);
   g_assert_no_error (error);
   return s;
 }
@@ -71,11 +71,11 @@ test_routes (void)
     g_autoptr(NocSim) s = make_sim (ELK_TOPOLOGY_MESH, 16, 4, 4);
     const guint32 want[] = { 0 * 4 + 0, 1 * 4 + 0, 2 * 4 + 0,
                              3 * 4 + 2, 7 * 4 + 2, 11 * 4 + 2 };
-    n = noc_sim_route (s, 0, 15, p, 64);
+    n = elk__noc_sim_route (s, 0, 15, p, 64);
     g_assert_cmpuint (n, ==, 6);
     g_assert_cmpmem (p, n * sizeof (guint32), want, sizeof want);
     /* Back again: west first (X before Y), then north. */
-    n = noc_sim_route (s, 15, 0, p, 64);
+    n = elk__noc_sim_route (s, 15, 0, p, 64);
     g_assert_cmpuint (n, ==, 6);
     g_assert_cmpuint (p[0], ==, 15 * 4 + 1);
     g_assert_cmpuint (p[5], ==, 4 * 4 + 3);
@@ -99,9 +99,9 @@ test_routes (void)
       c.packet_bytes = 4096;
       c.clock_hz = 1e9;
       c.gateway = single ? NOC_GATEWAY_SINGLE : NOC_GATEWAY_EDGE;
-      s = noc_sim_new (&c, &error);
+      s = elk__noc_sim_new (&c, &error);
       g_assert_no_error (error);
-      n = noc_sim_route (s, 5, 22, p, 64);
+      n = elk__noc_sim_route (s, 5, 22, p, 64);
       g_assert_cmpuint (n, ==, single ? 7 : 5);
       g_assert_cmpuint (p[0], ==, 5 * 4 + 0);
       /* The inter-chip link comes after 4 links per router, 2 controller
@@ -113,10 +113,10 @@ test_routes (void)
     /* 4x4 torus: (0,0) to (0,3) is one hop west over the wrap-around;
      * (0,0) to (2,2) takes two east and two south (ties go forward). */
     g_autoptr(NocSim) s = make_sim (ELK_TOPOLOGY_TORUS, 16, 4, 4);
-    n = noc_sim_route (s, 0, 3, p, 64);
+    n = elk__noc_sim_route (s, 0, 3, p, 64);
     g_assert_cmpuint (n, ==, 1);
     g_assert_cmpuint (p[0], ==, 0 * 4 + 1);
-    n = noc_sim_route (s, 0, 10, p, 64);
+    n = elk__noc_sim_route (s, 0, 10, p, 64);
     g_assert_cmpuint (n, ==, 4);
     g_assert_cmpuint (p[0], ==, 0 * 4 + 0);
     g_assert_cmpuint (p[3], ==, 6 * 4 + 2);
@@ -124,7 +124,7 @@ test_routes (void)
   {
     /* Ring of 8: 0 to 5 goes counter-clockwise, 3 hops. */
     g_autoptr(NocSim) s = make_sim (ELK_TOPOLOGY_RING, 8, 0, 0);
-    n = noc_sim_route (s, 0, 5, p, 64);
+    n = elk__noc_sim_route (s, 0, 5, p, 64);
     g_assert_cmpuint (n, ==, 3);
     g_assert_cmpuint (p[0], ==, 0 * 2 + 1);
     g_assert_cmpuint (p[2], ==, 6 * 2 + 1);
@@ -154,18 +154,18 @@ test_routes (void)
             c.packet_bytes = 4096;
             c.clock_hz = 1e9;
             c.gateway = gw ? NOC_GATEWAY_SINGLE : NOC_GATEWAY_EDGE;
-            s = noc_sim_new (&c, &error);
+            s = elk__noc_sim_new (&c, &error);
             g_assert_no_error (error);
             for (guint a = 0; a < c.cores; a++)
               for (guint b = 0; b < c.cores; b++)
                 {
-                  guint nw = noc_sim_walk_route (s, a, b, q, 64);
-                  n = noc_sim_route (s, a, b, p, 64);
+                  guint nw = elk__noc_sim_walk_route (s, a, b, q, 64);
+                  n = elk__noc_sim_route (s, a, b, p, 64);
                   g_assert_cmpuint (nw, ==, n);
                   g_assert_cmpmem (q, nw * sizeof (guint32), p,
                                    n * sizeof (guint32));
                   /* The O(1) length reduce=2d chooses its blocks by. */
-                  g_assert_cmpuint (noc_sim_route_length (s, a, b), ==, n);
+                  g_assert_cmpuint (elk__noc_sim_route_length (s, a, b), ==, n);
                 }
             /* And the sums over sets of cores it scores exchanges with
              * (pair by pair for a few cores, from histograms for more):
@@ -181,8 +181,8 @@ test_routes (void)
                     h[nh++] = a;
                 for (guint i = 0; i < nh; i++)
                   for (guint j = 0; j < nh; j++)
-                    brute += noc_sim_route_length (s, h[i], h[j]);
-                g_assert_cmpfloat (noc_sim_exchange_length (s, h, nh), ==,
+                    brute += elk__noc_sim_route_length (s, h[i], h[j]);
+                g_assert_cmpfloat (elk__noc_sim_exchange_length (s, h, nh), ==,
                                    brute);
               }
           }
@@ -190,7 +190,7 @@ test_routes (void)
   {
     /* All-to-all: the source's egress port, the destination's ingress. */
     g_autoptr(NocSim) s = make_sim (ELK_TOPOLOGY_ALL_TO_ALL, 16, 0, 0);
-    n = noc_sim_route (s, 3, 9, p, 64);
+    n = elk__noc_sim_route (s, 3, 9, p, 64);
     g_assert_cmpuint (n, ==, 2);
     g_assert_cmpuint (p[0], ==, 3);
     g_assert_cmpuint (p[1], ==, 16 + 9);
@@ -645,18 +645,18 @@ test_reduce_split (void)
     h[i] = i;
   {
     g_autoptr(NocSim) s = make_sim (ELK_TOPOLOGY_MESH, 16, 4, 4);
-    g_assert_cmpuint (noc_sim_reduce_split (s, h, 16), ==, 4);
-    g_assert_cmpuint (noc_sim_reduce_split (s, h, 4), ==, 2);
-    g_assert_cmpuint (noc_sim_reduce_split (s, h, 5), ==, 1);
-    g_assert_cmpuint (noc_sim_reduce_split (s, h, 2), ==, 1);
+    g_assert_cmpuint (elk__noc_sim_reduce_split (s, h, 16), ==, 4);
+    g_assert_cmpuint (elk__noc_sim_reduce_split (s, h, 4), ==, 2);
+    g_assert_cmpuint (elk__noc_sim_reduce_split (s, h, 5), ==, 1);
+    g_assert_cmpuint (elk__noc_sim_reduce_split (s, h, 2), ==, 1);
   }
   {
     g_autoptr(NocSim) s = make_sim (ELK_TOPOLOGY_TORUS, 16, 4, 4);
-    g_assert_cmpuint (noc_sim_reduce_split (s, h, 16), ==, 4);
+    g_assert_cmpuint (elk__noc_sim_reduce_split (s, h, 16), ==, 4);
   }
   {
     g_autoptr(NocSim) s = make_sim (ELK_TOPOLOGY_ALL_TO_ALL, 16, 0, 0);
-    g_assert_cmpuint (noc_sim_reduce_split (s, h, 16), ==, 1);
+    g_assert_cmpuint (elk__noc_sim_reduce_split (s, h, 16), ==, 1);
   }
 }
 
