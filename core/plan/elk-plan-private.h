@@ -1,7 +1,7 @@
 /* elk-plan-private.h: the plan-space search state shared by the files of
  * core/plan.  Nothing here is installed.
  *
- * One ElkPlanSearch enumerates the plans of one operator on one chip.  It
+ * One PlanSearch enumerates the plans of one operator on one chip.  It
  * is allocated once per table and reused for every spatial vector, so that
  * the inner loops (temporal enumeration and the cost of one plan) touch
  * only memory that already exists: no allocation per plan.
@@ -30,7 +30,7 @@ typedef enum
   ELK_PLAN_DIM_M,
   ELK_PLAN_DIM_N,
   ELK_PLAN_DIM_K,
-} ElkPlanDimClass;
+} PlanDimClass;
 
 /* One candidate column of the temporal matrix: the rotation factors of
  * every operand along one loop dimension, with everything a plan's cost
@@ -46,7 +46,7 @@ typedef struct
   guint8 n_rounds;
   guint8 round_mask[ELK_PLAN_MAX_ROUNDS];
   guint32 round_shifts[ELK_PLAN_MAX_ROUNDS];
-} ElkDimCand;
+} PlanDimCand;
 
 /* The per-plan figures in cost-model units (cycles, bytes per core). */
 typedef struct
@@ -63,15 +63,15 @@ typedef struct
   double shift_bytes;               /* per core, over all steps */
   double shuffle_bytes;             /* per core */
   guint64 shift_events;
-} ElkPlanEval;
+} PlanEval;
 
-typedef struct _ElkPlanSearch ElkPlanSearch;
+typedef struct _PlanSearch PlanSearch;
 
-typedef void (*ElkPlanLeafFunc) (ElkPlanSearch *s,
-                                 const ElkDimCand *const *chosen,
-                                 gpointer user_data);
+typedef void (*PlanLeafFunc) (PlanSearch *s,
+                              const PlanDimCand *const *chosen,
+                              gpointer user_data);
 
-struct _ElkPlanSearch
+struct _PlanSearch
 {
   /* The operator, copied into flat arrays. */
   const ElkOp *op;
@@ -85,7 +85,7 @@ struct _ElkPlanSearch
   double elem_bytes[ELK_MAX_OPERANDS];
   guint64 elem_bytes_int[ELK_MAX_OPERANDS]; /* 0 if not a whole number */
   gboolean cold_operand[ELK_MAX_OPERANDS];  /* HBM-sourced input */
-  ElkPlanDimClass dim_class[ELK_MAX_DIMS];
+  PlanDimClass dim_class[ELK_MAX_DIMS];
   double mm_inner;
   double mm_block_k;
 
@@ -110,7 +110,7 @@ struct _ElkPlanSearch
   guint32 cores_used;
 
   /* Temporal candidates of the current spatial vector, per dimension. */
-  ElkDimCand *cands;
+  PlanDimCand *cands;
   guint n_cands;
   guint cands_alloc;
   guint cand_start[ELK_MAX_DIMS + 1];
@@ -124,40 +124,40 @@ struct _ElkPlanSearch
   gboolean artifact_order;
 
   /* Enumeration state. */
-  ElkPlanLeafFunc leaf;
+  PlanLeafFunc leaf;
   gpointer leaf_data;
   guint64 n_leaves;
   guint64 n_spatial;
 };
 
-ElkPlanSearch *elk__plan_search_new (const ElkGraph *graph,
-                                     const ElkOp *op,
-                                     const ElkChipSpec *spec,
-                                     const ElkPlanOptions *options);
-void elk__plan_search_free (ElkPlanSearch *s);
+PlanSearch *elk__plan_search_new (const ElkGraph *graph,
+                                  const ElkOp *op,
+                                  const ElkChipSpec *spec,
+                                  const ElkPlanOptions *options);
+void elk__plan_search_free (PlanSearch *s);
 
-void elk__plan_search_set_spatial (ElkPlanSearch *s, const guint32 *spatial);
-void elk__plan_search_build_cands (ElkPlanSearch *s,
+void elk__plan_search_set_spatial (PlanSearch *s, const guint32 *spatial);
+void elk__plan_search_build_cands (PlanSearch *s,
                                    const ElkPlan *multiple_of);
-void elk__plan_search_temporal (ElkPlanSearch *s);
-void elk__plan_search_spatial (ElkPlanSearch *s);
+void elk__plan_search_temporal (PlanSearch *s);
+void elk__plan_search_spatial (PlanSearch *s);
 
-gboolean elk__plan_search_eval (const ElkPlanSearch *s,
-                                const ElkDimCand *const *chosen,
-                                ElkPlanEval *e,
+gboolean elk__plan_search_eval (const PlanSearch *s,
+                                const PlanDimCand *const *chosen,
+                                PlanEval *e,
                                 gboolean hot_limit);
-void elk__plan_search_fill (const ElkPlanSearch *s,
-                            const ElkDimCand *const *chosen,
-                            const ElkPlanEval *e,
+void elk__plan_search_fill (const PlanSearch *s,
+                            const PlanDimCand *const *chosen,
+                            const PlanEval *e,
                             ElkPlan *plan);
-double elk__plan_search_warmup (const ElkPlanSearch *s,
+double elk__plan_search_warmup (const PlanSearch *s,
                                 const ElkPlan *cold,
                                 const ElkPlan *hot,
                                 double *noc_bytes);
-gboolean elk__plan_search_check (ElkPlanSearch *s,
+gboolean elk__plan_search_check (PlanSearch *s,
                                  const ElkPlan *plan,
-                                 const ElkDimCand **chosen,
-                                 ElkDimCand *storage,
+                                 const PlanDimCand **chosen,
+                                 PlanDimCand *storage,
                                  GError **error);
 
 char *elk__plan_describe_op (const ElkOp *op);

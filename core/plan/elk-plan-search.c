@@ -49,13 +49,13 @@ gcd32 (guint32 a, guint32 b)
   return a;
 }
 
-ElkPlanSearch *
+PlanSearch *
 elk__plan_search_new (const ElkGraph *graph,
                       const ElkOp *op,
                       const ElkChipSpec *spec,
                       const ElkPlanOptions *options)
 {
-  ElkPlanSearch *s = g_new0 (ElkPlanSearch, 1);
+  PlanSearch *s = g_new0 (PlanSearch, 1);
   double work = 1.0, max_extent = 0.0, base_u, base_p, small;
 
   s->op = op;
@@ -153,12 +153,12 @@ elk__plan_search_new (const ElkGraph *graph,
     s->pad_floor = options->padding_floor;
 
   s->cands_alloc = 256;
-  s->cands = g_new (ElkDimCand, s->cands_alloc);
+  s->cands = g_new (PlanDimCand, s->cands_alloc);
   return s;
 }
 
 void
-elk__plan_search_free (ElkPlanSearch *s)
+elk__plan_search_free (PlanSearch *s)
 {
   if (s == NULL)
     return;
@@ -167,7 +167,7 @@ elk__plan_search_free (ElkPlanSearch *s)
 }
 
 void
-elk__plan_search_set_spatial (ElkPlanSearch *s, const guint32 *spatial)
+elk__plan_search_set_spatial (PlanSearch *s, const guint32 *spatial)
 {
   guint64 used = 1;
 
@@ -217,9 +217,9 @@ list_divisors (guint32 n, guint32 *out, guint *n_out)
  * FALSE if the column breaks a rule that does not depend on the other
  * columns. */
 static gboolean
-finish_cand_full (const ElkPlanSearch *s,
+finish_cand_full (const PlanSearch *s,
                   guint d,
-                  ElkDimCand *c,
+                  PlanDimCand *c,
                   gboolean floors,
                   gboolean extent)
 {
@@ -279,18 +279,18 @@ finish_cand_full (const ElkPlanSearch *s,
 }
 
 static gboolean
-finish_cand (const ElkPlanSearch *s, guint d, ElkDimCand *c, gboolean floors)
+finish_cand (const PlanSearch *s, guint d, PlanDimCand *c, gboolean floors)
 {
   return finish_cand_full (s, d, c, floors, TRUE);
 }
 
 static void
-push_cand (ElkPlanSearch *s, const ElkDimCand *c)
+push_cand (PlanSearch *s, const PlanDimCand *c)
 {
   if (s->n_cands == s->cands_alloc)
     {
       s->cands_alloc *= 2;
-      s->cands = g_renew (ElkDimCand, s->cands, s->cands_alloc);
+      s->cands = g_renew (PlanDimCand, s->cands, s->cands_alloc);
     }
   s->cands[s->n_cands++] = *c;
 }
@@ -299,17 +299,17 @@ push_cand (ElkPlanSearch *s, const ElkDimCand *c)
  * keeping the factors above 1 pairwise comparable under divisibility (a
  * divisibility chain). */
 static void
-gen_cands (ElkPlanSearch *s,
+gen_cands (PlanSearch *s,
            guint d,
            guint v,
-           ElkDimCand *c,
+           PlanDimCand *c,
            const ElkPlan *multiple_of)
 {
   guint32 need;
 
   if (v == s->n_operands)
     {
-      ElkDimCand done = *c;
+      PlanDimCand done = *c;
       if (finish_cand (s, d, &done, TRUE))
         push_cand (s, &done);
       return;
@@ -348,15 +348,15 @@ gen_cands (ElkPlanSearch *s,
 
 /* Python's order on lists of tuples: element-wise, a prefix first. */
 static gint
-compare_cand_lists (const ElkPlanSearch *s, guint a, guint b)
+compare_cand_lists (const PlanSearch *s, guint a, guint b)
 {
   guint na = s->cand_start[a + 1] - s->cand_start[a];
   guint nb = s->cand_start[b + 1] - s->cand_start[b];
 
   for (guint i = 0; i < MIN (na, nb); i++)
     {
-      const ElkDimCand *x = &s->cands[s->cand_start[a] + i];
-      const ElkDimCand *y = &s->cands[s->cand_start[b] + i];
+      const PlanDimCand *x = &s->cands[s->cand_start[a] + i];
+      const PlanDimCand *y = &s->cands[s->cand_start[b] + i];
       for (guint v = 0; v < s->n_operands; v++)
         if (x->t[v] != y->t[v])
           return x->t[v] < y->t[v] ? -1 : 1;
@@ -371,10 +371,10 @@ compare_cand_lists (const ElkPlanSearch *s, guint a, guint b)
  * re-finished for the dimension they land on, without the extent and
  * padding checks, which the artifact applied at the original dimension. */
 static void
-artifact_reorder (ElkPlanSearch *s)
+artifact_reorder (PlanSearch *s)
 {
   guint order[ELK_MAX_DIMS];
-  ElkDimCand *moved = g_new (ElkDimCand, MAX (s->n_cands, 1u));
+  PlanDimCand *moved = g_new (PlanDimCand, MAX (s->n_cands, 1u));
   guint start[ELK_MAX_DIMS + 1];
   guint n = 0;
 
@@ -401,7 +401,7 @@ artifact_reorder (ElkPlanSearch *s)
         }
     }
   start[s->n_dims] = n;
-  memcpy (s->cands, moved, n * sizeof (ElkDimCand));
+  memcpy (s->cands, moved, n * sizeof (PlanDimCand));
   memcpy (s->cand_start, start, sizeof (start));
   g_free (moved);
 }
@@ -415,7 +415,7 @@ artifact_reorder (ElkPlanSearch *s)
  * vector, in dimension order.
  */
 void
-elk__plan_search_build_cands (ElkPlanSearch *s, const ElkPlan *multiple_of)
+elk__plan_search_build_cands (PlanSearch *s, const ElkPlan *multiple_of)
 {
   for (guint v = 0; v < s->n_operands; v++)
     list_divisors (s->replicas[v], s->divisors[v], &s->n_divisors[v]);
@@ -423,7 +423,7 @@ elk__plan_search_build_cands (ElkPlanSearch *s, const ElkPlan *multiple_of)
   s->n_cands = 0;
   for (guint d = 0; d < s->n_dims; d++)
     {
-      ElkDimCand c;
+      PlanDimCand c;
 
       memset (&c, 0, sizeof (c));
       s->cand_start[d] = s->n_cands;
@@ -435,9 +435,9 @@ elk__plan_search_build_cands (ElkPlanSearch *s, const ElkPlan *multiple_of)
 }
 
 static void
-temporal_dfs (ElkPlanSearch *s,
+temporal_dfs (PlanSearch *s,
               guint d,
-              const ElkDimCand **chosen,
+              const PlanDimCand **chosen,
               const guint32 *prod,
               double pad,
               guint rot_dims,
@@ -452,7 +452,7 @@ temporal_dfs (ElkPlanSearch *s,
 
   for (guint i = s->cand_start[d]; i < s->cand_start[d + 1]; i++)
     {
-      const ElkDimCand *c = &s->cands[i];
+      const PlanDimCand *c = &s->cands[i];
       guint32 next[ELK_MAX_OPERANDS];
       double next_pad = pad * c->pad;
       gboolean ok = TRUE;
@@ -501,16 +501,16 @@ temporal_dfs (ElkPlanSearch *s,
  * built from the current candidate columns.
  */
 void
-elk__plan_search_temporal (ElkPlanSearch *s)
+elk__plan_search_temporal (PlanSearch *s)
 {
-  const ElkDimCand *chosen[ELK_MAX_DIMS];
+  const PlanDimCand *chosen[ELK_MAX_DIMS];
   guint32 prod[ELK_MAX_OPERANDS] = { 1, 1, 1, 1 };
 
   temporal_dfs (s, 0, chosen, prod, 1.0, 0, 0);
 }
 
 static void
-spatial_dfs (ElkPlanSearch *s,
+spatial_dfs (PlanSearch *s,
              guint d,
              guint64 used,
              double pad,
@@ -559,7 +559,7 @@ spatial_dfs (ElkPlanSearch *s,
  * for each of its temporal matrices.
  */
 void
-elk__plan_search_spatial (ElkPlanSearch *s)
+elk__plan_search_spatial (PlanSearch *s)
 {
   double rem_max[ELK_MAX_DIMS + 1];
   guint32 parts[ELK_MAX_DIMS];
@@ -613,7 +613,7 @@ reduce_cycles (const ElkCostCoeffs *cc, double out, double batch)
  * artifact the larger of m and n plays m, unless both are at most one
  * n block. */
 static double
-matmul_cycles (const ElkPlanSearch *s,
+matmul_cycles (const PlanSearch *s,
                guint64 b,
                guint64 m,
                guint64 k,
@@ -643,7 +643,7 @@ matmul_cycles (const ElkPlanSearch *s,
 }
 
 static double
-compute_cycles (const ElkPlanSearch *s, const ElkDimCand *const *chosen)
+compute_cycles (const PlanSearch *s, const PlanDimCand *const *chosen)
 {
   const ElkCostCoeffs *cc = s->cc;
   guint64 cls[4] = { 1, 1, 1, 1 };
@@ -688,7 +688,7 @@ compute_cycles (const ElkPlanSearch *s, const ElkDimCand *const *chosen)
 }
 
 static guint64
-piece_bytes (const ElkPlanSearch *s, guint v, double elems)
+piece_bytes (const PlanSearch *s, guint v, double elems)
 {
   if (s->elem_bytes_int[v] != 0)
     return (guint64) elems * s->elem_bytes_int[v];
@@ -703,9 +703,9 @@ piece_bytes (const ElkPlanSearch *s, guint v, double elems)
  * The footprints and the time of the plan made of the columns @chosen.
  */
 gboolean
-elk__plan_search_eval (const ElkPlanSearch *s,
-                       const ElkDimCand *const *chosen,
-                       ElkPlanEval *e,
+elk__plan_search_eval (const PlanSearch *s,
+                       const PlanDimCand *const *chosen,
+                       PlanEval *e,
                        gboolean hot_limit)
 {
   const ElkCostCoeffs *cc = s->cc;
@@ -763,7 +763,7 @@ elk__plan_search_eval (const ElkPlanSearch *s,
    * depth i runs once per iteration of the rounds outside it. */
   for (guint d = 0; d < s->n_dims; d++)
     {
-      const ElkDimCand *c = chosen[d];
+      const PlanDimCand *c = chosen[d];
       for (guint i = 0; i < c->n_rounds; i++)
         {
           double b = 0;
@@ -869,9 +869,9 @@ elk__plan_search_eval (const ElkPlanSearch *s,
  * memcmp.
  */
 void
-elk__plan_search_fill (const ElkPlanSearch *s,
-                       const ElkDimCand *const *chosen,
-                       const ElkPlanEval *e,
+elk__plan_search_fill (const PlanSearch *s,
+                       const PlanDimCand *const *chosen,
+                       const PlanEval *e,
                        ElkPlan *plan)
 {
   double hz = s->spec->clock_hz;
@@ -913,7 +913,7 @@ elk__plan_search_fill (const ElkPlanSearch *s,
  * pieces, and every operand with rho_v > 1 pays rho_v syncs.
  */
 double
-elk__plan_search_warmup (const ElkPlanSearch *s,
+elk__plan_search_warmup (const PlanSearch *s,
                          const ElkPlan *cold,
                          const ElkPlan *hot,
                          double *noc_bytes)
@@ -946,10 +946,10 @@ elk__plan_search_warmup (const ElkPlanSearch *s,
  * the search to its spatial vector and builds its columns in @storage.
  */
 gboolean
-elk__plan_search_check (ElkPlanSearch *s,
+elk__plan_search_check (PlanSearch *s,
                         const ElkPlan *plan,
-                        const ElkDimCand **chosen,
-                        ElkDimCand *storage,
+                        const PlanDimCand **chosen,
+                        PlanDimCand *storage,
                         GError **error)
 {
   guint64 used = 1;
@@ -984,9 +984,9 @@ elk__plan_search_check (ElkPlanSearch *s,
 
   for (guint d = 0; d < s->n_dims; d++)
     {
-      ElkDimCand *c = &storage[d];
+      PlanDimCand *c = &storage[d];
 
-      memset (c, 0, sizeof (ElkDimCand));
+      memset (c, 0, sizeof (PlanDimCand));
       for (guint v = 0; v < s->n_operands; v++)
         {
           guint32 t = plan->temporal[d][v];

@@ -470,10 +470,10 @@ elk_plan_evaluate (const ElkGraph *graph,
                    ElkPlan *plan,
                    GError **error)
 {
-  ElkPlanSearch *s;
-  const ElkDimCand *chosen[ELK_MAX_DIMS];
-  ElkDimCand storage[ELK_MAX_DIMS];
-  ElkPlanEval e;
+  PlanSearch *s;
+  const PlanDimCand *chosen[ELK_MAX_DIMS];
+  PlanDimCand storage[ELK_MAX_DIMS];
+  PlanEval e;
   ElkPlan in;
   gboolean ok;
 
@@ -516,7 +516,7 @@ elk_plan_get_warmup (const ElkGraph *graph,
                      double *noc_bytes,
                      GError **error)
 {
-  ElkPlanSearch *s;
+  PlanSearch *s;
   double cycles;
   const ElkOp *o;
 

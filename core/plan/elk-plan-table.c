@@ -97,9 +97,9 @@ artifact_front (GArray *records)
 
 static void
 artifact_record (Pass1 *p,
-                 ElkPlanSearch *s,
-                 const ElkDimCand *const *chosen,
-                 const ElkPlanEval *e)
+                 PlanSearch *s,
+                 const PlanDimCand *const *chosen,
+                 const PlanEval *e)
 {
   gpointer key = GSIZE_TO_POINTER ((gsize) e->hot);
   double *best = g_hash_table_lookup (p->best_by_size, key);
@@ -125,10 +125,10 @@ artifact_record (Pass1 *p,
 
 /* Inserts the plan into the Pareto front unless a kept plan dominates it. */
 static void
-pass1_leaf (ElkPlanSearch *s, const ElkDimCand *const *chosen, gpointer data)
+pass1_leaf (PlanSearch *s, const PlanDimCand *const *chosen, gpointer data)
 {
   Pass1 *p = data;
-  ElkPlanEval e;
+  PlanEval e;
   guint lo = 0, hi, pos, end;
 
   if (!elk__plan_search_eval (s, chosen, &e, TRUE))
@@ -206,10 +206,10 @@ typedef struct
 } Pass2;
 
 static void
-pass2_leaf (ElkPlanSearch *s, const ElkDimCand *const *chosen, gpointer data)
+pass2_leaf (PlanSearch *s, const PlanDimCand *const *chosen, gpointer data)
 {
   Pass2 *p = data;
-  ElkPlanEval e;
+  PlanEval e;
   ElkPlan cold;
   double warm, noc, score;
   ColdEntry *found = NULL;
@@ -288,7 +288,7 @@ pair_equal (gconstpointer a, gconstpointer b)
  * factor of the same (column, operand), columns as the quirk placed
  * them. */
 static gboolean
-is_multiple_of (const ElkPlanSearch *s, const ElkPlan *cold,
+is_multiple_of (const PlanSearch *s, const ElkPlan *cold,
                 const ElkPlan *hot)
 {
   for (guint d = 0; d < s->n_dims; d++)
@@ -306,12 +306,12 @@ is_multiple_of (const ElkPlanSearch *s, const ElkPlan *cold,
  * better; visiting in the same order with the same rule keeps its
  * choice on ties. */
 static void
-artifact_pass2_leaf (ElkPlanSearch *s,
-                     const ElkDimCand *const *chosen,
+artifact_pass2_leaf (PlanSearch *s,
+                     const PlanDimCand *const *chosen,
                      gpointer data)
 {
   ArtifactPass2 *p = data;
-  ElkPlanEval e;
+  PlanEval e;
   ElkPlan cold;
   gboolean filled = FALSE;
 
@@ -388,7 +388,7 @@ hot_ref_compare (gconstpointer a, gconstpointer b)
  * @list (indices into the sorted @records): the spatial vectors of the
  * list are walked once each, in enumeration order. */
 static void
-artifact_pass2 (ElkPlanSearch *s,
+artifact_pass2 (PlanSearch *s,
                 const GArray *records,
                 const GArray *list,
                 GArray *entries)
@@ -518,7 +518,7 @@ elk__plan_build_table_stats (const ElkGraph *graph,
                              guint *n_artifact_front,
                              GError **error)
 {
-  ElkPlanSearch *s = elk__plan_search_new (graph, op, spec, options);
+  PlanSearch *s = elk__plan_search_new (graph, op, spec, options);
   Pass1 p1 = { .min_hot = G_MAXUINT64 };
   GArray *entries;
   GArray *artifact_list = NULL;

@@ -183,7 +183,7 @@ test_decode_cold_hot (void)
   g_autoptr (ElkGraph) graph = matmul_graph_full (32, 5120, 5120, TRUE);
   const ElkOp *op = elk_graph_get_op (graph, 0);
   ElkPlanTable table, ours;
-  ElkPlanSearch *s = elk__plan_search_new (graph, op, spec, NULL);
+  PlanSearch *s = elk__plan_search_new (graph, op, spec, NULL);
   GError *error = NULL;
 
   g_assert_true (elk__plan_build_table (graph, op, spec, NULL, TRUE, &table,
