@@ -10,18 +10,18 @@ typedef struct
   char *name;
   GValue value;
   int line;
-} ElkParamEntry;
+} ParamEntry;
 
 /* A <frontend>, <chip>, <allocator>, <scheduler> or <plans> (kind
  * ELK_TYPE_PLAN_PARAMS, a libelk type rather than a plugin). */
-typedef struct _ElkComponent ElkComponent;
-struct _ElkComponent
+typedef struct _Component Component;
+struct _Component
 {
   GType kind;
   const ElkFeature *feature;
   char *label;                /* schedulers only */
-  GPtrArray *params;          /* ElkParamEntry * */
-  ElkComponent *allocator;    /* schedulers only, optional */
+  GPtrArray *params;          /* ParamEntry * */
+  Component *allocator;    /* schedulers only, optional */
   int line;
   gboolean bound;             /* schedulers only: measured as a bound */
 };
@@ -30,12 +30,12 @@ struct _ElkComponent
 typedef struct
 {
   char *text;                 /* the param attribute as written */
-  ElkComponent *component;
+  Component *component;
   char *property;
   GArray *values;             /* GValue */
   GPtrArray *texts;           /* char *, as written */
   int line;
-} ElkAxis;
+} Axis;
 
 struct _ElkExperiment
 {
@@ -49,15 +49,15 @@ struct _ElkExperiment
   char *output_dir;
   gboolean trace;             /* <output trace="true"> */
   gint trace_point;           /* --trace POINT, or -1 */
-  ElkComponent *frontend;
-  ElkComponent *chip;
-  ElkComponent *allocator;    /* default, optional */
-  ElkComponent *plans;        /* <plans>, or one without params */
-  GPtrArray *schedulers;      /* ElkComponent * */
-  GPtrArray *axes;            /* ElkAxis * */
+  Component *frontend;
+  Component *chip;
+  Component *allocator;    /* default, optional */
+  Component *plans;        /* <plans>, or one without params */
+  GPtrArray *schedulers;      /* Component * */
+  GPtrArray *axes;            /* Axis * */
   guint n_points;
   gboolean quick;             /* elk_experiment_set_quick() */
 };
 
-ElkComponent *elk__experiment_allocator_for (ElkExperiment *self,
-                                             guint scheduler_index);
+Component *elk__experiment_allocator_for (ElkExperiment *self,
+                                          guint scheduler_index);

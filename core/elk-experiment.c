@@ -34,7 +34,7 @@ extern const char elk__experiment_schema[];
 G_DEFINE_FINAL_TYPE (ElkExperiment, elk_experiment, G_TYPE_OBJECT)
 
 static void
-param_entry_free (ElkParamEntry *entry)
+param_entry_free (ParamEntry *entry)
 {
   g_free (entry->name);
   g_value_unset (&entry->value);
@@ -42,7 +42,7 @@ param_entry_free (ElkParamEntry *entry)
 }
 
 static void
-component_free (ElkComponent *component)
+component_free (Component *component)
 {
   if (component == NULL)
     return;
@@ -53,7 +53,7 @@ component_free (ElkComponent *component)
 }
 
 static void
-axis_free (ElkAxis *axis)
+axis_free (Axis *axis)
 {
   g_free (axis->text);
   g_free (axis->property);
@@ -258,7 +258,7 @@ is_element (xmlNode *node, const char *name)
 
 /* "frontend 'llama'" or "<plans>", as messages name a component. */
 static char *
-describe (const ElkComponent *c)
+describe (const Component *c)
 {
   if (c->kind == ELK_TYPE_PLAN_PARAMS)
     return g_strdup ("<plans>");
@@ -288,7 +288,7 @@ plans_feature (void)
  * file:line and the component. */
 static GParamSpec *
 find_param (ElkExperiment *self,
-            ElkComponent *c,
+            Component *c,
             const char *name,
             int line,
             GError **error)
@@ -313,7 +313,7 @@ find_param (ElkExperiment *self,
 
 static gboolean
 convert_value (ElkExperiment *self,
-               ElkComponent *c,
+               Component *c,
                GParamSpec *pspec,
                const char *text,
                int line,
@@ -334,7 +334,7 @@ convert_value (ElkExperiment *self,
   return TRUE;
 }
 
-static ElkComponent *
+static Component *
 load_component (ElkExperiment *self,
                 ElkRegistry *registry,
                 xmlNode *node,
@@ -345,7 +345,7 @@ load_component (ElkExperiment *self,
   g_autofree char *plugin_file = get_prop (node, "plugin");
   g_autoptr (GError) local_error = NULL;
   const ElkFeature *feature;
-  ElkComponent *c;
+  Component *c;
   int line = (int) xmlGetLineNo (node);
 
   /* plugin="..." says which plugin file provides the feature: a path
@@ -368,7 +368,7 @@ load_component (ElkExperiment *self,
       return NULL;
     }
 
-  c = g_new0 (ElkComponent, 1);
+  c = g_new0 (Component, 1);
   c->kind = kind;
   c->feature = feature;
   c->line = line;
@@ -396,11 +396,11 @@ load_component (ElkExperiment *self,
           xmlChar *text = xmlNodeGetContent (child);
           int pline = (int) xmlGetLineNo (child);
           GParamSpec *pspec;
-          ElkParamEntry *entry;
+          ParamEntry *entry;
           gboolean ok;
 
           for (guint i = 0; i < c->params->len; i++)
-            if (strcmp (((ElkParamEntry *) c->params->pdata[i])->name, pname)
+            if (strcmp (((ParamEntry *) c->params->pdata[i])->name, pname)
                 == 0)
               {
                 g_autofree char *who = describe (c);
@@ -420,7 +420,7 @@ load_component (ElkExperiment *self,
               component_free (c);
               return NULL;
             }
-          entry = g_new0 (ElkParamEntry, 1);
+          entry = g_new0 (ParamEntry, 1);
           entry->name = g_strdup (pspec->name);
           entry->line = pline;
           ok = convert_value (self, c, pspec, (const char *) text, pline,
@@ -447,7 +447,7 @@ load_component (ElkExperiment *self,
   return c;
 }
 
-static ElkComponent *
+static Component *
 find_axis_component (ElkExperiment *self,
                      const char *target,
                      const char **property)
@@ -478,7 +478,7 @@ find_axis_component (ElkExperiment *self,
       const char *dot = strrchr (rest, '.');
       for (guint i = 0; dot != NULL && i < self->schedulers->len; i++)
         {
-          ElkComponent *c = self->schedulers->pdata[i];
+          Component *c = self->schedulers->pdata[i];
           if (strlen (c->label) == (gsize) (dot - rest)
               && strncmp (c->label, rest, (gsize) (dot - rest)) == 0)
             {
@@ -498,9 +498,9 @@ load_axis (ElkExperiment *self, xmlNode *node, GError **error)
   g_auto (GStrv) items = NULL;
   int line = (int) xmlGetLineNo (node);
   const char *property = NULL;
-  ElkComponent *c = find_axis_component (self, target, &property);
+  Component *c = find_axis_component (self, target, &property);
   GParamSpec *pspec;
-  ElkAxis *axis;
+  Axis *axis;
 
   if (c == NULL)
     {
@@ -513,7 +513,7 @@ load_axis (ElkExperiment *self, xmlNode *node, GError **error)
       return FALSE;
     }
   for (guint i = 0; i < self->axes->len; i++)
-    if (strcmp (((ElkAxis *) self->axes->pdata[i])->text, target) == 0)
+    if (strcmp (((Axis *) self->axes->pdata[i])->text, target) == 0)
       {
         g_set_error (error, ELK_EXPERIMENT_ERROR,
                      ELK_EXPERIMENT_ERROR_INVALID,
@@ -525,7 +525,7 @@ load_axis (ElkExperiment *self, xmlNode *node, GError **error)
   if (pspec == NULL)
     return FALSE;
 
-  axis = g_new0 (ElkAxis, 1);
+  axis = g_new0 (Axis, 1);
   axis->text = g_strdup (target);
   axis->component = c;
   axis->property = g_strdup (pspec->name);
@@ -594,7 +594,7 @@ load_document (ElkExperiment *self,
 
   /* Without a <plans> element the tables take their defaults, and a
    * "plans.P" sweep axis still has a component to vary. */
-  self->plans = g_new0 (ElkComponent, 1);
+  self->plans = g_new0 (Component, 1);
   self->plans->kind = ELK_TYPE_PLAN_PARAMS;
   self->plans->feature = plans_feature ();
   self->plans->line = (int) xmlGetLineNo (root);
@@ -623,12 +623,12 @@ load_document (ElkExperiment *self,
         }
       else if (is_element (node, "scheduler"))
         {
-          ElkComponent *c = load_component (self, registry, node,
-                                            ELK_TYPE_SCHEDULER, error);
+          Component *c = load_component (self, registry, node,
+                                         ELK_TYPE_SCHEDULER, error);
           if (c == NULL)
             return FALSE;
           for (guint i = 0; i < self->schedulers->len; i++)
-            if (strcmp (((ElkComponent *) self->schedulers->pdata[i])->label,
+            if (strcmp (((Component *) self->schedulers->pdata[i])->label,
                         c->label) == 0)
               {
                 g_set_error (error, ELK_EXPERIMENT_ERROR,
@@ -884,7 +884,7 @@ elk_experiment_set_quick (ElkExperiment *self)
   salted = g_strconcat (old, " quick", NULL);
   for (guint a = 0; a < self->axes->len; a++)
     {
-      ElkAxis *axis = self->axes->pdata[a];
+      Axis *axis = self->axes->pdata[a];
       g_array_set_size (axis->values, 1);
       g_ptr_array_set_size (axis->texts, 1);
     }
@@ -914,7 +914,7 @@ const char *
 elk_experiment_get_scheduler_label (ElkExperiment *self, guint index)
 {
   g_return_val_if_fail (index < self->schedulers->len, NULL);
-  return ((ElkComponent *) self->schedulers->pdata[index])->label;
+  return ((Component *) self->schedulers->pdata[index])->label;
 }
 
 /* The value index of each axis for a point: the last axis varies
@@ -924,9 +924,9 @@ axis_index (ElkExperiment *self, guint point, guint axis)
 {
   guint stride = 1;
   for (guint a = self->axes->len; a > axis + 1; a--)
-    stride *= ((ElkAxis *) self->axes->pdata[a - 1])->values->len;
+    stride *= ((Axis *) self->axes->pdata[a - 1])->values->len;
   return (point / stride)
-         % ((ElkAxis *) self->axes->pdata[axis])->values->len;
+         % ((Axis *) self->axes->pdata[axis])->values->len;
 }
 
 /**
@@ -940,7 +940,7 @@ elk_experiment_dup_point_label (ElkExperiment *self, guint point)
   GString *s = g_string_new (NULL);
   for (guint a = 0; a < self->axes->len; a++)
     {
-      ElkAxis *axis = self->axes->pdata[a];
+      Axis *axis = self->axes->pdata[a];
       g_string_append_printf (s, "%s%s=%s", a > 0 ? " " : "", axis->text,
                               (const char *) axis->texts->pdata[
                                 axis_index (self, point, a)]);
@@ -953,14 +953,14 @@ elk__experiment_axis_value_text (ElkExperiment *self, guint point, guint a);
 const char *
 elk__experiment_axis_value_text (ElkExperiment *self, guint point, guint a)
 {
-  ElkAxis *axis = self->axes->pdata[a];
+  Axis *axis = self->axes->pdata[a];
   return axis->texts->pdata[axis_index (self, point, a)];
 }
 
-ElkComponent *
+Component *
 elk__experiment_allocator_for (ElkExperiment *self, guint scheduler_index)
 {
-  ElkComponent *s = self->schedulers->pdata[scheduler_index];
+  Component *s = self->schedulers->pdata[scheduler_index];
   return s->allocator != NULL ? s->allocator : self->allocator;
 }
 
@@ -985,7 +985,7 @@ elk_experiment_create_component (ElkExperiment *self,
                                  guint scheduler_index,
                                  GError **error)
 {
-  ElkComponent *c;
+  Component *c;
   g_autoptr (GPtrArray) names = g_ptr_array_new ();
   g_autoptr (GArray) values = g_array_new (FALSE, TRUE, sizeof (GValue));
   GObject *object;
@@ -1005,11 +1005,11 @@ elk_experiment_create_component (ElkExperiment *self,
 
   for (guint i = 0; i < c->params->len; i++)
     {
-      ElkParamEntry *entry = c->params->pdata[i];
+      ParamEntry *entry = c->params->pdata[i];
       gboolean swept = FALSE;
       for (guint a = 0; a < self->axes->len; a++)
         {
-          ElkAxis *axis = self->axes->pdata[a];
+          Axis *axis = self->axes->pdata[a];
           if (axis->component == c
               && strcmp (axis->property, entry->name) == 0)
             swept = TRUE;
@@ -1021,7 +1021,7 @@ elk_experiment_create_component (ElkExperiment *self,
     }
   for (guint a = 0; a < self->axes->len; a++)
     {
-      ElkAxis *axis = self->axes->pdata[a];
+      Axis *axis = self->axes->pdata[a];
       if (axis->component != c)
         continue;
       g_ptr_array_add (names, axis->property);

@@ -31,14 +31,14 @@
 #define JOURNAL_MAGIC "elk-journal"
 #define JOURNAL_FORMAT "1"
 
-struct _ElkJournal
+struct _Journal
 {
   char *path;
   FILE *file;
 };
 
 void
-elk__point_record_free (ElkPointRecord *record)
+elk__point_record_free (PointRecord *record)
 {
   if (record == NULL)
     return;
@@ -53,7 +53,7 @@ elk__point_record_free (ElkPointRecord *record)
 }
 
 void
-elk__journal_header_clear (ElkJournalHeader *header)
+elk__journal_header_clear (JournalHeader *header)
 {
   g_clear_pointer (&header->elk_version, g_free);
   g_clear_pointer (&header->experiment, g_free);
@@ -142,7 +142,7 @@ line_checksum (const char *data, gsize length)
  *   checksum and a final newline.
  */
 char *
-elk__point_record_serialize (const ElkPointRecord *record)
+elk__point_record_serialize (const PointRecord *record)
 {
   GString *s = g_string_new ("R");
   g_autofree char *sum = NULL;
@@ -182,13 +182,13 @@ parse_uint (const char *text, guint max, guint *out)
  * Returns: (transfer full) (nullable): the record, or %NULL with @error
  *   when the line is torn, corrupt or inconsistent.
  */
-ElkPointRecord *
+PointRecord *
 elk__point_record_parse (const char *line, GError **error)
 {
   const char *last_tab = strrchr (line, '\t');
   g_autofree char *sum = NULL;
   g_auto (GStrv) parts = NULL;
-  ElkPointRecord *record;
+  PointRecord *record;
   guint n, expected;
   gboolean ok = TRUE;
 
@@ -203,7 +203,7 @@ elk__point_record_parse (const char *line, GError **error)
   if (n < 7)
     goto bad;
 
-  record = g_new0 (ElkPointRecord, 1);
+  record = g_new0 (PointRecord, 1);
   record->key = g_strdup (parts[2]);
   if (!parse_uint (parts[1], G_MAXUINT, &record->point)
       || !parse_uint (parts[3], ELK_RUN_PLUGIN_FAILED, &record->status)
@@ -241,7 +241,7 @@ bad:
 }
 
 static char *
-header_text (const ElkJournalHeader *h)
+header_text (const JournalHeader *h)
 {
   GString *s = g_string_new (JOURNAL_MAGIC "\t" JOURNAL_FORMAT "\n");
 
@@ -269,7 +269,7 @@ static gboolean
 parse_header (const char *path,
               char **lines,
               guint *n_header,
-              ElkJournalHeader *h,
+              JournalHeader *h,
               GError **error)
 {
   guint i = 0;
@@ -335,7 +335,7 @@ bad:
  * the byte length up to the last intact line, where appending resumes. */
 static gboolean
 read_journal (const char *path,
-              ElkJournalHeader *header,
+              JournalHeader *header,
               GPtrArray **records,
               gsize *valid_length,
               GError **error)
@@ -363,7 +363,7 @@ read_journal (const char *path,
                                              elk__point_record_free);
   for (guint i = n_header; lines[i] != NULL; i++)
     {
-      ElkPointRecord *record;
+      PointRecord *record;
       /* The last piece has no newline: it is either empty or torn. */
       if (lines[i + 1] == NULL)
         break;
@@ -390,7 +390,7 @@ read_journal (const char *path,
  */
 gboolean
 elk__journal_read (const char *dir,
-                   ElkJournalHeader *header,
+                   JournalHeader *header,
                    GPtrArray **records,
                    GError **error)
 {
@@ -424,15 +424,15 @@ sync_file (FILE *file, const char *path, GError **error)
  * is replaced.  With it, the earlier journal must come from the same
  * experiment file, elk version and shard; a torn last line is cut off.
  */
-ElkJournal *
+Journal *
 elk__journal_open (const char *dir,
-                   const ElkJournalHeader *header,
+                   const JournalHeader *header,
                    gboolean resume,
                    GPtrArray **finished,
                    GError **error)
 {
   g_autofree char *path = g_build_filename (dir, JOURNAL_NAME, NULL);
-  ElkJournal *journal;
+  Journal *journal;
 
   if (g_mkdir_with_parents (dir, 0755) != 0)
     {
@@ -446,7 +446,7 @@ elk__journal_open (const char *dir,
   *finished = NULL;
   if (resume && g_file_test (path, G_FILE_TEST_EXISTS))
     {
-      ElkJournalHeader old;
+      JournalHeader old;
       gsize valid = 0;
       if (!read_journal (path, &old, finished, &valid, error))
         return NULL;
@@ -477,7 +477,7 @@ elk__journal_open (const char *dir,
           g_clear_pointer (finished, g_ptr_array_unref);
           return NULL;
         }
-      journal = g_new0 (ElkJournal, 1);
+      journal = g_new0 (Journal, 1);
       journal->path = g_steal_pointer (&path);
       journal->file = g_fopen (journal->path, "a");
     }
@@ -486,7 +486,7 @@ elk__journal_open (const char *dir,
       g_autofree char *text = header_text (header);
       *finished = g_ptr_array_new_with_free_func ((GDestroyNotify)
                                                   elk__point_record_free);
-      journal = g_new0 (ElkJournal, 1);
+      journal = g_new0 (Journal, 1);
       journal->path = g_steal_pointer (&path);
       journal->file = g_fopen (journal->path, "w");
       if (journal->file != NULL)
@@ -516,8 +516,8 @@ elk__journal_open (const char *dir,
  * Appends one finished point and waits until it is on disk.
  */
 gboolean
-elk__journal_append (ElkJournal *journal,
-                     const ElkPointRecord *record,
+elk__journal_append (Journal *journal,
+                     const PointRecord *record,
                      GError **error)
 {
   g_autofree char *line = elk__point_record_serialize (record);
@@ -526,7 +526,7 @@ elk__journal_append (ElkJournal *journal,
 }
 
 void
-elk__journal_close (ElkJournal *journal)
+elk__journal_close (Journal *journal)
 {
   if (journal->file != NULL)
     fclose (journal->file);
@@ -537,21 +537,21 @@ elk__journal_close (ElkJournal *journal)
 static gint
 compare_points (gconstpointer a, gconstpointer b)
 {
-  const ElkPointRecord *ra = *(ElkPointRecord *const *) a;
-  const ElkPointRecord *rb = *(ElkPointRecord *const *) b;
+  const PointRecord *ra = *(PointRecord *const *) a;
+  const PointRecord *rb = *(PointRecord *const *) b;
   return ra->point < rb->point ? -1 : ra->point > rb->point;
 }
 
 /**
  * elk__results_write:
- * @records: (element-type ElkPointRecord): finished points, any order
+ * @records: (element-type PointRecord): finished points, any order
  *
  * Writes results.csv, results.json and timings.csv from @records in point
  * order, through temporary files renamed into place.
  */
 gboolean
 elk__results_write (const char *dir,
-                    const ElkJournalHeader *header,
+                    const JournalHeader *header,
                     GPtrArray *records,
                     GError **error)
 {
@@ -570,7 +570,7 @@ elk__results_write (const char *dir,
     return FALSE;
   for (guint i = 0; i < records->len; i++)
     {
-      const ElkPointRecord *r = records->pdata[i];
+      const PointRecord *r = records->pdata[i];
       for (guint row = 0; row < r->n_rows; row++)
         if (!elk__results_writer_add_row (writer,
                                           (const char *const *) r->fields

@@ -15,7 +15,7 @@ typedef struct
   guint n_fields;      /* per row */
   char **fields;       /* n_rows * n_fields, entries may be NULL */
   char **timings;      /* n_rows * ELK_TIMING_FIELDS */
-} ElkPointRecord;
+} PointRecord;
 
 typedef struct
 {
@@ -27,31 +27,31 @@ typedef struct
   guint shard_n;
   GPtrArray *axes;     /* char * */
   GPtrArray *plugins;  /* char * */
-} ElkJournalHeader;
+} JournalHeader;
 
-typedef struct _ElkJournal ElkJournal;
+typedef struct _Journal Journal;
 
-void elk__point_record_free (ElkPointRecord *record);
-void elk__journal_header_clear (ElkJournalHeader *header);
+void elk__point_record_free (PointRecord *record);
+void elk__journal_header_clear (JournalHeader *header);
 
-ElkJournal *elk__journal_open (const char *dir,
-                               const ElkJournalHeader *header,
-                               gboolean resume,
-                               GPtrArray **finished,
-                               GError **error);
-gboolean elk__journal_append (ElkJournal *journal,
-                              const ElkPointRecord *record,
+Journal *elk__journal_open (const char *dir,
+                            const JournalHeader *header,
+                            gboolean resume,
+                            GPtrArray **finished,
+                            GError **error);
+gboolean elk__journal_append (Journal *journal,
+                              const PointRecord *record,
                               GError **error);
-void elk__journal_close (ElkJournal *journal);
+void elk__journal_close (Journal *journal);
 gboolean elk__journal_read (const char *dir,
-                            ElkJournalHeader *header,
+                            JournalHeader *header,
                             GPtrArray **records,
                             GError **error);
 
-char *elk__point_record_serialize (const ElkPointRecord *record);
-ElkPointRecord *elk__point_record_parse (const char *line, GError **error);
+char *elk__point_record_serialize (const PointRecord *record);
+PointRecord *elk__point_record_parse (const char *line, GError **error);
 
 gboolean elk__results_write (const char *dir,
-                             const ElkJournalHeader *header,
+                             const JournalHeader *header,
                              GPtrArray *records,
                              GError **error);

@@ -170,7 +170,7 @@ run_design (ElkExperiment *self,
   g_autoptr (GObject) allocator = NULL;
   g_autoptr (ElkProgram) program = NULL;
   g_autoptr (ElkMetrics) metrics = NULL;
-  ElkComponent *sc = self->schedulers->pdata[s];
+  Component *sc = self->schedulers->pdata[s];
   gint64 t0 = g_get_monotonic_time (), t1, t2;
   double bound;
 
@@ -287,8 +287,8 @@ new_row (ElkExperiment *self,
          ElkGraph *graph,
          const ElkChipSpec *spec)
 {
-  ElkComponent *sc = self->schedulers->pdata[s];
-  ElkComponent *ac = elk__experiment_allocator_for (self, s);
+  Component *sc = self->schedulers->pdata[s];
+  Component *ac = elk__experiment_allocator_for (self, s);
   guint n_axes = self->axes->len;
   Row *row = g_new0 (Row, 1);
 
@@ -433,10 +433,10 @@ point_key (ElkExperiment *self, guint point)
   return key;
 }
 
-static ElkPointRecord *
+static PointRecord *
 record_from_result (ElkExperiment *self, PointResult *result)
 {
-  ElkPointRecord *record = g_new0 (ElkPointRecord, 1);
+  PointRecord *record = g_new0 (PointRecord, 1);
   guint n_fields = N_COLUMNS + self->axes->len;
 
   record->point = result->point;
@@ -462,14 +462,14 @@ record_from_result (ElkExperiment *self, PointResult *result)
 
 /* Rows for a point that never reported back (it crashed or hung in its
  * own process under --isolate). */
-static ElkPointRecord *
+static PointRecord *
 failed_record (ElkExperiment *self,
                guint point,
                const char *message,
                double wall_s)
 {
   PointResult *result = g_new0 (PointResult, 1);
-  ElkPointRecord *record;
+  PointRecord *record;
 
   result->point = point;
   result->rows = g_ptr_array_new_with_free_func ((GDestroyNotify) row_free);
@@ -505,7 +505,7 @@ elk_experiment_run_point_line (ElkExperiment *self,
                                const char *trace_dir)
 {
   PointResult *result;
-  ElkPointRecord *record;
+  PointRecord *record;
   char *line;
 
   g_return_val_if_fail (point < self->n_points, NULL);
@@ -521,7 +521,7 @@ elk_experiment_run_point_line (ElkExperiment *self,
 /* Runs a point in a child process ("elk-run --internal-point N FILE"),
  * so that a plugin that crashes or hangs costs one failed point and not
  * the sweep. */
-static ElkPointRecord *
+static PointRecord *
 run_point_isolated (RunContext *ctx, guint point)
 {
   ElkExperiment *self = ctx->experiment;
@@ -543,7 +543,7 @@ run_point_isolated (RunContext *ctx, guint point)
   gboolean timed_out = FALSE;
   int fd_out = -1, fd_err = -1, status = 0;
   GPid pid;
-  ElkPointRecord *record;
+  PointRecord *record;
   double wall_s;
 
   if (!g_spawn_async_with_pipes (NULL, (char **) argv, NULL,
@@ -634,7 +634,7 @@ run_point_isolated (RunContext *ctx, guint point)
 
 typedef struct
 {
-  ElkPointRecord *record;
+  PointRecord *record;
   double wall_s;
 } Done;
 
@@ -676,14 +676,14 @@ collect_plugin_versions (ElkExperiment *self)
     g_ptr_array_add (all, self->allocator);
   for (guint i = 0; i < self->schedulers->len; i++)
     {
-      ElkComponent *c = self->schedulers->pdata[i];
+      Component *c = self->schedulers->pdata[i];
       g_ptr_array_add (all, c);
       if (c->allocator != NULL)
         g_ptr_array_add (all, c->allocator);
     }
   for (guint i = 0; i < all->len; i++)
     {
-      ElkPlugin *plugin = ((ElkComponent *) all->pdata[i])->feature->plugin;
+      ElkPlugin *plugin = ((Component *) all->pdata[i])->feature->plugin;
       char *line;
       if (plugin == NULL)
         continue;
@@ -706,7 +706,7 @@ static void
 print_progress (ElkExperiment *self,
                 guint done,
                 guint total,
-                const ElkPointRecord *record,
+                const PointRecord *record,
                 double wall_s,
                 gint64 start)
 {
@@ -725,7 +725,7 @@ print_progress (ElkExperiment *self,
 static void
 fill_header (ElkExperiment *self,
              const ElkRunOptions *options,
-             ElkJournalHeader *header)
+             JournalHeader *header)
 {
   header->elk_version = g_strdup (ELK_VERSION);
   header->experiment = g_strdup (self->name);
@@ -736,7 +736,7 @@ fill_header (ElkExperiment *self,
   header->axes = g_ptr_array_new_with_free_func (g_free);
   for (guint a = 0; a < self->axes->len; a++)
     g_ptr_array_add (header->axes,
-                     g_strdup (((ElkAxis *) self->axes->pdata[a])->text));
+                     g_strdup (((Axis *) self->axes->pdata[a])->text));
   header->plugins = collect_plugin_versions (self);
 }
 
@@ -746,7 +746,7 @@ worst_status (GPtrArray *records)
   ElkRunStatus status = ELK_RUN_OK;
   for (guint i = 0; i < records->len; i++)
     {
-      const ElkPointRecord *r = records->pdata[i];
+      const PointRecord *r = records->pdata[i];
       if (r->status == ELK_RUN_PLUGIN_FAILED)
         status = ELK_RUN_PLUGIN_FAILED;
       else if (r->status == ELK_RUN_POINTS_FAILED && status == ELK_RUN_OK)
@@ -764,9 +764,9 @@ struct _ElkRunSession
   ElkExperiment *experiment;
   char *dir;
   gboolean progress;
-  ElkJournalHeader header;
-  ElkJournal *journal;
-  GPtrArray *records;          /* ElkPointRecord *, finished points */
+  JournalHeader header;
+  Journal *journal;
+  GPtrArray *records;          /* PointRecord *, finished points */
   gboolean *have;              /* per point */
   GArray *todo;                /* guint, in point order */
   guint n_added;
@@ -823,7 +823,7 @@ elk_run_session_begin (ElkExperiment *self,
    * now; anything else in it is dropped. */
   for (guint i = session->records->len; i > 0; i--)
     {
-      ElkPointRecord *r = session->records->pdata[i - 1];
+      PointRecord *r = session->records->pdata[i - 1];
       g_autofree char *key = point_key (self, r->point);
       if (session->have[r->point] || strcmp (key, r->key) != 0)
         g_ptr_array_remove_index (session->records, i - 1);
@@ -857,7 +857,7 @@ elk_run_session_get_todo (ElkRunSession *session, guint *n_points)
 
 static gboolean
 session_add_record (ElkRunSession *session,
-                    ElkPointRecord *record,
+                    PointRecord *record,
                     double wall_s,
                     GError **error)
 {
@@ -889,7 +889,7 @@ elk_run_session_add_line (ElkRunSession *session,
                           GError **error)
 {
   g_autofree char *copy = g_strchomp (g_strdup (line));
-  ElkPointRecord *record = elk__point_record_parse (copy, error);
+  PointRecord *record = elk__point_record_parse (copy, error);
   g_autofree char *key = NULL;
 
   if (record == NULL)
@@ -987,7 +987,7 @@ elk_experiment_dup_failed_point_line (ElkExperiment *self,
                                       guint point,
                                       const char *message)
 {
-  ElkPointRecord *record;
+  PointRecord *record;
   char *line;
 
   g_return_val_if_fail (point < self->n_points, NULL);
@@ -1083,7 +1083,7 @@ elk_results_merge (const char *const *dirs,
                    ElkRunStatus *status,
                    GError **error)
 {
-  ElkJournalHeader first = { 0 };
+  JournalHeader first = { 0 };
   g_autoptr (GPtrArray) all = g_ptr_array_new_with_free_func (
     (GDestroyNotify) elk__point_record_free);
   g_autofree gboolean *have = NULL;
@@ -1091,7 +1091,7 @@ elk_results_merge (const char *const *dirs,
 
   for (guint d = 0; ok && dirs[d] != NULL; d++)
     {
-      ElkJournalHeader h = { 0 };
+      JournalHeader h = { 0 };
       g_autoptr (GPtrArray) records = NULL;
 
       if (!elk__journal_read (dirs[d], &h, &records, error))
@@ -1122,7 +1122,7 @@ elk_results_merge (const char *const *dirs,
         }
       while (ok && records->len > 0)
         {
-          ElkPointRecord *r = g_ptr_array_steal_index (records, 0);
+          PointRecord *r = g_ptr_array_steal_index (records, 0);
           if (have[r->point])
             {
               elk__point_record_free (r);
