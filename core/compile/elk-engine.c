@@ -190,36 +190,61 @@ elk_engine_free (ElkEngine *engine)
   g_free (engine);
 }
 
-/** elk_engine_get_n_ops: Returns: the number of operators. */
+/**
+ * elk_engine_get_n_ops:
+ * @engine: an engine
+ *
+ * Returns: the number of operators.
+ */
 guint
 elk_engine_get_n_ops (const ElkEngine *engine)
 {
   return engine->n_ops;
 }
 
-/** elk_engine_get_graph: Returns: (transfer none): the graph. */
+/**
+ * elk_engine_get_graph:
+ * @engine: an engine
+ *
+ * Returns: (transfer none): the graph.
+ */
 ElkGraph *
 elk_engine_get_graph (const ElkEngine *engine)
 {
   return engine->graph;
 }
 
-/** elk_engine_get_plans: Returns: (transfer none): the plan set. */
+/**
+ * elk_engine_get_plans:
+ * @engine: an engine
+ *
+ * Returns: (transfer none): the plan set.
+ */
 const ElkPlanSet *
 elk_engine_get_plans (const ElkEngine *engine)
 {
   return engine->plans;
 }
 
-/** elk_engine_get_allocator: Returns: (transfer none) (nullable): the
- * allocator the engine was made with. */
+/**
+ * elk_engine_get_allocator:
+ * @engine: an engine
+ *
+ * Returns: (transfer none) (nullable): the allocator the engine was made with.
+ */
 ElkAllocator *
 elk_engine_get_allocator (const ElkEngine *engine)
 {
   return engine->allocator;
 }
 
-/** elk_engine_get_table: Returns: (transfer none): operator @op's table. */
+/**
+ * elk_engine_get_table:
+ * @engine: an engine
+ * @op: an operator of the engine's graph
+ *
+ * Returns: (transfer none): operator @op's table.
+ */
 const ElkPlanTable *
 elk_engine_get_table (const ElkEngine *engine, guint32 op)
 {
@@ -227,14 +252,24 @@ elk_engine_get_table (const ElkEngine *engine, guint32 op)
   return engine->tables[op];
 }
 
-/** elk_engine_get_usable_sram: Returns: the usable SRAM per core, bytes. */
+/**
+ * elk_engine_get_usable_sram:
+ * @engine: an engine
+ *
+ * Returns: the usable SRAM per core, bytes.
+ */
 guint64
 elk_engine_get_usable_sram (const ElkEngine *engine)
 {
   return engine->usable;
 }
 
-/** elk_engine_get_max_preload: Returns: the per-layer preload cap. */
+/**
+ * elk_engine_get_max_preload:
+ * @engine: an engine
+ *
+ * Returns: the per-layer preload cap.
+ */
 guint
 elk_engine_get_max_preload (const ElkEngine *engine)
 {
@@ -808,6 +843,12 @@ elk_engine_run (const ElkEngine *engine,
 
 /* Registered by libelk alone, so that two plugins using them never race
  * to register the same GType name. */
+
+/**
+ * elk_contention_variant_get_type:
+ *
+ * Returns: the #GType of #ElkContentionVariant ("ElkContentionVariant")
+ */
 GType
 elk_contention_variant_get_type (void)
 {
@@ -827,6 +868,12 @@ elk_contention_variant_get_type (void)
   return (GType) type;
 }
 
+/**
+ * elk_baseline_preload_state_get_type:
+ *
+ * Returns: the #GType of #ElkBaselinePreloadState
+ *   ("ElkBaselinePreloadState")
+ */
 GType
 elk_baseline_preload_state_get_type (void)
 {
@@ -845,6 +892,11 @@ elk_baseline_preload_state_get_type (void)
   return (GType) type;
 }
 
+/**
+ * elk_order_enum_get_type:
+ *
+ * Returns: the #GType of #ElkOrderEnum ("ElkOrderEnumeration")
+ */
 GType
 elk_order_enum_get_type (void)
 {
