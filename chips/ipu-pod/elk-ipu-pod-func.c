@@ -1279,7 +1279,7 @@ place_tiles (OpRun *run)
             if (R->mask[r] & (1u << v))
               {
                 delta[t * R->n + r] = (delta[t * R->n + r] + pos % R->size[r])
-                                     % R->size[r];
+                                      % R->size[r];
                 pos /= R->size[r];
               }
         }
