@@ -39,7 +39,7 @@ run (const char *dir, const char *name, const char *frontend_params,
       "  <frontend name=\"llama\">\n%s  </frontend>\n"
       "  <chip name=\"analytic\"/>\n"
       "  <allocator name=\"reservation\"/>\n"
-      "  <scheduler name=\"ideal\" label=\"ideal\"/>\n"
+      "  <scheduler name=\"ideal\" label=\"ideal\" bound=\"true\"/>\n"
       "  <output dir=\"out-%s\"/>\n"
       "</experiment>\n", name, frontend_params, name);
   xml_path = g_strdup_printf ("%s/%s.xml", dir, name);
@@ -229,7 +229,7 @@ test_bad_granularity (void)
       "    <param name=\"granularity\">coarse</param>\n"
       "  </frontend>\n"
       "  <chip name=\"analytic\"/>\n"
-      "  <scheduler name=\"ideal\"/>\n"
+      "  <scheduler name=\"ideal\" bound=\"true\"/>\n"
       "  <output dir=\"out-bad\"/>\n"
       "</experiment>\n", -1, &error));
   argv[1] = xml_path;
