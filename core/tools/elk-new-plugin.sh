@@ -60,11 +60,37 @@ lkind=$(printf '%s' "$Kind" | tr '[:upper:]' '[:lower:]')
 
 mkdir -p "$dir"
 
+# What differs for a chip: it embeds libelk's common chip properties
+# (ElkChipProps) and numbers its own after them.
+if [ "$kind" = chip ]; then
+  chip_props_field='  ElkChipProps props;   /* the common chip properties */'
+  prop_ids='  PROP_CHIP_PROPS,\
+  PROP_KNOB = PROP_CHIP_PROPS + ELK_CHIP_PROPS_N_PROPERTIES,'
+  set_common='\
+  if (elk_chip_props_set_property (\&self->props, prop_id, value, pspec))\
+    return;'
+  get_common='\
+  if (elk_chip_props_get_property (\&self->props, prop_id, value, pspec))\
+    return;'
+  install_common='\
+  elk_chip_props_install (object_class, PROP_CHIP_PROPS, NULL);'
+else
+  chip_props_field=''
+  prop_ids='  PROP_KNOB,'
+  set_common=''
+  get_common=''
+  install_common=''
+fi
+
 # Fills the placeholders of a template read on standard input.
 fill () {
   sed -e "s/@FEATURE@/$feature/g" -e "s/@BASE@/$base/g" \
       -e "s/@snake@/$snake/g" -e "s/@Camel@/$camel/g" -e "s/@UPPER@/$upper/g" \
-      -e "s/@Kind@/$Kind/g" -e "s/@KIND@/$KIND/g" -e "s/@kind@/$lkind/g"
+      -e "s/@Kind@/$Kind/g" -e "s/@KIND@/$KIND/g" -e "s/@kind@/$lkind/g" \
+      -e "s|@CHIP_PROPS_FIELD@|$chip_props_field|" \
+      -e "s|@PROP_IDS@|$prop_ids|" \
+      -e "s|@SET_COMMON@|$set_common|" -e "s|@GET_COMMON@|$get_common|" \
+      -e "s|@INSTALL_COMMON@|$install_common|"
 }
 
 fill > "$dir/meson.build" <<'EOF'
@@ -184,14 +210,14 @@ G_DECLARE_FINAL_TYPE (@Camel@@Kind@, @snake@_@kind@, @UPPER@, @KIND@, GObject)
 struct _@Camel@@Kind@
 {
   GObject parent_instance;
-
+@CHIP_PROPS_FIELD@
   double knob;   /* an example property: see class_init */
 };
 
 enum
 {
   PROP_0,
-  PROP_KNOB,
+@PROP_IDS@
   N_PROPS
 };
 
@@ -362,7 +388,8 @@ EOF
     chip) fill <<'EOF'
 /* ---- the body: replace with your own chip model -------------------- */
 
-/* The machine: an IPU-POD4 whose HBM bandwidth is scaled by the knob. */
+/* The machine: the common chip properties (an IPU-POD4 by default), with
+ * the HBM bandwidth scaled by the knob. */
 static ElkChipSpec *
 @snake@_chip_dup_spec (ElkChip *chip, GError **error)
 {
@@ -371,6 +398,9 @@ static ElkChipSpec *
 
   g_free (spec->name);
   spec->name = g_strdup ("@FEATURE@");
+  /* The common properties (cores, SRAM, bandwidths, ...): one set of
+   * names, ranges and defaults for every chip, from libelk. */
+  elk_chip_props_fill_spec (&self->props, spec);
   spec->hbm_bw *= self->knob;
   return spec;
 }
@@ -433,7 +463,7 @@ static void
                             GParamSpec *pspec)
 {
   @Camel@@Kind@ *self = @UPPER@_@KIND@ (object);
-
+@SET_COMMON@
   switch (prop_id)
     {
     case PROP_KNOB:
@@ -451,7 +481,7 @@ static void
                             GParamSpec *pspec)
 {
   @Camel@@Kind@ *self = @UPPER@_@KIND@ (object);
-
+@GET_COMMON@
   switch (prop_id)
     {
     case PROP_KNOB:
@@ -469,13 +499,14 @@ static void
 
   object_class->set_property = @snake@_@kind@_set_property;
   object_class->get_property = @snake@_@kind@_get_property;
-
+@INSTALL_COMMON@
   /* Every tunable is a property with a range, a default and a blurb: the
    * experiment's <param name="knob"> and elk-inspect come from it. */
   properties[PROP_KNOB] = g_param_spec_double (
     "knob", NULL, "An example parameter: a scale factor", 0.01, 100, 1.0,
     G_PARAM_READWRITE | G_PARAM_CONSTRUCT | G_PARAM_STATIC_STRINGS);
-  g_object_class_install_properties (object_class, N_PROPS, properties);
+  g_object_class_install_property (object_class, PROP_KNOB,
+                                   properties[PROP_KNOB]);
 }
 
 static void
