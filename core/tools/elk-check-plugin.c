@@ -985,6 +985,9 @@ select_chips (char **chip_names)
 static gboolean
 setup_checker (Options *o, char **argv, Checker *checker)
 {
+  /* Static, because the checker outlives this function (a compound
+   * literal here would not). */
+  static char *no_params[] = { NULL };
   g_autoptr (GError) error = NULL;
   g_autoptr (ElkScheduler) probe_scheduler = NULL;
   g_autoptr (ElkAllocator) probe_allocator = NULL;
@@ -996,7 +999,7 @@ setup_checker (Options *o, char **argv, Checker *checker)
   checker->allocator = checker->kind == ELK_TYPE_ALLOCATOR ? argv[2]
                        : o->allocator != NULL              ? o->allocator
                                                            : "cost-aware";
-  checker->params = o->params != NULL ? o->params : (char *[]) { NULL };
+  checker->params = o->params != NULL ? o->params : no_params;
   checker->gaps
     = g_ptr_array_new_with_free_func ((GDestroyNotify) gap_row_free);
   if (o->corpus == NULL && g_getenv ("ELK_CORPUS") != NULL
