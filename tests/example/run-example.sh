@@ -1,13 +1,14 @@
 #!/bin/sh
-# Builds the out-of-tree example plugin (docs/examples/greedy-lookahead)
-# against a staged install of this build, the way a third party would
-# against an installed elk, and runs its own test (which runs its
-# reference experiment with the staged elk-run).
+# Builds the out-of-tree example plugins (docs/examples/greedy-lookahead,
+# a scheduler, and docs/examples/keep-preloads, an allocator) against a
+# staged install of this build, the way a third party would against an
+# installed elk, and runs their own tests (which run their reference
+# experiments with the staged elk-run).
 #
-#   run-example.sh BUILD_DIR EXAMPLE_DIR PREFIX LIBDIR BINDIR
+#   run-example.sh BUILD_DIR EXAMPLES_DIR PREFIX LIBDIR BINDIR
 set -eu
 build=$1
-example=$2
+examples=$2
 prefix=$3
 libdir=$4
 bindir=$5
@@ -51,13 +52,22 @@ case "$plugindir" in
   *) echo "unexpected plugindir '$plugindir'"; exit 1 ;;
 esac
 
-meson setup "$work/build" "$example" >"$work/setup.log" 2>&1 || { cat "$work/setup.log"; exit 1; }
-meson compile -C "$work/build" >"$work/compile.log" 2>&1 || { cat "$work/compile.log"; exit 1; }
-meson test -C "$work/build" --print-errorlogs --verbose
-
-# A third party checks its plugin with the installed elk-check-plugin
-# (issue 16): valid, deterministic programs on every shipped chip.
-elk-check-plugin --plugin-path "$work/build" scheduler example:greedy-lookahead
+# Each example: its kind and feature.  It builds without a warning at
+# warning_level=3, passes its own test, and a third party checks it with
+# the installed elk-check-plugin (issue 16): valid, deterministic programs
+# on every shipped chip.
+for example in scheduler:greedy-lookahead allocator:keep-preloads; do
+  kind=${example%%:*}
+  name=${example#*:}
+  dir="$work/build-$name"
+  meson setup "$dir" "$examples/$name" >"$work/setup.log" 2>&1 || { cat "$work/setup.log"; exit 1; }
+  meson compile -C "$dir" >"$work/compile.log" 2>&1 || { cat "$work/compile.log"; exit 1; }
+  if grep -q "warning:" "$work/compile.log"; then
+    echo "$name: compiler warnings"; cat "$work/compile.log"; exit 1
+  fi
+  meson test -C "$dir" --print-errorlogs --verbose
+  elk-check-plugin --plugin-path "$dir" "$kind" "example:$name"
+done
 
 # elk-new-plugin: each kind of plugin it writes builds against the staged
 # elk with warnings as errors, loads, and passes its own test; bad
