@@ -44,7 +44,9 @@ elk_order_search_get_type (void)
   };
 
   if (g_once_init_enter (&type))
-    g_once_init_leave (&type, g_enum_register_static ("ElkOrderSearch",
+    /* A GType a plugin registers carries the plugin's own prefix
+     * (docs/plugin-guide.md, naming). */
+    g_once_init_leave (&type, g_enum_register_static ("ElkElkOrderSearch",
                                                       values));
   return (GType) type;
 }
