@@ -957,7 +957,6 @@ select_chips (char **chip_names)
 {
   GPtrArray *chips = g_ptr_array_new ();
 
-  chips = g_ptr_array_new ();
   for (guint i = 0; i < G_N_ELEMENTS (shipped_chips); i++)
     if (chip_names == NULL
         || g_strv_contains ((const char *const *) chip_names,
