@@ -21,7 +21,7 @@
 
 #include "elk-llama-private.h"
 
-G_DEFINE_QUARK (elk-llama-error-quark, elk_llama_error)
+G_DEFINE_QUARK (elk-llama-error-quark, elk__llama_error)
 
 /* Nested arrays are legal, but each level costs 12 bytes, so a hostile
  * file could nest deeply enough to exhaust the stack.  Real files nest at
@@ -30,10 +30,10 @@ G_DEFINE_QUARK (elk-llama-error-quark, elk_llama_error)
 
 #define DEFAULT_ALIGNMENT 32
 
-struct _ElkGguf
+struct _Gguf
 {
   char *path;
-  ElkLlamaLimits limits;
+  LlamaLimits limits;
   GMappedFile *map;
   GBytes *bytes;
   const guint8 *data;
@@ -45,15 +45,15 @@ struct _ElkGguf
   guint64 data_offset;
 
   GPtrArray *keys;          /* char*, in file order */
-  GArray *values;           /* ElkGgufValue, same order */
+  GArray *values;           /* GgufValue, same order */
   GHashTable *key_index;    /* key -> index + 1 */
-  GArray *tensors;          /* ElkGgufTensor */
+  GArray *tensors;          /* GgufTensor */
   GHashTable *tensor_index; /* name -> index + 1 */
 };
 
 typedef struct
 {
-  const ElkGguf *gguf;
+  const Gguf *gguf;
   gsize pos;
 } Reader;
 
@@ -93,7 +93,7 @@ static const char *const value_type_names[] = {
 };
 
 const char *
-elk_gguf_type_name (ElkGgufType type)
+elk__gguf_type_name (GgufType type)
 {
   return (guint) type < G_N_ELEMENTS (value_type_names)
              ? value_type_names[type]
@@ -101,7 +101,7 @@ elk_gguf_type_name (ElkGgufType type)
 }
 
 const char *
-elk_ggml_type_name (guint32 type)
+elk__ggml_type_name (guint32 type)
 {
   return type < G_N_ELEMENTS (ggml_types) && ggml_types[type].name != NULL
              ? ggml_types[type].name
@@ -109,12 +109,12 @@ elk_ggml_type_name (guint32 type)
 }
 
 /**
- * elk_ggml_type_info:
+ * elk__ggml_type_info:
  * Returns: %TRUE if @type is a ggml type that files may contain, with its
  *   block size in elements and its size in bytes per block.
  */
 gboolean
-elk_ggml_type_info (guint32 type, guint *block_size, guint *type_size)
+elk__ggml_type_info (guint32 type, guint *block_size, guint *type_size)
 {
   if (type >= G_N_ELEMENTS (ggml_types) || ggml_types[type].block_size == 0)
     return FALSE;
@@ -124,12 +124,12 @@ elk_ggml_type_info (guint32 type, guint *block_size, guint *type_size)
 }
 
 /**
- * elk_ggml_type_to_dtype:
+ * elk__ggml_type_to_dtype:
  * Returns: %TRUE with the elk element type for the plain ggml types, and
  *   %FALSE (with %ELK_DTYPE_QUANTIZED) for block-quantized ones.
  */
 gboolean
-elk_ggml_type_to_dtype (guint32 type, ElkDType *dtype)
+elk__ggml_type_to_dtype (guint32 type, ElkDType *dtype)
 {
   switch (type)
     {
@@ -146,24 +146,24 @@ elk_ggml_type_to_dtype (guint32 type, ElkDType *dtype)
 
 /* Sizes of the fixed-size value types; 0 for string and array. */
 static gsize
-value_type_size (ElkGgufType type)
+value_type_size (GgufType type)
 {
   switch (type)
     {
-    case ELK_GGUF_TYPE_UINT8:
-    case ELK_GGUF_TYPE_INT8:
-    case ELK_GGUF_TYPE_BOOL:
+    case GGUF_TYPE_UINT8:
+    case GGUF_TYPE_INT8:
+    case GGUF_TYPE_BOOL:
       return 1;
-    case ELK_GGUF_TYPE_UINT16:
-    case ELK_GGUF_TYPE_INT16:
+    case GGUF_TYPE_UINT16:
+    case GGUF_TYPE_INT16:
       return 2;
-    case ELK_GGUF_TYPE_UINT32:
-    case ELK_GGUF_TYPE_INT32:
-    case ELK_GGUF_TYPE_FLOAT32:
+    case GGUF_TYPE_UINT32:
+    case GGUF_TYPE_INT32:
+    case GGUF_TYPE_FLOAT32:
       return 4;
-    case ELK_GGUF_TYPE_UINT64:
-    case ELK_GGUF_TYPE_INT64:
-    case ELK_GGUF_TYPE_FLOAT64:
+    case GGUF_TYPE_UINT64:
+    case GGUF_TYPE_INT64:
+    case GGUF_TYPE_FLOAT64:
       return 8;
     default:
       return 0;
@@ -173,40 +173,40 @@ value_type_size (ElkGgufType type)
 /* The fewest bytes one element of @type can occupy: a string is at least
  * its 8-byte length, an array at least its type and count. */
 static gsize
-value_min_size (ElkGgufType type)
+value_min_size (GgufType type)
 {
-  if (type == ELK_GGUF_TYPE_STRING)
+  if (type == GGUF_TYPE_STRING)
     return 8;
-  if (type == ELK_GGUF_TYPE_ARRAY)
+  if (type == GGUF_TYPE_ARRAY)
     return 12;
   return value_type_size (type);
 }
 
 /**
- * elk_llama_limits_init:
+ * elk__llama_limits_init:
  *
- * Fills @limits with the defaults (ELK_LLAMA_DEFAULT_*).
+ * Fills @limits with the defaults (LLAMA_DEFAULT_*).
  */
 void
-elk_llama_limits_init (ElkLlamaLimits *limits)
+elk__llama_limits_init (LlamaLimits *limits)
 {
-  limits->max_file_size = ELK_LLAMA_DEFAULT_MAX_FILE_SIZE;
-  limits->max_config_size = ELK_LLAMA_DEFAULT_MAX_CONFIG_SIZE;
-  limits->max_tensors = ELK_LLAMA_DEFAULT_MAX_TENSORS;
-  limits->max_metadata = ELK_LLAMA_DEFAULT_MAX_METADATA;
-  limits->max_string_length = ELK_LLAMA_DEFAULT_MAX_STRING_LENGTH;
-  limits->max_array_length = ELK_LLAMA_DEFAULT_MAX_ARRAY_LENGTH;
-  limits->max_json_depth = ELK_LLAMA_DEFAULT_MAX_JSON_DEPTH;
+  limits->max_file_size = LLAMA_DEFAULT_MAX_FILE_SIZE;
+  limits->max_config_size = LLAMA_DEFAULT_MAX_CONFIG_SIZE;
+  limits->max_tensors = LLAMA_DEFAULT_MAX_TENSORS;
+  limits->max_metadata = LLAMA_DEFAULT_MAX_METADATA;
+  limits->max_string_length = LLAMA_DEFAULT_MAX_STRING_LENGTH;
+  limits->max_array_length = LLAMA_DEFAULT_MAX_ARRAY_LENGTH;
+  limits->max_json_depth = LLAMA_DEFAULT_MAX_JSON_DEPTH;
 }
 
 /* Past a limit the message names the limit and the frontend parameter
  * that raises it. */
 static void
-set_limit_error (GError **error, const ElkGguf *gguf, gsize offset,
+set_limit_error (GError **error, const Gguf *gguf, gsize offset,
                  const char *what, guint64 value, const char *param,
                  guint64 limit)
 {
-  g_set_error (error, ELK_LLAMA_ERROR, ELK_LLAMA_ERROR_LIMIT,
+  g_set_error (error, LLAMA_ERROR, LLAMA_ERROR_LIMIT,
                "%s: offset %" G_GSIZE_FORMAT ": %s is %" G_GUINT64_FORMAT
                ", more than the %s limit of %" G_GUINT64_FORMAT "; raise "
                "the llama frontend's '%s' parameter to read this file",
@@ -215,7 +215,7 @@ set_limit_error (GError **error, const ElkGguf *gguf, gsize offset,
 
 G_GNUC_PRINTF (4, 5)
 static void
-set_format_error (GError **error, const ElkGguf *gguf, gsize offset,
+set_format_error (GError **error, const Gguf *gguf, gsize offset,
                   const char *format, ...)
 {
   va_list args;
@@ -224,7 +224,7 @@ set_format_error (GError **error, const ElkGguf *gguf, gsize offset,
   va_start (args, format);
   message = g_strdup_vprintf (format, args);
   va_end (args);
-  g_set_error (error, ELK_LLAMA_ERROR, ELK_LLAMA_ERROR_FORMAT,
+  g_set_error (error, LLAMA_ERROR, LLAMA_ERROR_FORMAT,
                "%s: offset %" G_GSIZE_FORMAT ": %s", gguf->path, offset,
                message);
 }
@@ -246,7 +246,7 @@ need (Reader *r, guint64 n, const char *what, GError **error)
 }
 
 static guint64
-load_uint (const ElkGguf *gguf, gsize pos, gsize size)
+load_uint (const Gguf *gguf, gsize pos, gsize size)
 {
   guint64 v = 0;
   const guint8 *p = gguf->data + pos;
@@ -326,7 +326,7 @@ read_string (Reader *r, const char **str, gsize *len, const char *what,
  * every element of arrays (bools must be 0 or 1, nested types must exist)
  * without allocating anything. */
 static gboolean
-read_value (Reader *r, ElkGgufType type, ElkGgufValue *value,
+read_value (Reader *r, GgufType type, GgufValue *value,
             const char *key, guint depth, GError **error)
 {
   gsize start = r->pos;
@@ -338,19 +338,19 @@ read_value (Reader *r, ElkGgufType type, ElkGgufValue *value,
 
   switch (type)
     {
-    case ELK_GGUF_TYPE_UINT8:
-    case ELK_GGUF_TYPE_UINT16:
-    case ELK_GGUF_TYPE_UINT32:
-    case ELK_GGUF_TYPE_UINT64:
+    case GGUF_TYPE_UINT8:
+    case GGUF_TYPE_UINT16:
+    case GGUF_TYPE_UINT32:
+    case GGUF_TYPE_UINT64:
       if (!read_uint (r, value_type_size (type), &v, key, error))
         return FALSE;
       value->u = v;
       return TRUE;
 
-    case ELK_GGUF_TYPE_INT8:
-    case ELK_GGUF_TYPE_INT16:
-    case ELK_GGUF_TYPE_INT32:
-    case ELK_GGUF_TYPE_INT64:
+    case GGUF_TYPE_INT8:
+    case GGUF_TYPE_INT16:
+    case GGUF_TYPE_INT32:
+    case GGUF_TYPE_INT64:
       {
         gsize size = value_type_size (type);
         if (!read_uint (r, size, &v, key, error))
@@ -362,7 +362,7 @@ read_value (Reader *r, ElkGgufType type, ElkGgufValue *value,
         return TRUE;
       }
 
-    case ELK_GGUF_TYPE_FLOAT32:
+    case GGUF_TYPE_FLOAT32:
       {
         union { guint32 u; gfloat f; } bits;
         if (!read_uint (r, 4, &v, key, error))
@@ -372,7 +372,7 @@ read_value (Reader *r, ElkGgufType type, ElkGgufValue *value,
         return TRUE;
       }
 
-    case ELK_GGUF_TYPE_FLOAT64:
+    case GGUF_TYPE_FLOAT64:
       {
         union { guint64 u; gdouble f; } bits;
         if (!read_uint (r, 8, &v, key, error))
@@ -382,7 +382,7 @@ read_value (Reader *r, ElkGgufType type, ElkGgufValue *value,
         return TRUE;
       }
 
-    case ELK_GGUF_TYPE_BOOL:
+    case GGUF_TYPE_BOOL:
       if (!read_uint (r, 1, &v, key, error))
         return FALSE;
       if (v > 1)
@@ -395,10 +395,10 @@ read_value (Reader *r, ElkGgufType type, ElkGgufValue *value,
       value->u = v;
       return TRUE;
 
-    case ELK_GGUF_TYPE_STRING:
+    case GGUF_TYPE_STRING:
       return read_string (r, &value->str, &value->str_len, key, error);
 
-    case ELK_GGUF_TYPE_ARRAY:
+    case GGUF_TYPE_ARRAY:
       {
         guint32 elem_type;
         guint64 count;
@@ -413,17 +413,17 @@ read_value (Reader *r, ElkGgufType type, ElkGgufValue *value,
           }
         if (!read_u32 (r, &elem_type, "array element type", error))
           return FALSE;
-        if (elem_type >= ELK_GGUF_N_TYPES)
+        if (elem_type >= GGUF_N_TYPES)
           {
             set_format_error (error, r->gguf, start,
                               "array '%s' has unknown element type id %u "
                               "(expected 0..%d)", key, elem_type,
-                              ELK_GGUF_N_TYPES - 1);
+                              GGUF_N_TYPES - 1);
             return FALSE;
           }
         if (!read_u64 (r, &count, "array length", error))
           return FALSE;
-        min_size = value_min_size ((ElkGgufType) elem_type);
+        min_size = value_min_size ((GgufType) elem_type);
         if (count > (r->gguf->size - r->pos) / min_size)
           {
             set_format_error (error, r->gguf, start + 4,
@@ -431,7 +431,7 @@ read_value (Reader *r, ElkGgufType type, ElkGgufValue *value,
                               " elements of type %s, more than the %"
                               G_GSIZE_FORMAT " remaining bytes can hold",
                               key, count,
-                              elk_gguf_type_name ((ElkGgufType) elem_type),
+                              elk__gguf_type_name ((GgufType) elem_type),
                               r->gguf->size - r->pos);
             return FALSE;
           }
@@ -444,13 +444,13 @@ read_value (Reader *r, ElkGgufType type, ElkGgufValue *value,
                              r->gguf->limits.max_array_length);
             return FALSE;
           }
-        value->elem_type = (ElkGgufType) elem_type;
+        value->elem_type = (GgufType) elem_type;
         value->count = count;
         value->offset = r->pos;
 
-        if (elem_type != ELK_GGUF_TYPE_STRING
-            && elem_type != ELK_GGUF_TYPE_ARRAY
-            && elem_type != ELK_GGUF_TYPE_BOOL)
+        if (elem_type != GGUF_TYPE_STRING
+            && elem_type != GGUF_TYPE_ARRAY
+            && elem_type != GGUF_TYPE_BOOL)
           {
             /* Fixed-size elements: the count check above already proved
              * that they fit. */
@@ -459,8 +459,8 @@ read_value (Reader *r, ElkGgufType type, ElkGgufValue *value,
           }
         for (guint64 i = 0; i < count; i++)
           {
-            ElkGgufValue elem;
-            if (!read_value (r, (ElkGgufType) elem_type, &elem, key,
+            GgufValue elem;
+            if (!read_value (r, (GgufType) elem_type, &elem, key,
                              depth + 1, error))
               return FALSE;
           }
@@ -470,7 +470,7 @@ read_value (Reader *r, ElkGgufType type, ElkGgufValue *value,
     default:
       set_format_error (error, r->gguf, start,
                         "'%s' has unknown value type id %u (expected 0..%d)",
-                        key, (guint) type, ELK_GGUF_N_TYPES - 1);
+                        key, (guint) type, GGUF_N_TYPES - 1);
       return FALSE;
     }
 }
@@ -478,7 +478,7 @@ read_value (Reader *r, ElkGgufType type, ElkGgufValue *value,
 static void
 tensor_clear (gpointer data)
 {
-  ElkGgufTensor *t = data;
+  GgufTensor *t = data;
   g_free (t->name);
 }
 
@@ -491,13 +491,13 @@ is_power_of_two (guint64 v)
 static gint
 compare_tensor_offsets (gconstpointer a, gconstpointer b)
 {
-  const ElkGgufTensor *ta = *(ElkGgufTensor *const *) a;
-  const ElkGgufTensor *tb = *(ElkGgufTensor *const *) b;
+  const GgufTensor *ta = *(GgufTensor *const *) a;
+  const GgufTensor *tb = *(GgufTensor *const *) b;
   return ta->offset < tb->offset ? -1 : ta->offset > tb->offset ? 1 : 0;
 }
 
 static gboolean
-parse_header (ElkGguf *gguf, Reader *r, guint64 *n_tensors, guint64 *n_kv,
+parse_header (Gguf *gguf, Reader *r, guint64 *n_tensors, guint64 *n_kv,
               GError **error)
 {
   guint32 version_le;
@@ -544,7 +544,7 @@ parse_header (ElkGguf *gguf, Reader *r, guint64 *n_tensors, guint64 *n_kv,
   r->pos = 8;
   if (gguf->version == 1)
     {
-      g_set_error (error, ELK_LLAMA_ERROR, ELK_LLAMA_ERROR_UNSUPPORTED,
+      g_set_error (error, LLAMA_ERROR, LLAMA_ERROR_UNSUPPORTED,
                    "%s: offset 4: GGUF version 1 (32-bit counts) is not "
                    "supported; elk reads versions 2 and 3; convert the file "
                    "with a current llama.cpp", gguf->path);
@@ -589,7 +589,7 @@ parse_header (ElkGguf *gguf, Reader *r, guint64 *n_tensors, guint64 *n_kv,
 }
 
 static gboolean
-parse_metadata (ElkGguf *gguf, Reader *r, guint64 n_kv, GError **error)
+parse_metadata (Gguf *gguf, Reader *r, guint64 n_kv, GError **error)
 {
   for (guint64 i = 0; i < n_kv; i++)
     {
@@ -597,7 +597,7 @@ parse_metadata (ElkGguf *gguf, Reader *r, guint64 n_kv, GError **error)
       const char *key_ptr;
       gsize key_len;
       guint32 type;
-      ElkGgufValue value;
+      GgufValue value;
       char *key;
 
       if (!read_string (r, &key_ptr, &key_len, "metadata key", error))
@@ -619,14 +619,14 @@ parse_metadata (ElkGguf *gguf, Reader *r, guint64 n_kv, GError **error)
         }
       if (!read_u32 (r, &type, "value type", error))
         return FALSE;
-      if (type >= ELK_GGUF_N_TYPES)
+      if (type >= GGUF_N_TYPES)
         {
           set_format_error (error, gguf, r->pos - 4,
                             "'%s' has unknown value type id %u (expected "
-                            "0..%d)", key, type, ELK_GGUF_N_TYPES - 1);
+                            "0..%d)", key, type, GGUF_N_TYPES - 1);
           return FALSE;
         }
-      if (!read_value (r, (ElkGgufType) type, &value, key, 0, error))
+      if (!read_value (r, (GgufType) type, &value, key, 0, error))
         return FALSE;
       g_array_append_val (gguf->values, value);
       g_hash_table_insert (gguf->key_index, key,
@@ -636,9 +636,9 @@ parse_metadata (ElkGguf *gguf, Reader *r, guint64 n_kv, GError **error)
 }
 
 static gboolean
-parse_alignment (ElkGguf *gguf, GError **error)
+parse_alignment (Gguf *gguf, GError **error)
 {
-  const ElkGgufValue *v = elk_gguf_lookup (gguf, "general.alignment");
+  const GgufValue *v = elk__gguf_lookup (gguf, "general.alignment");
   guint64 a;
 
   gguf->alignment = DEFAULT_ALIGNMENT;
@@ -646,22 +646,22 @@ parse_alignment (ElkGguf *gguf, GError **error)
     return TRUE;
   switch (v->type)
     {
-    case ELK_GGUF_TYPE_UINT8:
-    case ELK_GGUF_TYPE_UINT16:
-    case ELK_GGUF_TYPE_UINT32:
-    case ELK_GGUF_TYPE_UINT64:
+    case GGUF_TYPE_UINT8:
+    case GGUF_TYPE_UINT16:
+    case GGUF_TYPE_UINT32:
+    case GGUF_TYPE_UINT64:
       a = v->u;
       break;
-    case ELK_GGUF_TYPE_INT8:
-    case ELK_GGUF_TYPE_INT16:
-    case ELK_GGUF_TYPE_INT32:
-    case ELK_GGUF_TYPE_INT64:
+    case GGUF_TYPE_INT8:
+    case GGUF_TYPE_INT16:
+    case GGUF_TYPE_INT32:
+    case GGUF_TYPE_INT64:
       a = v->i > 0 ? (guint64) v->i : 0;
       break;
     default:
       set_format_error (error, gguf, v->offset,
                         "general.alignment is a %s (expected uint32)",
-                        elk_gguf_type_name (v->type));
+                        elk__gguf_type_name (v->type));
       return FALSE;
     }
   if (!is_power_of_two (a) || a > (G_GUINT64_CONSTANT (1) << 30))
@@ -676,12 +676,12 @@ parse_alignment (ElkGguf *gguf, GError **error)
 }
 
 static gboolean
-parse_tensor_infos (ElkGguf *gguf, Reader *r, guint64 n_tensors,
+parse_tensor_infos (Gguf *gguf, Reader *r, guint64 n_tensors,
                     GError **error)
 {
   for (guint64 i = 0; i < n_tensors; i++)
     {
-      ElkGgufTensor t = { 0 };
+      GgufTensor t = { 0 };
       gsize info_at = r->pos;
       const char *name_ptr;
       gsize name_len;
@@ -711,11 +711,11 @@ parse_tensor_infos (ElkGguf *gguf, Reader *r, guint64 n_tensors,
 
       if (!read_u32 (r, &n_dims, "tensor rank", error))
         return FALSE;
-      if (n_dims < 1 || n_dims > ELK_GGUF_MAX_DIMS)
+      if (n_dims < 1 || n_dims > GGUF_MAX_DIMS)
         {
           set_format_error (error, gguf, r->pos - 4,
                             "tensor '%s' has %u dimensions (expected 1..%d)",
-                            t.name, n_dims, ELK_GGUF_MAX_DIMS);
+                            t.name, n_dims, GGUF_MAX_DIMS);
           return FALSE;
         }
       t.n_dims = n_dims;
@@ -741,13 +741,13 @@ parse_tensor_infos (ElkGguf *gguf, Reader *r, guint64 n_tensors,
         }
       if (!read_u32 (r, &t.type, "tensor type", error))
         return FALSE;
-      if (!elk_ggml_type_info (t.type, &block_size, &type_size))
+      if (!elk__ggml_type_info (t.type, &block_size, &type_size))
         {
-          g_set_error (error, ELK_LLAMA_ERROR, ELK_LLAMA_ERROR_UNSUPPORTED,
+          g_set_error (error, LLAMA_ERROR, LLAMA_ERROR_UNSUPPORTED,
                        "%s: offset %" G_GSIZE_FORMAT ": tensor '%s' has "
                        "unknown or removed ggml type id %u (%s)",
                        gguf->path, r->pos - 4, t.name, t.type,
-                       elk_ggml_type_name (t.type));
+                       elk__ggml_type_name (t.type));
           return FALSE;
         }
       if (t.dims[0] % block_size != 0)
@@ -756,7 +756,7 @@ parse_tensor_infos (ElkGguf *gguf, Reader *r, guint64 n_tensors,
                             "tensor '%s' of type %s has %" G_GUINT64_FORMAT
                             " elements per row, not a multiple of the "
                             "block size %u", t.name,
-                            elk_ggml_type_name (t.type), t.dims[0],
+                            elk__ggml_type_name (t.type), t.dims[0],
                             block_size);
           return FALSE;
         }
@@ -778,7 +778,7 @@ parse_tensor_infos (ElkGguf *gguf, Reader *r, guint64 n_tensors,
                             gguf->alignment);
           return FALSE;
         }
-      g_array_index (gguf->tensors, ElkGgufTensor, gguf->tensors->len - 1)
+      g_array_index (gguf->tensors, GgufTensor, gguf->tensors->len - 1)
           = t;
     }
   return TRUE;
@@ -789,7 +789,7 @@ parse_tensor_infos (ElkGguf *gguf, Reader *r, guint64 n_tensors,
  * llama.cpp vocabulary files do), so the padding is only required when
  * there is data to pad for. */
 static gboolean
-check_tensor_data (ElkGguf *gguf, Reader *r, GError **error)
+check_tensor_data (Gguf *gguf, Reader *r, GError **error)
 {
   guint64 data_offset = r->pos;
   guint64 data_size;
@@ -815,7 +815,7 @@ check_tensor_data (ElkGguf *gguf, Reader *r, GError **error)
   sorted = g_ptr_array_new ();
   for (guint i = 0; i < gguf->tensors->len; i++)
     {
-      ElkGgufTensor *t = &g_array_index (gguf->tensors, ElkGgufTensor, i);
+      GgufTensor *t = &g_array_index (gguf->tensors, GgufTensor, i);
       guint64 end;
       if (!g_uint64_checked_add (&end, t->offset, t->bytes)
           || end > data_size)
@@ -825,7 +825,7 @@ check_tensor_data (ElkGguf *gguf, Reader *r, GError **error)
                             "data offset %" G_GUINT64_FORMAT ") runs past the "
                             "end of the file: the data section has %"
                             G_GUINT64_FORMAT " bytes", t->name,
-                            elk_ggml_type_name (t->type), t->bytes,
+                            elk__ggml_type_name (t->type), t->bytes,
                             t->offset, data_size);
           return FALSE;
         }
@@ -834,8 +834,8 @@ check_tensor_data (ElkGguf *gguf, Reader *r, GError **error)
   g_ptr_array_sort (sorted, compare_tensor_offsets);
   for (guint i = 1; i < sorted->len; i++)
     {
-      const ElkGgufTensor *a = sorted->pdata[i - 1];
-      const ElkGgufTensor *b = sorted->pdata[i];
+      const GgufTensor *a = sorted->pdata[i - 1];
+      const GgufTensor *b = sorted->pdata[i];
       if (a->offset + a->bytes > b->offset)
         {
           set_format_error (error, gguf, data_offset + b->offset,
@@ -847,26 +847,26 @@ check_tensor_data (ElkGguf *gguf, Reader *r, GError **error)
   return TRUE;
 }
 
-static ElkGguf *
-gguf_new (const char *display_name, const ElkLlamaLimits *limits)
+static Gguf *
+gguf_new (const char *display_name, const LlamaLimits *limits)
 {
-  ElkGguf *gguf = g_new0 (ElkGguf, 1);
+  Gguf *gguf = g_new0 (Gguf, 1);
   gguf->path = g_strdup (display_name);
   if (limits != NULL)
     gguf->limits = *limits;
   else
-    elk_llama_limits_init (&gguf->limits);
+    elk__llama_limits_init (&gguf->limits);
   gguf->keys = g_ptr_array_new_with_free_func (g_free);
-  gguf->values = g_array_new (FALSE, TRUE, sizeof (ElkGgufValue));
+  gguf->values = g_array_new (FALSE, TRUE, sizeof (GgufValue));
   gguf->key_index = g_hash_table_new (g_str_hash, g_str_equal);
-  gguf->tensors = g_array_new (FALSE, TRUE, sizeof (ElkGgufTensor));
+  gguf->tensors = g_array_new (FALSE, TRUE, sizeof (GgufTensor));
   g_array_set_clear_func (gguf->tensors, tensor_clear);
   gguf->tensor_index = g_hash_table_new (g_str_hash, g_str_equal);
   return gguf;
 }
 
 static gboolean
-gguf_parse (ElkGguf *gguf, GError **error)
+gguf_parse (Gguf *gguf, GError **error)
 {
   Reader r = { gguf, 0 };
   guint64 n_tensors, n_kv;
@@ -885,7 +885,7 @@ gguf_parse (ElkGguf *gguf, GError **error)
 }
 
 /**
- * elk_gguf_open:
+ * elk__gguf_open:
  * @path: a GGUF file
  * @error: return location for a #GError
  *
@@ -894,68 +894,68 @@ gguf_parse (ElkGguf *gguf, GError **error)
  *
  * Returns: (transfer full) (nullable): the parsed file.
  */
-ElkGguf *
-elk_gguf_open (const char *path, GError **error)
+Gguf *
+elk__gguf_open (const char *path, GError **error)
 {
-  return elk_gguf_open_with_limits (path, NULL, error);
+  return elk__gguf_open_with_limits (path, NULL, error);
 }
 
 /**
- * elk_gguf_open_with_limits:
+ * elk__gguf_open_with_limits:
  * @limits: (nullable): the limits; %NULL for the defaults
  *
- * Like elk_gguf_open(), refusing a file beyond @limits with
- * %ELK_LLAMA_ERROR_LIMIT.
+ * Like elk__gguf_open(), refusing a file beyond @limits with
+ * %LLAMA_ERROR_LIMIT.
  */
-ElkGguf *
-elk_gguf_open_with_limits (const char *path, const ElkLlamaLimits *limits,
-                           GError **error)
+Gguf *
+elk__gguf_open_with_limits (const char *path, const LlamaLimits *limits,
+                            GError **error)
 {
   g_autoptr (GError) local_error = NULL;
-  ElkGguf *gguf;
+  Gguf *gguf;
 
   gguf = gguf_new (path, limits);
   gguf->map = g_mapped_file_new (path, FALSE, &local_error);
   if (gguf->map == NULL)
     {
-      g_set_error (error, ELK_LLAMA_ERROR, ELK_LLAMA_ERROR_IO,
+      g_set_error (error, LLAMA_ERROR, LLAMA_ERROR_IO,
                    "%s: cannot read the model file: %s", path,
                    local_error->message);
-      elk_gguf_free (gguf);
+      elk__gguf_free (gguf);
       return NULL;
     }
   gguf->data = (const guint8 *) g_mapped_file_get_contents (gguf->map);
   gguf->size = g_mapped_file_get_length (gguf->map);
   if (!gguf_parse (gguf, error))
     {
-      elk_gguf_free (gguf);
+      elk__gguf_free (gguf);
       return NULL;
     }
   return gguf;
 }
 
 /**
- * elk_gguf_new_from_bytes:
+ * elk__gguf_new_from_bytes:
  * @bytes: the whole file
  * @display_name: the name used in error messages
  *
- * Like elk_gguf_open() for a file held in memory (tests write synthetic
+ * Like elk__gguf_open() for a file held in memory (tests write synthetic
  * files this way too).
  */
-ElkGguf *
-elk_gguf_new_from_bytes (GBytes *bytes, const char *display_name,
-                         GError **error)
+Gguf *
+elk__gguf_new_from_bytes (GBytes *bytes, const char *display_name,
+                          GError **error)
 {
-  return elk_gguf_new_from_bytes_with_limits (bytes, display_name, NULL,
-                                              error);
+  return elk__gguf_new_from_bytes_with_limits (bytes, display_name, NULL,
+                                               error);
 }
 
-ElkGguf *
-elk_gguf_new_from_bytes_with_limits (GBytes *bytes, const char *display_name,
-                                     const ElkLlamaLimits *limits,
-                                     GError **error)
+Gguf *
+elk__gguf_new_from_bytes_with_limits (GBytes *bytes, const char *display_name,
+                                      const LlamaLimits *limits,
+                                      GError **error)
 {
-  ElkGguf *gguf = gguf_new (display_name, limits);
+  Gguf *gguf = gguf_new (display_name, limits);
   gsize size;
 
   gguf->bytes = g_bytes_ref (bytes);
@@ -965,14 +965,14 @@ elk_gguf_new_from_bytes_with_limits (GBytes *bytes, const char *display_name,
     gguf->data = (const guint8 *) "";
   if (!gguf_parse (gguf, error))
     {
-      elk_gguf_free (gguf);
+      elk__gguf_free (gguf);
       return NULL;
     }
   return gguf;
 }
 
 void
-elk_gguf_free (ElkGguf *gguf)
+elk__gguf_free (Gguf *gguf)
 {
   if (gguf == NULL)
     return;
@@ -988,64 +988,64 @@ elk_gguf_free (ElkGguf *gguf)
 }
 
 const char *
-elk_gguf_get_path (const ElkGguf *gguf)
+elk__gguf_get_path (const Gguf *gguf)
 {
   return gguf->path;
 }
 
 guint32
-elk_gguf_get_version (const ElkGguf *gguf)
+elk__gguf_get_version (const Gguf *gguf)
 {
   return gguf->version;
 }
 
 gboolean
-elk_gguf_is_big_endian (const ElkGguf *gguf)
+elk__gguf_is_big_endian (const Gguf *gguf)
 {
   return gguf->big_endian;
 }
 
 guint64
-elk_gguf_get_alignment (const ElkGguf *gguf)
+elk__gguf_get_alignment (const Gguf *gguf)
 {
   return gguf->alignment;
 }
 
 guint64
-elk_gguf_get_data_offset (const ElkGguf *gguf)
+elk__gguf_get_data_offset (const Gguf *gguf)
 {
   return gguf->data_offset;
 }
 
 guint
-elk_gguf_get_n_kv (const ElkGguf *gguf)
+elk__gguf_get_n_kv (const Gguf *gguf)
 {
   return gguf->values->len;
 }
 
 const char *
-elk_gguf_get_key (const ElkGguf *gguf, guint index)
+elk__gguf_get_key (const Gguf *gguf, guint index)
 {
   g_return_val_if_fail (index < gguf->values->len, NULL);
   return g_ptr_array_index (gguf->keys, index);
 }
 
-const ElkGgufValue *
-elk_gguf_get_value (const ElkGguf *gguf, guint index)
+const GgufValue *
+elk__gguf_get_value (const Gguf *gguf, guint index)
 {
   g_return_val_if_fail (index < gguf->values->len, NULL);
-  return &g_array_index (gguf->values, ElkGgufValue, index);
+  return &g_array_index (gguf->values, GgufValue, index);
 }
 
-const ElkGgufValue *
-elk_gguf_lookup (const ElkGguf *gguf, const char *key)
+const GgufValue *
+elk__gguf_lookup (const Gguf *gguf, const char *key)
 {
   guint i = GPOINTER_TO_UINT (g_hash_table_lookup (gguf->key_index, key));
-  return i == 0 ? NULL : &g_array_index (gguf->values, ElkGgufValue, i - 1);
+  return i == 0 ? NULL : &g_array_index (gguf->values, GgufValue, i - 1);
 }
 
 /**
- * elk_gguf_array_nth:
+ * elk__gguf_array_nth:
  * @array: an ARRAY value of this file
  * @index: element index
  * @out: (out caller-allocates): the element
@@ -1054,16 +1054,16 @@ elk_gguf_lookup (const ElkGguf *gguf, const char *key)
  * have variable size (strings, nested arrays).
  */
 gboolean
-elk_gguf_array_nth (const ElkGguf *gguf, const ElkGgufValue *array,
-                    guint64 index, ElkGgufValue *out, GError **error)
+elk__gguf_array_nth (const Gguf *gguf, const GgufValue *array,
+                     guint64 index, GgufValue *out, GError **error)
 {
   Reader r = { gguf, array->offset };
   gsize size;
 
-  g_return_val_if_fail (array->type == ELK_GGUF_TYPE_ARRAY, FALSE);
+  g_return_val_if_fail (array->type == GGUF_TYPE_ARRAY, FALSE);
   if (index >= array->count)
     {
-      g_set_error (error, ELK_LLAMA_ERROR, ELK_LLAMA_ERROR_INVALID,
+      g_set_error (error, LLAMA_ERROR, LLAMA_ERROR_INVALID,
                    "%s: array element %" G_GUINT64_FORMAT " requested, the "
                    "array has %" G_GUINT64_FORMAT, gguf->path, index,
                    array->count);
@@ -1080,12 +1080,12 @@ elk_gguf_array_nth (const ElkGguf *gguf, const ElkGgufValue *array,
 }
 
 static void
-set_type_error (GError **error, const ElkGguf *gguf, const char *key,
-                const ElkGgufValue *v, const char *expected)
+set_type_error (GError **error, const Gguf *gguf, const char *key,
+                const GgufValue *v, const char *expected)
 {
-  g_set_error (error, ELK_LLAMA_ERROR, ELK_LLAMA_ERROR_FORMAT,
+  g_set_error (error, LLAMA_ERROR, LLAMA_ERROR_FORMAT,
                "%s: offset %" G_GSIZE_FORMAT ": '%s' is a %s (expected %s)",
-               gguf->path, v->offset, key, elk_gguf_type_name (v->type),
+               gguf->path, v->offset, key, elk__gguf_type_name (v->type),
                expected);
 }
 
@@ -1093,28 +1093,28 @@ set_type_error (GError **error, const ElkGguf *gguf, const char *key,
  * converters write signed types: accept every integer type, rejecting only
  * negative values. */
 gboolean
-elk_gguf_get_uint (const ElkGguf *gguf, const char *key, guint64 *out,
-                   GError **error)
+elk__gguf_get_uint (const Gguf *gguf, const char *key, guint64 *out,
+                    GError **error)
 {
-  const ElkGgufValue *v = elk_gguf_lookup (gguf, key);
+  const GgufValue *v = elk__gguf_lookup (gguf, key);
 
   if (v == NULL)
     return FALSE;
   switch (v->type)
     {
-    case ELK_GGUF_TYPE_UINT8:
-    case ELK_GGUF_TYPE_UINT16:
-    case ELK_GGUF_TYPE_UINT32:
-    case ELK_GGUF_TYPE_UINT64:
+    case GGUF_TYPE_UINT8:
+    case GGUF_TYPE_UINT16:
+    case GGUF_TYPE_UINT32:
+    case GGUF_TYPE_UINT64:
       *out = v->u;
       return TRUE;
-    case ELK_GGUF_TYPE_INT8:
-    case ELK_GGUF_TYPE_INT16:
-    case ELK_GGUF_TYPE_INT32:
-    case ELK_GGUF_TYPE_INT64:
+    case GGUF_TYPE_INT8:
+    case GGUF_TYPE_INT16:
+    case GGUF_TYPE_INT32:
+    case GGUF_TYPE_INT64:
       if (v->i < 0)
         {
-          g_set_error (error, ELK_LLAMA_ERROR, ELK_LLAMA_ERROR_INVALID,
+          g_set_error (error, LLAMA_ERROR, LLAMA_ERROR_INVALID,
                        "%s: offset %" G_GSIZE_FORMAT ": '%s' is %"
                        G_GINT64_FORMAT " (expected a non-negative count)",
                        gguf->path, v->offset, key, v->i);
@@ -1129,29 +1129,29 @@ elk_gguf_get_uint (const ElkGguf *gguf, const char *key, guint64 *out,
 }
 
 gboolean
-elk_gguf_get_float (const ElkGguf *gguf, const char *key, double *out,
-                    GError **error)
+elk__gguf_get_float (const Gguf *gguf, const char *key, double *out,
+                     GError **error)
 {
-  const ElkGgufValue *v = elk_gguf_lookup (gguf, key);
+  const GgufValue *v = elk__gguf_lookup (gguf, key);
 
   if (v == NULL)
     return FALSE;
   switch (v->type)
     {
-    case ELK_GGUF_TYPE_FLOAT32:
-    case ELK_GGUF_TYPE_FLOAT64:
+    case GGUF_TYPE_FLOAT32:
+    case GGUF_TYPE_FLOAT64:
       *out = v->f;
       return TRUE;
-    case ELK_GGUF_TYPE_UINT8:
-    case ELK_GGUF_TYPE_UINT16:
-    case ELK_GGUF_TYPE_UINT32:
-    case ELK_GGUF_TYPE_UINT64:
+    case GGUF_TYPE_UINT8:
+    case GGUF_TYPE_UINT16:
+    case GGUF_TYPE_UINT32:
+    case GGUF_TYPE_UINT64:
       *out = (double) v->u;
       return TRUE;
-    case ELK_GGUF_TYPE_INT8:
-    case ELK_GGUF_TYPE_INT16:
-    case ELK_GGUF_TYPE_INT32:
-    case ELK_GGUF_TYPE_INT64:
+    case GGUF_TYPE_INT8:
+    case GGUF_TYPE_INT16:
+    case GGUF_TYPE_INT32:
+    case GGUF_TYPE_INT64:
       *out = (double) v->i;
       return TRUE;
     default:
@@ -1161,14 +1161,14 @@ elk_gguf_get_float (const ElkGguf *gguf, const char *key, double *out,
 }
 
 gboolean
-elk_gguf_get_bool (const ElkGguf *gguf, const char *key, gboolean *out,
-                   GError **error)
+elk__gguf_get_bool (const Gguf *gguf, const char *key, gboolean *out,
+                    GError **error)
 {
-  const ElkGgufValue *v = elk_gguf_lookup (gguf, key);
+  const GgufValue *v = elk__gguf_lookup (gguf, key);
 
   if (v == NULL)
     return FALSE;
-  if (v->type != ELK_GGUF_TYPE_BOOL)
+  if (v->type != GGUF_TYPE_BOOL)
     {
       set_type_error (error, gguf, key, v, "a bool");
       return FALSE;
@@ -1178,18 +1178,18 @@ elk_gguf_get_bool (const ElkGguf *gguf, const char *key, gboolean *out,
 }
 
 /**
- * elk_gguf_dup_string:
+ * elk__gguf_dup_string:
  * Returns: (transfer full) (nullable): the string value of @key, or %NULL
  *   if it is absent (no error) or not a string (error set).
  */
 char *
-elk_gguf_dup_string (const ElkGguf *gguf, const char *key, GError **error)
+elk__gguf_dup_string (const Gguf *gguf, const char *key, GError **error)
 {
-  const ElkGgufValue *v = elk_gguf_lookup (gguf, key);
+  const GgufValue *v = elk__gguf_lookup (gguf, key);
 
   if (v == NULL)
     return NULL;
-  if (v->type != ELK_GGUF_TYPE_STRING)
+  if (v->type != GGUF_TYPE_STRING)
     {
       set_type_error (error, gguf, key, v, "a string");
       return NULL;
@@ -1198,21 +1198,21 @@ elk_gguf_dup_string (const ElkGguf *gguf, const char *key, GError **error)
 }
 
 guint
-elk_gguf_get_n_tensors (const ElkGguf *gguf)
+elk__gguf_get_n_tensors (const Gguf *gguf)
 {
   return gguf->tensors->len;
 }
 
-const ElkGgufTensor *
-elk_gguf_get_tensor (const ElkGguf *gguf, guint index)
+const GgufTensor *
+elk__gguf_get_tensor (const Gguf *gguf, guint index)
 {
   g_return_val_if_fail (index < gguf->tensors->len, NULL);
-  return &g_array_index (gguf->tensors, ElkGgufTensor, index);
+  return &g_array_index (gguf->tensors, GgufTensor, index);
 }
 
-const ElkGgufTensor *
-elk_gguf_find_tensor (const ElkGguf *gguf, const char *name)
+const GgufTensor *
+elk__gguf_find_tensor (const Gguf *gguf, const char *name)
 {
   guint i = GPOINTER_TO_UINT (g_hash_table_lookup (gguf->tensor_index, name));
-  return i == 0 ? NULL : &g_array_index (gguf->tensors, ElkGgufTensor, i - 1);
+  return i == 0 ? NULL : &g_array_index (gguf->tensors, GgufTensor, i - 1);
 }

@@ -23,21 +23,25 @@ GType elk_llama_phase_get_type (void);
 GType elk_llama_dtype_get_type (void);
 GType elk_llama_granularity_get_type (void);
 
+/* The C enums are private (LlamaPhase, ...), but the GTypes registered for
+ * the properties are process-global and carry the plugin's own prefix, as
+ * the chips' enums do (ElkIpuPodMode, ElkNocSimPlacement): the first
+ * argument is only the registered name. */
 G_DEFINE_ENUM_TYPE (ElkLlamaPhase, elk_llama_phase,
-                    G_DEFINE_ENUM_VALUE (ELK_LLAMA_PHASE_DECODE, "decode"),
-                    G_DEFINE_ENUM_VALUE (ELK_LLAMA_PHASE_PREFILL, "prefill"),
-                    G_DEFINE_ENUM_VALUE (ELK_LLAMA_PHASE_TRAIN_FORWARD,
+                    G_DEFINE_ENUM_VALUE (LLAMA_PHASE_DECODE, "decode"),
+                    G_DEFINE_ENUM_VALUE (LLAMA_PHASE_PREFILL, "prefill"),
+                    G_DEFINE_ENUM_VALUE (LLAMA_PHASE_TRAIN_FORWARD,
                                          "train-forward"))
 
 G_DEFINE_ENUM_TYPE (ElkLlamaDType, elk_llama_dtype,
-                    G_DEFINE_ENUM_VALUE (ELK_LLAMA_DTYPE_FILE, "file"),
-                    G_DEFINE_ENUM_VALUE (ELK_LLAMA_DTYPE_FP16, "fp16"),
-                    G_DEFINE_ENUM_VALUE (ELK_LLAMA_DTYPE_BF16, "bf16"),
-                    G_DEFINE_ENUM_VALUE (ELK_LLAMA_DTYPE_FP32, "fp32"))
+                    G_DEFINE_ENUM_VALUE (LLAMA_DTYPE_FILE, "file"),
+                    G_DEFINE_ENUM_VALUE (LLAMA_DTYPE_FP16, "fp16"),
+                    G_DEFINE_ENUM_VALUE (LLAMA_DTYPE_BF16, "bf16"),
+                    G_DEFINE_ENUM_VALUE (LLAMA_DTYPE_FP32, "fp32"))
 
 G_DEFINE_ENUM_TYPE (ElkLlamaGranularity, elk_llama_granularity,
-                    G_DEFINE_ENUM_VALUE (ELK_LLAMA_GRANULARITY_ELK, "elk"),
-                    G_DEFINE_ENUM_VALUE (ELK_LLAMA_GRANULARITY_ARTIFACT,
+                    G_DEFINE_ENUM_VALUE (LLAMA_GRANULARITY_ELK, "elk"),
+                    G_DEFINE_ENUM_VALUE (LLAMA_GRANULARITY_ARTIFACT,
                                          "artifact"))
 
 struct _ElkLlamaFrontend
@@ -46,8 +50,8 @@ struct _ElkLlamaFrontend
 
   char *model;
   char *preset;
-  ElkLlamaBuildOptions options;
-  ElkLlamaLimits limits;
+  LlamaBuildOptions options;
+  LlamaLimits limits;
 };
 
 enum
@@ -89,26 +93,26 @@ static ElkGraph *
 elk_llama_frontend_load (ElkFrontend *frontend, GError **error)
 {
   ElkLlamaFrontend *self = ELK_LLAMA_FRONTEND (frontend);
-  g_autoptr (ElkLlamaModel) model = NULL;
+  g_autoptr (LlamaModel) model = NULL;
   gboolean has_model = self->model != NULL && *self->model != '\0';
   gboolean has_preset = self->preset != NULL && *self->preset != '\0';
 
   if (has_model == has_preset)
     {
-      g_autofree char *list = elk_llama_preset_list ();
-      g_set_error (error, ELK_LLAMA_ERROR, ELK_LLAMA_ERROR_INVALID,
+      g_autofree char *list = elk__llama_preset_list ();
+      g_set_error (error, LLAMA_ERROR, LLAMA_ERROR_INVALID,
                    "llama frontend: set exactly one of 'model' (a GGUF file "
                    "or a Hugging Face config.json) and 'preset' (one of: "
                    "%s)%s", list,
                    has_model ? "; both are set" : "; neither is set");
       return NULL;
     }
-  model = has_model ? elk_llama_model_new_from_file_with_limits (
+  model = has_model ? elk__llama_model_new_from_file_with_limits (
                         self->model, &self->limits, error)
-                    : elk_llama_model_new_from_preset (self->preset, error);
+                    : elk__llama_model_new_from_preset (self->preset, error);
   if (model == NULL)
     return NULL;
-  return elk_llama_build_graph (model, &self->options, error);
+  return elk__llama_build_graph (model, &self->options, error);
 }
 
 static void
@@ -298,7 +302,7 @@ elk_llama_frontend_class_init (ElkLlamaFrontendClass *klass)
       "entries from HBM; prefill: 'seq' tokens per sequence, logits of the "
       "last one; train-forward: the forward pass over 'seq' tokens with "
       "logits for all of them",
-      ELK_TYPE_LLAMA_PHASE, ELK_LLAMA_PHASE_DECODE, rw);
+      ELK_TYPE_LLAMA_PHASE, LLAMA_PHASE_DECODE, rw);
   props[PROP_BATCH] = g_param_spec_uint (
       "batch", "Batch", "Sequences processed together", 1, 65536, 32, rw);
   props[PROP_SEQ] = g_param_spec_uint (
@@ -311,7 +315,7 @@ elk_llama_frontend_class_init (ElkLlamaFrontendClass *klass)
       "Storage type of weights, activations and KV cache; 'file' keeps the "
       "GGUF tensors' own types (Q4_K stays Q4_K) with FP16 activations and "
       "KV cache. The artifact uses 2 bytes per element (fp16)",
-      ELK_TYPE_LLAMA_DTYPE, ELK_LLAMA_DTYPE_FP16, rw);
+      ELK_TYPE_LLAMA_DTYPE, LLAMA_DTYPE_FP16, rw);
   props[PROP_FUSE_QKV] = g_param_spec_boolean (
       "fuse-qkv", "Fuse QKV",
       "One Q/K/V projection MatMul per layer instead of three (as the "
@@ -335,7 +339,7 @@ elk_llama_frontend_class_init (ElkLlamaFrontendClass *klass)
   props[PROP_SPLIT_CORES] = g_param_spec_uint (
       "split-cores", "Split cores",
       "Core count in the splitting threshold (the artifact's num_cores; "
-      "5888 = IPU-POD4)", 1, 1u << 24, ELK_LLAMA_DEFAULT_SPLIT_CORES, rw);
+      "5888 = IPU-POD4)", 1, 1u << 24, LLAMA_DEFAULT_SPLIT_CORES, rw);
   props[PROP_GRANULARITY] = g_param_spec_enum (
       "granularity", "Graph granularity",
       "elk: elk's graph (RoPE, attention scale and mask left out, every "
@@ -346,7 +350,7 @@ elk_llama_frontend_class_init (ElkLlamaFrontendClass *klass)
       "input the previous operator neither produced nor read is a separate "
       "HBM tensor with a preload (docs/compiler.md, \"The baseline gap\"). "
       "Llama-structured decode graphs only",
-      ELK_TYPE_LLAMA_GRANULARITY, ELK_LLAMA_GRANULARITY_ELK, rw);
+      ELK_TYPE_LLAMA_GRANULARITY, LLAMA_GRANULARITY_ELK, rw);
 
   /* Resource limits (docs/reliability.md).  Counts are checked against
    * the file size first, so these only matter for honest files. */
@@ -354,32 +358,32 @@ elk_llama_frontend_class_init (ElkLlamaFrontendClass *klass)
       "max-file-size", "Largest GGUF file",
       "Largest accepted GGUF file in bytes; the file is mapped and its "
       "tensor data never read", 1, G_MAXUINT64,
-      ELK_LLAMA_DEFAULT_MAX_FILE_SIZE, rw);
+      LLAMA_DEFAULT_MAX_FILE_SIZE, rw);
   props[PROP_MAX_CONFIG_SIZE] = g_param_spec_uint64 (
       "max-config-size", "Largest config.json",
       "Largest accepted Hugging Face config.json in bytes", 1,
-      G_MAXUINT32, ELK_LLAMA_DEFAULT_MAX_CONFIG_SIZE, rw);
+      G_MAXUINT32, LLAMA_DEFAULT_MAX_CONFIG_SIZE, rw);
   props[PROP_MAX_TENSORS] = g_param_spec_uint64 (
       "max-tensors", "Most tensors", "Most tensors in a GGUF file", 1,
-      G_MAXUINT32, ELK_LLAMA_DEFAULT_MAX_TENSORS, rw);
+      G_MAXUINT32, LLAMA_DEFAULT_MAX_TENSORS, rw);
   props[PROP_MAX_METADATA_ENTRIES] = g_param_spec_uint64 (
       "max-metadata-entries", "Most metadata entries",
       "Most metadata key-value pairs in a GGUF file", 1, G_MAXUINT32,
-      ELK_LLAMA_DEFAULT_MAX_METADATA, rw);
+      LLAMA_DEFAULT_MAX_METADATA, rw);
   props[PROP_MAX_STRING_LENGTH] = g_param_spec_uint64 (
       "max-string-length", "Longest string",
       "Longest GGUF string (keys, values, tensor names) in bytes", 1,
-      G_MAXUINT64, ELK_LLAMA_DEFAULT_MAX_STRING_LENGTH, rw);
+      G_MAXUINT64, LLAMA_DEFAULT_MAX_STRING_LENGTH, rw);
   props[PROP_MAX_ARRAY_LENGTH] = g_param_spec_uint64 (
       "max-array-length", "Longest array",
       "Most elements in one GGUF metadata array (token lists are the "
       "longest: 32000 to 256000)", 1, G_MAXUINT64,
-      ELK_LLAMA_DEFAULT_MAX_ARRAY_LENGTH, rw);
+      LLAMA_DEFAULT_MAX_ARRAY_LENGTH, rw);
   props[PROP_MAX_JSON_DEPTH] = g_param_spec_uint (
       "max-json-depth", "Deepest JSON nesting",
       "Deepest nesting of arrays and objects in a config.json (the JSON "
       "parser recurses once per level)", 1,
-      ELK_LLAMA_MAX_JSON_DEPTH_CEILING, ELK_LLAMA_DEFAULT_MAX_JSON_DEPTH,
+      LLAMA_MAX_JSON_DEPTH_CEILING, LLAMA_DEFAULT_MAX_JSON_DEPTH,
       rw);
 
   g_object_class_install_properties (object_class, N_PROPS, props);
@@ -388,8 +392,8 @@ elk_llama_frontend_class_init (ElkLlamaFrontendClass *klass)
 static void
 elk_llama_frontend_init (ElkLlamaFrontend *self)
 {
-  elk_llama_build_options_init (&self->options);
-  elk_llama_limits_init (&self->limits);
+  elk__llama_build_options_init (&self->options);
+  elk__llama_limits_init (&self->limits);
 }
 
 static gboolean

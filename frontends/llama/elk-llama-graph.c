@@ -42,9 +42,9 @@ typedef struct
 typedef struct
 {
   ElkGraph *graph;
-  const ElkLlamaModel *m;
-  const ElkLlamaBuildOptions *o;
-  ElkLlamaPhase phase;
+  const LlamaModel *m;
+  const LlamaBuildOptions *o;
+  LlamaPhase phase;
   gboolean file_types;    /* weights take the GGUF tensors' types */
   ElkDType wdtype;        /* weight type otherwise */
   ElkDType adtype;        /* activations and KV cache */
@@ -62,29 +62,29 @@ typedef struct
 } Builder;
 
 void
-elk_llama_build_options_init (ElkLlamaBuildOptions *options)
+elk__llama_build_options_init (LlamaBuildOptions *options)
 {
   memset (options, 0, sizeof (*options));
-  options->phase = ELK_LLAMA_PHASE_DECODE;
+  options->phase = LLAMA_PHASE_DECODE;
   options->batch = 32;
   options->seq = 0;
-  options->dtype = ELK_LLAMA_DTYPE_FP16;
+  options->dtype = LLAMA_DTYPE_FP16;
   options->fuse_qkv = TRUE;
   options->fuse_ffn = TRUE;
   options->layers = 0;
   options->split_factor = -1;
-  options->split_cores = ELK_LLAMA_DEFAULT_SPLIT_CORES;
-  options->granularity = ELK_LLAMA_GRANULARITY_ELK;
+  options->split_cores = LLAMA_DEFAULT_SPLIT_CORES;
+  options->granularity = LLAMA_GRANULARITY_ELK;
 }
 
 const char *
-elk_llama_phase_to_string (ElkLlamaPhase phase)
+elk__llama_phase_to_string (LlamaPhase phase)
 {
   switch (phase)
     {
-    case ELK_LLAMA_PHASE_DECODE: return "decode";
-    case ELK_LLAMA_PHASE_PREFILL: return "prefill";
-    case ELK_LLAMA_PHASE_TRAIN_FORWARD: return "train-forward";
+    case LLAMA_PHASE_DECODE: return "decode";
+    case LLAMA_PHASE_PREFILL: return "prefill";
+    case LLAMA_PHASE_TRAIN_FORWARD: return "train-forward";
     default: return "invalid";
     }
 }
@@ -289,7 +289,7 @@ add_op (Builder *B, const char *name, const char *type, ElkOpKind kind,
 
   if (depth >= MAX_SPLIT_DEPTH)
     {
-      g_set_error (error, ELK_LLAMA_ERROR, ELK_LLAMA_ERROR_INVALID,
+      g_set_error (error, LLAMA_ERROR, LLAMA_ERROR_INVALID,
                    "operator '%s' would be split into more than %u pieces; "
                    "the split threshold is too small", name,
                    1u << MAX_SPLIT_DEPTH);
@@ -379,7 +379,7 @@ static gboolean
 same_plain_type (guint32 a, guint32 b)
 {
   ElkDType da, db;
-  return elk_ggml_type_to_dtype (a, &da) && elk_ggml_type_to_dtype (b, &db)
+  return elk__ggml_type_to_dtype (a, &da) && elk__ggml_type_to_dtype (b, &db)
          && da == db;
 }
 
@@ -391,7 +391,7 @@ weight_storage (Builder *B, guint64 n, const char *fused,
                 const char *const *parts, ElkDType *dtype, guint64 *bytes,
                 GError **error)
 {
-  const ElkGguf *gguf = B->m->gguf;
+  const Gguf *gguf = B->m->gguf;
   guint64 found_elems = 0, found_bytes = 0;
   guint32 first_type = 0;
   gboolean mixed = FALSE, all = TRUE;
@@ -402,11 +402,11 @@ weight_storage (Builder *B, guint64 n, const char *fused,
       *bytes = 0;
       return TRUE;
     }
-  if (gguf == NULL || elk_gguf_get_n_tensors (gguf) == 0)
+  if (gguf == NULL || elk__gguf_get_n_tensors (gguf) == 0)
     {
       if (!B->m->has_native_dtype)
         {
-          g_set_error (error, ELK_LLAMA_ERROR, ELK_LLAMA_ERROR_INVALID,
+          g_set_error (error, LLAMA_ERROR, LLAMA_ERROR_INVALID,
                        "%s: dtype=file, but the model has no tensors and "
                        "no storage type of its own (no general.file_type "
                        "or torch_dtype); choose fp16, bf16 or fp32",
@@ -420,7 +420,7 @@ weight_storage (Builder *B, guint64 n, const char *fused,
 
   for (guint i = 0; parts[i] != NULL; i++)
     {
-      const ElkGgufTensor *t = elk_gguf_find_tensor (gguf, parts[i]);
+      const GgufTensor *t = elk__gguf_find_tensor (gguf, parts[i]);
       if (t == NULL)
         {
           all = FALSE;
@@ -437,35 +437,35 @@ weight_storage (Builder *B, guint64 n, const char *fused,
     {
       if (found_elems != n)
         {
-          g_set_error (error, ELK_LLAMA_ERROR, ELK_LLAMA_ERROR_INVALID,
+          g_set_error (error, LLAMA_ERROR, LLAMA_ERROR_INVALID,
                        "%s: tensor '%s'%s has %" G_GUINT64_FORMAT
                        " elements, the hyper-parameters give %"
-                       G_GUINT64_FORMAT, elk_gguf_get_path (gguf), parts[0],
+                       G_GUINT64_FORMAT, elk__gguf_get_path (gguf), parts[0],
                        parts[1] != NULL ? " and its siblings" : "",
                        found_elems, n);
           return FALSE;
         }
-      if (mixed || !elk_ggml_type_to_dtype (first_type, dtype))
+      if (mixed || !elk__ggml_type_to_dtype (first_type, dtype))
         *dtype = ELK_DTYPE_QUANTIZED;
       *bytes = found_bytes;
       return TRUE;
     }
   if (fused != NULL)
     {
-      const ElkGgufTensor *t = elk_gguf_find_tensor (gguf, fused);
+      const GgufTensor *t = elk__gguf_find_tensor (gguf, fused);
       if (t != NULL && t->n_elements >= n && n % t->dims[0] == 0)
         {
           guint64 rows = t->n_elements / t->dims[0];
           guint64 row_bytes = t->bytes / rows;
-          if (!elk_ggml_type_to_dtype (t->type, dtype))
+          if (!elk__ggml_type_to_dtype (t->type, dtype))
             *dtype = ELK_DTYPE_QUANTIZED;
           *bytes = row_bytes * (n / t->dims[0]);
           return TRUE;
         }
     }
-  g_set_error (error, ELK_LLAMA_ERROR, ELK_LLAMA_ERROR_INVALID,
+  g_set_error (error, LLAMA_ERROR, LLAMA_ERROR_INVALID,
                "%s: tensor '%s' is missing (needed for dtype=file)",
-               elk_gguf_get_path (gguf), parts[0]);
+               elk__gguf_get_path (gguf), parts[0]);
   return FALSE;
 }
 
@@ -568,7 +568,7 @@ static gboolean
 norm (Builder *B, gint layer, const char *name, const char *file_name,
       const char *x, guint64 rows, char **out, GError **error)
 {
-  const ElkLlamaModel *m = B->m;
+  const LlamaModel *m = B->m;
   g_autofree char *gw = g_strdup_printf ("%s.weight", name);
   g_autofree char *bw = g_strdup_printf ("%s.bias", name);
   g_autofree char *fw = g_strdup_printf ("%s.weight", file_name);
@@ -621,7 +621,7 @@ norm (Builder *B, gint layer, const char *name, const char *file_name,
       return norm_step (B, layer, name, "gain", "mul", ELK_OP_ELEMENTWISE,
                         "mk,k->mk", in, 2, FALSE, out, error);
     }
-  if (m->norm == ELK_LLAMA_NORM_LAYER)
+  if (m->norm == LLAMA_NORM_LAYER)
     {
       in[0] = act (x, "mk", a);
       if (!norm_step (B, layer, name, "mean", "sum", ELK_OP_REDUCE,
@@ -658,7 +658,7 @@ norm (Builder *B, gint layer, const char *name, const char *file_name,
       || !norm_step (B, layer, name, "gain", "mul", ELK_OP_ELEMENTWISE,
                      "mk,k->mk", in, 2, FALSE, &gained, error))
     return FALSE;
-  if (m->norm == ELK_LLAMA_NORM_LAYER && m->norm_bias)
+  if (m->norm == LLAMA_NORM_LAYER && m->norm_bias)
     {
       in[0] = act (gained, "mk", a);
       if (!weight (B, &in[1], bw, "k", NULL, PARTS (fb), error)
@@ -705,13 +705,13 @@ unary (Builder *B, gint layer, const char *name, const char *type,
 }
 
 static const char *
-act_name (ElkLlamaAct a)
+act_name (LlamaAct a)
 {
   switch (a)
     {
-    case ELK_LLAMA_ACT_SILU: return "silu";
-    case ELK_LLAMA_ACT_GELU: return "gelu";
-    case ELK_LLAMA_ACT_RELU: return "relu";
+    case LLAMA_ACT_SILU: return "silu";
+    case LLAMA_ACT_GELU: return "gelu";
+    case LLAMA_ACT_RELU: return "relu";
     default: return "act";
     }
 }
@@ -723,12 +723,12 @@ act_name (ElkLlamaAct a)
 static guint64
 kv_length (Builder *B, guint layer)
 {
-  const ElkLlamaModel *m = B->m;
+  const LlamaModel *m = B->m;
   gboolean windowed = m->sliding_window != 0 && m->sliding_period != 0
                       && layer % m->sliding_period == 0;
   /* A sliding window bounds the KV cache a decode step reads; prefill
    * computes the whole (masked) square, as the artifact's graphs do. */
-  if (windowed && B->phase == ELK_LLAMA_PHASE_DECODE)
+  if (windowed && B->phase == LLAMA_PHASE_DECODE)
     return MIN (B->S, m->sliding_window);
   return B->S;
 }
@@ -825,7 +825,7 @@ static gboolean
 qkv_artifact (Builder *B, guint layer, const char *qkv, guint64 wqkv,
               char **q_rot, GError **error)
 {
-  const ElkLlamaModel *m = B->m;
+  const LlamaModel *m = B->m;
   gint L = (gint) layer;
   g_autofree char *p = g_strdup_printf ("blk.%u", layer);
   g_autofree char *nv = g_strdup_printf ("%s.attn_v_slice", p);
@@ -851,7 +851,7 @@ static gboolean
 attention (Builder *B, guint layer, const char *x, char **out,
            GError **error)
 {
-  const ElkLlamaModel *m = B->m;
+  const LlamaModel *m = B->m;
   gint L = (gint) layer;
   g_autofree char *p = g_strdup_printf ("blk.%u", layer);
   g_autofree char *f = g_strdup_printf ("blk.%u", layer);
@@ -859,7 +859,7 @@ attention (Builder *B, guint layer, const char *x, char **out,
   guint64 hkv = m->n_kv_heads, g = m->n_heads / m->n_kv_heads;
   guint64 S = kv_length (B, layer);
   gboolean grouped = g > 1;
-  gboolean decode = B->phase == ELK_LLAMA_PHASE_DECODE;
+  gboolean decode = B->phase == LLAMA_PHASE_DECODE;
   /* Projection widths; the paper presets override the fused width. */
   guint64 wq = m->qkv_out ? m->qkv_out / 3 : m->n_heads * e;
   guint64 wkv = m->qkv_out ? m->qkv_out / 3 : hkv * e;
@@ -899,7 +899,7 @@ attention (Builder *B, guint layer, const char *x, char **out,
       const char *const *wparts = split_w;
       const char *const *bparts = split_b;
       /* A file with a fused tensor (Phi-3, Falcon) is read as one part. */
-      if (m->gguf != NULL && elk_gguf_find_tensor (m->gguf, fused) != NULL)
+      if (m->gguf != NULL && elk__gguf_find_tensor (m->gguf, fused) != NULL)
         {
           wparts = fused_w;
           bparts = fused_bias;
@@ -1054,7 +1054,7 @@ static gboolean
 ffn_artifact (Builder *B, guint layer, const char *h, guint64 up,
               guint64 down_in, char **out, GError **error)
 {
-  const ElkLlamaModel *m = B->m;
+  const LlamaModel *m = B->m;
   gint L = (gint) layer;
   g_autofree char *p = g_strdup_printf ("blk.%u", layer);
   g_autofree char *nu = g_strdup_printf ("%s.ffn_up_slice", p);
@@ -1099,7 +1099,7 @@ ffn_artifact (Builder *B, guint layer, const char *h, guint64 up,
 static gboolean
 ffn (Builder *B, guint layer, const char *x, char **out, GError **error)
 {
-  const ElkLlamaModel *m = B->m;
+  const LlamaModel *m = B->m;
   gint L = (gint) layer;
   g_autofree char *p = g_strdup_printf ("blk.%u", layer);
   guint64 d = m->hidden;
@@ -1139,7 +1139,7 @@ ffn (Builder *B, guint layer, const char *x, char **out, GError **error)
           const char *both[] = { fg, fu, NULL }, *up_only[] = { fu, NULL };
           const char *const *parts = both;
           /* Phi-3 stores gate and up as one ffn_up of twice the width. */
-          if (m->gguf != NULL && elk_gguf_find_tensor (m->gguf, fg) == NULL)
+          if (m->gguf != NULL && elk__gguf_find_tensor (m->gguf, fg) == NULL)
             parts = up_only;
           if (!linear (B, L, pname, x, B->M, d, up, NULL, parts, NULL, &h,
                        error))
@@ -1185,7 +1185,7 @@ ffn (Builder *B, guint layer, const char *x, char **out, GError **error)
 static gboolean
 layer (Builder *B, guint l, const char *x, char **out, GError **error)
 {
-  const ElkLlamaModel *m = B->m;
+  const LlamaModel *m = B->m;
   gint L = (gint) l;
   g_autofree char *p = g_strdup_printf ("blk.%u", l);
   g_autofree char *n1 = g_strdup_printf ("%s.attn_norm", p);
@@ -1285,7 +1285,7 @@ gather (Builder *B, const char *name, const char *ids, const char *file,
 static gboolean
 embeddings (Builder *B, char **out, GError **error)
 {
-  const ElkLlamaModel *m = B->m;
+  const LlamaModel *m = B->m;
   g_autofree char *x = NULL;
 
   if (m->patch_in != 0)
@@ -1354,7 +1354,7 @@ embeddings (Builder *B, char **out, GError **error)
 static gboolean
 head (Builder *B, const char *x, GError **error)
 {
-  const ElkLlamaModel *m = B->m;
+  const LlamaModel *m = B->m;
   g_autofree char *rows = NULL, *normed = NULL, *logits = NULL;
 
   /* Prefill needs the logits of the last token of each sequence only, and
@@ -1413,14 +1413,14 @@ set_attr_u64 (ElkGraph *graph, const char *key, guint64 value)
 static gboolean
 setup (Builder *B, GError **error)
 {
-  const ElkLlamaModel *m = B->m;
-  const ElkLlamaBuildOptions *o = B->o;
+  const LlamaModel *m = B->m;
+  const LlamaBuildOptions *o = B->o;
   gint split;
 
   B->phase = o->phase;
-  if (m->encoder && o->phase == ELK_LLAMA_PHASE_DECODE)
+  if (m->encoder && o->phase == LLAMA_PHASE_DECODE)
     {
-      g_set_error (error, ELK_LLAMA_ERROR, ELK_LLAMA_ERROR_INVALID,
+      g_set_error (error, LLAMA_ERROR, LLAMA_ERROR_INVALID,
                    "%s: '%s' is an encoder (no KV cache, nothing to "
                    "decode); use phase=prefill for one forward pass or "
                    "phase=train-forward", m->source, m->name);
@@ -1428,14 +1428,14 @@ setup (Builder *B, GError **error)
     }
   if (o->batch == 0)
     {
-      g_set_error (error, ELK_LLAMA_ERROR, ELK_LLAMA_ERROR_INVALID,
+      g_set_error (error, LLAMA_ERROR, LLAMA_ERROR_INVALID,
                    "batch must be at least 1");
       return FALSE;
     }
   B->layers = o->layers == 0 ? m->n_layers : o->layers;
   if (B->layers > m->n_layers)
     {
-      g_set_error (error, ELK_LLAMA_ERROR, ELK_LLAMA_ERROR_INVALID,
+      g_set_error (error, LLAMA_ERROR, LLAMA_ERROR_INVALID,
                    "%s: layers=%u but the model has only %u layers",
                    m->source, o->layers, m->n_layers);
       return FALSE;
@@ -1448,7 +1448,7 @@ setup (Builder *B, GError **error)
       guint64 T = m->n_patches + 1;
       if (o->seq != 0 && o->seq != T)
         {
-          g_set_error (error, ELK_LLAMA_ERROR, ELK_LLAMA_ERROR_INVALID,
+          g_set_error (error, LLAMA_ERROR, LLAMA_ERROR_INVALID,
                        "%s: '%s' processes %" G_GUINT64_FORMAT " tokens per "
                        "image; set seq=%" G_GUINT64_FORMAT " or leave it at "
                        "0", m->source, m->name, T, T);
@@ -1457,52 +1457,52 @@ setup (Builder *B, GError **error)
       B->S = T;
     }
   else if (o->seq == 0)
-    B->S = m->encoder ? m->context : MIN (ELK_LLAMA_DEFAULT_SEQ, m->context);
+    B->S = m->encoder ? m->context : MIN (LLAMA_DEFAULT_SEQ, m->context);
   else
     B->S = o->seq;
   if (m->context != 0 && B->S > m->context)
     {
-      g_set_error (error, ELK_LLAMA_ERROR, ELK_LLAMA_ERROR_INVALID,
+      g_set_error (error, LLAMA_ERROR, LLAMA_ERROR_INVALID,
                    "%s: seq=%" G_GUINT64_FORMAT " exceeds the model's "
                    "context length %" G_GUINT64_FORMAT, m->source, B->S,
                    m->context);
       return FALSE;
     }
   B->b = o->batch;
-  B->t = o->phase == ELK_LLAMA_PHASE_DECODE ? 1 : B->S;
+  B->t = o->phase == LLAMA_PHASE_DECODE ? 1 : B->S;
   B->M = B->b * B->t;
   if (m->encoder)
     B->R = B->b;
   else
-    B->R = o->phase == ELK_LLAMA_PHASE_PREFILL ? B->b : B->M;
+    B->R = o->phase == LLAMA_PHASE_PREFILL ? B->b : B->M;
 
   switch (o->dtype)
     {
-    case ELK_LLAMA_DTYPE_FILE:
+    case LLAMA_DTYPE_FILE:
       B->file_types = TRUE;
       B->wdtype = ELK_DTYPE_F16;
       B->adtype = ELK_DTYPE_F16;
       break;
-    case ELK_LLAMA_DTYPE_BF16:
+    case LLAMA_DTYPE_BF16:
       B->wdtype = B->adtype = ELK_DTYPE_BF16;
       break;
-    case ELK_LLAMA_DTYPE_FP32:
+    case LLAMA_DTYPE_FP32:
       B->wdtype = B->adtype = ELK_DTYPE_F32;
       break;
-    case ELK_LLAMA_DTYPE_FP16:
+    case LLAMA_DTYPE_FP16:
     default:
       B->wdtype = B->adtype = ELK_DTYPE_F16;
       break;
     }
 
-  if (o->granularity == ELK_LLAMA_GRANULARITY_ARTIFACT)
+  if (o->granularity == LLAMA_GRANULARITY_ARTIFACT)
     {
       /* The artifact's layer is known operator by operator only for its
        * Llama-structured decode graphs (TExpr_llama2-13/-70, gemma2). */
       const char *why = NULL;
-      if (o->phase != ELK_LLAMA_PHASE_DECODE)
+      if (o->phase != LLAMA_PHASE_DECODE)
         why = "phase is not decode";
-      else if (m->norm != ELK_LLAMA_NORM_RMS)
+      else if (m->norm != LLAMA_NORM_RMS)
         why = "it uses LayerNorm, not RMSNorm";
       else if (m->n_positions != 0 || m->patch_in != 0)
         why = "it has no RoPE";
@@ -1518,7 +1518,7 @@ setup (Builder *B, GError **error)
               "slice fused projections)";
       if (why != NULL)
         {
-          g_set_error (error, ELK_LLAMA_ERROR, ELK_LLAMA_ERROR_INVALID,
+          g_set_error (error, LLAMA_ERROR, LLAMA_ERROR_INVALID,
                        "%s: granularity=artifact reproduces the Elk "
                        "artifact's decode graphs of Llama-structured models "
                        "(RMSNorm, RoPE, fused QKV and gated FFN, no biases), "
@@ -1533,11 +1533,11 @@ setup (Builder *B, GError **error)
     {
       /* The artifact's training graphs use split_factor + 1. */
       guint divisor = (guint) split
-                      + (o->phase == ELK_LLAMA_PHASE_TRAIN_FORWARD ? 1 : 0);
+                      + (o->phase == LLAMA_PHASE_TRAIN_FORWARD ? 1 : 0);
       guint mb = o->split_cores / divisor;
       if (mb == 0)
         {
-          g_set_error (error, ELK_LLAMA_ERROR, ELK_LLAMA_ERROR_INVALID,
+          g_set_error (error, LLAMA_ERROR, LLAMA_ERROR_INVALID,
                        "split-cores=%u / split factor %u leaves a threshold "
                        "of 0 MB", o->split_cores, divisor);
           return FALSE;
@@ -1548,13 +1548,13 @@ setup (Builder *B, GError **error)
 }
 
 /**
- * elk_llama_build_graph:
+ * elk__llama_build_graph:
  *
  * Returns: (transfer full) (nullable): the graph of one pass of @model.
  */
 ElkGraph *
-elk_llama_build_graph (const ElkLlamaModel *model,
-                       const ElkLlamaBuildOptions *options, GError **error)
+elk__llama_build_graph (const LlamaModel *model,
+                        const LlamaBuildOptions *options, GError **error)
 {
   Builder B = { 0 };
   g_autoptr (ElkGraph) graph = NULL;
@@ -1608,14 +1608,14 @@ elk_llama_build_graph (const ElkLlamaModel *model,
   elk_graph_set_attribute (graph, "model", model->name);
   elk_graph_set_attribute (graph, "arch", model->arch);
   elk_graph_set_attribute (graph, "phase",
-                           elk_llama_phase_to_string (options->phase));
+                           elk__llama_phase_to_string (options->phase));
   set_attr_u64 (graph, "batch", B.b);
   set_attr_u64 (graph, "seq", B.S);
   set_attr_u64 (graph, "tokens", B.M);
   set_attr_u64 (graph, "layers", B.layers);
   set_attr_u64 (graph, "model-layers", model->n_layers);
   set_attr_u64 (graph, "params",
-                elk_llama_model_count_params (model, B.layers));
+                elk__llama_model_count_params (model, B.layers));
   set_attr_u64 (graph, "weight-bytes", weight_bytes);
   /* The spilled activation copies have origin KV_CACHE (mark_hbm_inputs)
    * but are not the KV cache. */

@@ -23,7 +23,7 @@ typedef struct
   const char *text;
   gsize length;
   JsonObject *obj;
-  ElkLlamaModel *model;
+  LlamaModel *model;
 } HfReader;
 
 /* Returns the 1-based line of the first occurrence of "key" in the text,
@@ -52,11 +52,11 @@ set_key_error (const HfReader *r, GError **error, const char *key,
 {
   guint line = key_line (r, key);
   if (line > 0)
-    g_set_error (error, ELK_LLAMA_ERROR, ELK_LLAMA_ERROR_INVALID,
+    g_set_error (error, LLAMA_ERROR, LLAMA_ERROR_INVALID,
                  "%s:%u: '%s' must be %s, got %s", r->path, line, key,
                  expectation, got);
   else
-    g_set_error (error, ELK_LLAMA_ERROR, ELK_LLAMA_ERROR_INVALID,
+    g_set_error (error, LLAMA_ERROR, LLAMA_ERROR_INVALID,
                  "%s: '%s' must be %s, got %s", r->path, key, expectation,
                  got);
 }
@@ -127,7 +127,7 @@ check_depth (const HfReader *r, guint max_depth, GError **error)
         {
           if (++depth > max_depth)
             {
-              g_set_error (error, ELK_LLAMA_ERROR, ELK_LLAMA_ERROR_LIMIT,
+              g_set_error (error, LLAMA_ERROR, LLAMA_ERROR_LIMIT,
                            "%s:%u: arrays and objects are nested more than "
                            "%u deep, the max-json-depth limit; raise the "
                            "llama frontend's 'max-json-depth' parameter to "
@@ -195,7 +195,7 @@ get_uint (const HfReader *r, const char *const *keys, gboolean required,
     {
       if (!required)
         return TRUE;
-      g_set_error (error, ELK_LLAMA_ERROR, ELK_LLAMA_ERROR_INVALID,
+      g_set_error (error, LLAMA_ERROR, LLAMA_ERROR_INVALID,
                    "%s: required key '%s' is missing (model_type '%s')",
                    r->path, key, r->model->arch);
       return FALSE;
@@ -277,7 +277,7 @@ get_string (const HfReader *r, const char *key, GError **error)
 static gboolean
 read_common (HfReader *r, GError **error)
 {
-  ElkLlamaModel *m = r->model;
+  LlamaModel *m = r->model;
   guint64 layers = 0;
   const char *dtype;
   GError *local_error = NULL;
@@ -314,7 +314,7 @@ read_common (HfReader *r, GError **error)
     {
       if (m->hidden % m->n_heads != 0)
         {
-          g_set_error (error, ELK_LLAMA_ERROR, ELK_LLAMA_ERROR_INVALID,
+          g_set_error (error, LLAMA_ERROR, LLAMA_ERROR_INVALID,
                        "%s: hidden size %" G_GUINT64_FORMAT " is not a "
                        "multiple of %" G_GUINT64_FORMAT " heads and there "
                        "is no head_dim", r->path, m->hidden, m->n_heads);
@@ -352,7 +352,7 @@ read_common (HfReader *r, GError **error)
 static gboolean
 read_llama_like (HfReader *r, GError **error)
 {
-  ElkLlamaModel *m = r->model;
+  LlamaModel *m = r->model;
   gboolean attention_bias = FALSE, mlp_bias = FALSE;
 
   if (!get_uint (r, KEYS ("intermediate_size"), TRUE, &m->ffn, error)
@@ -362,8 +362,8 @@ read_llama_like (HfReader *r, GError **error)
       || !get_uint (r, KEYS ("sliding_window"), FALSE, &m->sliding_window,
                     error))
     return FALSE;
-  m->norm = ELK_LLAMA_NORM_RMS;
-  m->act = ELK_LLAMA_ACT_SILU;
+  m->norm = LLAMA_NORM_RMS;
+  m->act = LLAMA_ACT_SILU;
   m->gated = TRUE;
   m->bias_qkv = attention_bias || g_str_equal (m->arch, "qwen2");
   m->bias_o = attention_bias;
@@ -386,7 +386,7 @@ read_llama_like (HfReader *r, GError **error)
     }
   if (g_str_equal (m->arch, "gemma2"))
     {
-      m->act = ELK_LLAMA_ACT_GELU;
+      m->act = LLAMA_ACT_GELU;
       m->post_norms = TRUE;
       m->tied = TRUE;
       if (!get_bool (r, KEYS ("tie_word_embeddings"), &m->tied, error))
@@ -400,7 +400,7 @@ read_llama_like (HfReader *r, GError **error)
 static gboolean
 read_falcon (HfReader *r, GError **error)
 {
-  ElkLlamaModel *m = r->model;
+  LlamaModel *m = r->model;
   gboolean new_arch = FALSE, multi_query = TRUE, parallel = TRUE;
   gboolean bias = FALSE;
 
@@ -413,7 +413,7 @@ read_falcon (HfReader *r, GError **error)
     return FALSE;
   if (new_arch)
     {
-      g_set_error (error, ELK_LLAMA_ERROR, ELK_LLAMA_ERROR_UNSUPPORTED,
+      g_set_error (error, LLAMA_ERROR, LLAMA_ERROR_UNSUPPORTED,
                    "%s: Falcon's new decoder architecture (40B/180B, two "
                    "norms per layer) is not supported; Falcon-7B-style "
                    "configs are", r->path);
@@ -425,9 +425,9 @@ read_falcon (HfReader *r, GError **error)
     return FALSE;
   if (m->context == 0)
     m->context = 2048;
-  m->norm = ELK_LLAMA_NORM_LAYER;
+  m->norm = LLAMA_NORM_LAYER;
   m->norm_bias = TRUE;
-  m->act = ELK_LLAMA_ACT_GELU;
+  m->act = LLAMA_ACT_GELU;
   m->parallel = parallel;
   m->bias_qkv = m->bias_o = m->bias_ffn = bias;
   m->rope_dims = m->head_dim;
@@ -437,14 +437,14 @@ read_falcon (HfReader *r, GError **error)
 static gboolean
 read_gpt2 (HfReader *r, GError **error)
 {
-  ElkLlamaModel *m = r->model;
+  LlamaModel *m = r->model;
 
   m->ffn = mul_saturated (4, m->hidden);
   if (!get_uint (r, KEYS ("n_inner"), FALSE, &m->ffn, error))
     return FALSE;
-  m->norm = ELK_LLAMA_NORM_LAYER;
+  m->norm = LLAMA_NORM_LAYER;
   m->norm_bias = TRUE;
-  m->act = ELK_LLAMA_ACT_GELU;
+  m->act = LLAMA_ACT_GELU;
   m->bias_qkv = m->bias_o = m->bias_ffn = TRUE;
   m->tied = TRUE;
   m->n_positions = m->context;
@@ -454,7 +454,7 @@ read_gpt2 (HfReader *r, GError **error)
 static gboolean
 read_opt (HfReader *r, GError **error)
 {
-  ElkLlamaModel *m = r->model;
+  LlamaModel *m = r->model;
   guint64 proj = 0;
   gboolean pre_ln = TRUE, bias = TRUE;
 
@@ -467,16 +467,16 @@ read_opt (HfReader *r, GError **error)
     return FALSE;
   if (proj != 0 && proj != m->hidden)
     {
-      g_set_error (error, ELK_LLAMA_ERROR, ELK_LLAMA_ERROR_UNSUPPORTED,
+      g_set_error (error, LLAMA_ERROR, LLAMA_ERROR_UNSUPPORTED,
                    "%s:%u: word_embed_proj_dim %" G_GUINT64_FORMAT " differs "
                    "from hidden_size %" G_GUINT64_FORMAT " (OPT-350m's "
                    "projected embeddings are not supported)", r->path,
                    key_line (r, "word_embed_proj_dim"), proj, m->hidden);
       return FALSE;
     }
-  m->norm = ELK_LLAMA_NORM_LAYER;
+  m->norm = LLAMA_NORM_LAYER;
   m->norm_bias = TRUE;
-  m->act = ELK_LLAMA_ACT_RELU;
+  m->act = LLAMA_ACT_RELU;
   m->post_ln = !pre_ln;
   m->bias_qkv = m->bias_o = m->bias_ffn = bias;
   /* OPT's learned positions are offset by 2. */
@@ -487,16 +487,16 @@ read_opt (HfReader *r, GError **error)
 static gboolean
 read_bert (HfReader *r, GError **error)
 {
-  ElkLlamaModel *m = r->model;
+  LlamaModel *m = r->model;
 
   m->n_token_types = 2;
   if (!get_uint (r, KEYS ("intermediate_size"), TRUE, &m->ffn, error)
       || !get_uint (r, KEYS ("type_vocab_size"), FALSE, &m->n_token_types,
                     error))
     return FALSE;
-  m->norm = ELK_LLAMA_NORM_LAYER;
+  m->norm = LLAMA_NORM_LAYER;
   m->norm_bias = TRUE;
-  m->act = ELK_LLAMA_ACT_GELU;
+  m->act = LLAMA_ACT_GELU;
   m->bias_qkv = m->bias_o = m->bias_ffn = TRUE;
   m->post_ln = TRUE;
   m->encoder = TRUE;
@@ -509,7 +509,7 @@ read_bert (HfReader *r, GError **error)
 static gboolean
 read_vit (HfReader *r, GError **error)
 {
-  ElkLlamaModel *m = r->model;
+  LlamaModel *m = r->model;
   guint64 image = 224, patch = 16, channels = 3;
   JsonNode *labels;
 
@@ -520,7 +520,7 @@ read_vit (HfReader *r, GError **error)
     return FALSE;
   if (patch == 0 || image % patch != 0)
     {
-      g_set_error (error, ELK_LLAMA_ERROR, ELK_LLAMA_ERROR_INVALID,
+      g_set_error (error, LLAMA_ERROR, LLAMA_ERROR_INVALID,
                    "%s: image_size %" G_GUINT64_FORMAT " is not a multiple "
                    "of patch_size %" G_GUINT64_FORMAT, r->path, image, patch);
       return FALSE;
@@ -532,7 +532,7 @@ read_vit (HfReader *r, GError **error)
     return FALSE;
   if (m->n_classes == 0)
     {
-      g_set_error (error, ELK_LLAMA_ERROR, ELK_LLAMA_ERROR_INVALID,
+      g_set_error (error, LLAMA_ERROR, LLAMA_ERROR_INVALID,
                    "%s: a ViT config needs id2label or num_labels for the "
                    "classifier head", r->path);
       return FALSE;
@@ -542,7 +542,7 @@ read_vit (HfReader *r, GError **error)
   if (m->patch_in > (G_GUINT64_CONSTANT (1) << 32)
       || m->n_patches > (G_GUINT64_CONSTANT (1) << 32))
     {
-      g_set_error (error, ELK_LLAMA_ERROR, ELK_LLAMA_ERROR_INVALID,
+      g_set_error (error, LLAMA_ERROR, LLAMA_ERROR_INVALID,
                    "%s: image_size %" G_GUINT64_FORMAT ", patch_size %"
                    G_GUINT64_FORMAT " and num_channels %" G_GUINT64_FORMAT
                    " give patches beyond any real model", r->path, image,
@@ -550,9 +550,9 @@ read_vit (HfReader *r, GError **error)
       return FALSE;
     }
   m->context = m->n_patches + 1;
-  m->norm = ELK_LLAMA_NORM_LAYER;
+  m->norm = LLAMA_NORM_LAYER;
   m->norm_bias = TRUE;
-  m->act = ELK_LLAMA_ACT_GELU;
+  m->act = LLAMA_ACT_GELU;
   m->bias_qkv = m->bias_o = m->bias_ffn = TRUE;
   m->encoder = TRUE;
   m->has_lm_head = FALSE;
@@ -588,34 +588,34 @@ stem_of (const char *path)
   return g_strdup (base);
 }
 
-ElkLlamaModel *
-elk_llama_model_new_from_hf_data (const char *data, gssize length,
-                                  const char *display_name, GError **error)
+LlamaModel *
+elk__llama_model_new_from_hf_data (const char *data, gssize length,
+                                   const char *display_name, GError **error)
 {
-  return elk_llama_model_new_from_hf_data_with_limits (data, length,
-                                                       display_name, NULL,
-                                                       error);
+  return elk__llama_model_new_from_hf_data_with_limits (data, length,
+                                                        display_name, NULL,
+                                                        error);
 }
 
 /**
- * elk_llama_model_new_from_hf_data_with_limits:
+ * elk__llama_model_new_from_hf_data_with_limits:
  * @limits: (nullable): the limits; %NULL for the defaults
  *
- * Like elk_llama_model_new_from_hf_data(), refusing a file beyond @limits
- * (size, nesting) with %ELK_LLAMA_ERROR_LIMIT.
+ * Like elk__llama_model_new_from_hf_data(), refusing a file beyond @limits
+ * (size, nesting) with %LLAMA_ERROR_LIMIT.
  */
-ElkLlamaModel *
-elk_llama_model_new_from_hf_data_with_limits (const char *data,
-                                              gssize length,
-                                              const char *display_name,
-                                              const ElkLlamaLimits *limits,
-                                              GError **error)
+LlamaModel *
+elk__llama_model_new_from_hf_data_with_limits (const char *data,
+                                               gssize length,
+                                               const char *display_name,
+                                               const LlamaLimits *limits,
+                                               GError **error)
 {
   g_autoptr (JsonParser) parser = json_parser_new ();
-  ElkLlamaLimits defaults;
+  LlamaLimits defaults;
   DuplicateCheck check = { NULL, NULL, 0 };
   gboolean parsed;
-  g_autoptr (ElkLlamaModel) model = NULL;
+  g_autoptr (LlamaModel) model = NULL;
   g_autoptr (GError) local_error = NULL;
   HfReader r = { .path = display_name, .text = data,
                  .length = length < 0 ? strlen (data) : (gsize) length };
@@ -624,12 +624,12 @@ elk_llama_model_new_from_hf_data_with_limits (const char *data,
 
   if (limits == NULL)
     {
-      elk_llama_limits_init (&defaults);
+      elk__llama_limits_init (&defaults);
       limits = &defaults;
     }
   if (r.length > limits->max_config_size)
     {
-      g_set_error (error, ELK_LLAMA_ERROR, ELK_LLAMA_ERROR_LIMIT,
+      g_set_error (error, LLAMA_ERROR, LLAMA_ERROR_LIMIT,
                    "%s: the file has %" G_GSIZE_FORMAT " bytes, more than "
                    "the max-config-size limit of %" G_GUINT64_FORMAT
                    "; raise the llama frontend's 'max-config-size' "
@@ -648,7 +648,7 @@ elk_llama_model_new_from_hf_data_with_limits (const char *data,
   g_hash_table_unref (check.seen);
   if (parsed && check.duplicate != NULL)
     {
-      g_set_error (error, ELK_LLAMA_ERROR, ELK_LLAMA_ERROR_FORMAT,
+      g_set_error (error, LLAMA_ERROR, LLAMA_ERROR_FORMAT,
                    "%s:%u: key '%s' appears twice in one object",
                    display_name, check.line, check.duplicate);
       g_free (check.duplicate);
@@ -658,20 +658,20 @@ elk_llama_model_new_from_hf_data_with_limits (const char *data,
   if (!parsed)
     {
       /* json-glib's message already carries "line:column". */
-      g_set_error (error, ELK_LLAMA_ERROR, ELK_LLAMA_ERROR_FORMAT,
+      g_set_error (error, LLAMA_ERROR, LLAMA_ERROR_FORMAT,
                    "%s:%s", display_name, local_error->message);
       return NULL;
     }
   root = json_parser_get_root (parser);
   if (root == NULL || !JSON_NODE_HOLDS_OBJECT (root))
     {
-      g_set_error (error, ELK_LLAMA_ERROR, ELK_LLAMA_ERROR_FORMAT,
+      g_set_error (error, LLAMA_ERROR, LLAMA_ERROR_FORMAT,
                    "%s:1: expected a JSON object (a Hugging Face "
                    "config.json)", display_name);
       return NULL;
     }
   r.obj = json_node_get_object (root);
-  model = elk_llama_model_new ();
+  model = elk__llama_model_new ();
   model->source = g_strdup (display_name);
   model->name = stem_of (display_name);
   r.model = model;
@@ -684,7 +684,7 @@ elk_llama_model_new_from_hf_data_with_limits (const char *data,
     }
   if (model_type == NULL)
     {
-      g_set_error (error, ELK_LLAMA_ERROR, ELK_LLAMA_ERROR_INVALID,
+      g_set_error (error, LLAMA_ERROR, LLAMA_ERROR_INVALID,
                    "%s: required key 'model_type' is missing", display_name);
       return NULL;
     }
@@ -703,12 +703,12 @@ elk_llama_model_new_from_hf_data_with_limits (const char *data,
           }
         if (model->context == 0)
           {
-            g_set_error (error, ELK_LLAMA_ERROR, ELK_LLAMA_ERROR_INVALID,
+            g_set_error (error, LLAMA_ERROR, LLAMA_ERROR_INVALID,
                          "%s: required key 'max_position_embeddings' is "
                          "missing", display_name);
             return NULL;
           }
-        if (!elk_llama_model_check (model, error))
+        if (!elk__llama_model_check (model, error))
           return NULL;
         return g_steal_pointer (&model);
       }
@@ -720,7 +720,7 @@ elk_llama_model_new_from_hf_data_with_limits (const char *data,
       g_string_append_printf (list, "%s%s", i ? ", " : "",
                               families[i].model_type);
     text = g_string_free (list, FALSE);
-    g_set_error (error, ELK_LLAMA_ERROR, ELK_LLAMA_ERROR_UNSUPPORTED,
+    g_set_error (error, LLAMA_ERROR, LLAMA_ERROR_UNSUPPORTED,
                  "%s:%u: model_type '%s' is not supported by the llama "
                  "frontend (supported: %s)", display_name,
                  key_line (&r, "model_type"), model_type, text);
@@ -728,40 +728,40 @@ elk_llama_model_new_from_hf_data_with_limits (const char *data,
   }
 }
 
-ElkLlamaModel *
-elk_llama_model_new_from_hf_config (const char *path, GError **error)
+LlamaModel *
+elk__llama_model_new_from_hf_config (const char *path, GError **error)
 {
-  return elk_llama_model_new_from_hf_config_with_limits (path, NULL, error);
+  return elk__llama_model_new_from_hf_config_with_limits (path, NULL, error);
 }
 
-ElkLlamaModel *
-elk_llama_model_new_from_hf_config_with_limits (const char *path,
-                                                const ElkLlamaLimits *limits,
-                                                GError **error)
+LlamaModel *
+elk__llama_model_new_from_hf_config_with_limits (const char *path,
+                                                 const LlamaLimits *limits,
+                                                 GError **error)
 {
   g_autofree char *data = NULL;
   gsize length;
   g_autoptr (GError) local_error = NULL;
-  ElkLlamaLimits defaults;
+  LlamaLimits defaults;
   GStatBuf st;
 
   if (limits == NULL)
     {
-      elk_llama_limits_init (&defaults);
+      elk__llama_limits_init (&defaults);
       limits = &defaults;
     }
   /* Refuse a huge file before reading it into memory, and anything that
    * is not a regular file (/dev/zero would never end). */
   if (g_stat (path, &st) == 0 && !S_ISREG (st.st_mode))
     {
-      g_set_error (error, ELK_LLAMA_ERROR, ELK_LLAMA_ERROR_IO,
+      g_set_error (error, LLAMA_ERROR, LLAMA_ERROR_IO,
                    "%s: cannot read the config: not a regular file", path);
       return NULL;
     }
   if (g_stat (path, &st) == 0
       && (guint64) st.st_size > limits->max_config_size)
     {
-      g_set_error (error, ELK_LLAMA_ERROR, ELK_LLAMA_ERROR_LIMIT,
+      g_set_error (error, LLAMA_ERROR, LLAMA_ERROR_LIMIT,
                    "%s: the file has %" G_GUINT64_FORMAT " bytes, more than "
                    "the max-config-size limit of %" G_GUINT64_FORMAT
                    "; raise the llama frontend's 'max-config-size' "
@@ -772,12 +772,12 @@ elk_llama_model_new_from_hf_config_with_limits (const char *path,
 
   if (!g_file_get_contents (path, &data, &length, &local_error))
     {
-      g_set_error (error, ELK_LLAMA_ERROR, ELK_LLAMA_ERROR_IO,
+      g_set_error (error, LLAMA_ERROR, LLAMA_ERROR_IO,
                    "%s: cannot read the config: %s", path,
                    local_error->message);
       return NULL;
     }
-  return elk_llama_model_new_from_hf_data_with_limits (data,
-                                                       (gssize) length,
-                                                       path, limits, error);
+  return elk__llama_model_new_from_hf_data_with_limits (data,
+                                                        (gssize) length,
+                                                        path, limits, error);
 }

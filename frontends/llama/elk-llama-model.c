@@ -15,10 +15,10 @@
 
 #include "elk-llama-private.h"
 
-ElkLlamaModel *
-elk_llama_model_new (void)
+LlamaModel *
+elk__llama_model_new (void)
 {
-  ElkLlamaModel *model = g_new0 (ElkLlamaModel, 1);
+  LlamaModel *model = g_new0 (LlamaModel, 1);
   model->rope_theta = 10000.0;
   model->norm_eps = 1e-5;
   model->has_lm_head = TRUE;
@@ -27,23 +27,23 @@ elk_llama_model_new (void)
 }
 
 void
-elk_llama_model_free (ElkLlamaModel *model)
+elk__llama_model_free (LlamaModel *model)
 {
   if (model == NULL)
     return;
   g_free (model->name);
   g_free (model->arch);
   g_free (model->source);
-  g_clear_pointer (&model->gguf, elk_gguf_free);
+  g_clear_pointer (&model->gguf, elk__gguf_free);
   g_free (model);
 }
 
 static gboolean
-invalid (GError **error, const ElkLlamaModel *model, const char *format, ...)
+invalid (GError **error, const LlamaModel *model, const char *format, ...)
     G_GNUC_PRINTF (3, 4);
 
 static gboolean
-invalid (GError **error, const ElkLlamaModel *model, const char *format, ...)
+invalid (GError **error, const LlamaModel *model, const char *format, ...)
 {
   va_list args;
   g_autofree char *message = NULL;
@@ -51,20 +51,20 @@ invalid (GError **error, const ElkLlamaModel *model, const char *format, ...)
   va_start (args, format);
   message = g_strdup_vprintf (format, args);
   va_end (args);
-  g_set_error (error, ELK_LLAMA_ERROR, ELK_LLAMA_ERROR_INVALID, "%s: %s",
+  g_set_error (error, LLAMA_ERROR, LLAMA_ERROR_INVALID, "%s: %s",
                model->source != NULL ? model->source : model->name, message);
   return FALSE;
 }
 
 /**
- * elk_llama_model_check:
+ * elk__llama_model_check:
  *
  * Checks the hyper-parameters that the graph builder relies on, whatever
  * reader produced them, so that a bad config.json and a bad GGUF file fail
  * the same way.
  */
 gboolean
-elk_llama_model_check (const ElkLlamaModel *model, GError **error)
+elk__llama_model_check (const LlamaModel *model, GError **error)
 {
   if (model->n_layers == 0)
     return invalid (error, model, "the model has 0 layers (expected >= 1)");
@@ -100,32 +100,32 @@ elk_llama_model_check (const ElkLlamaModel *model, GError **error)
 /* Shapes of the fused projections, honouring the paper presets'
  * overrides. */
 static guint64
-qkv_out (const ElkLlamaModel *m)
+qkv_out (const LlamaModel *m)
 {
   return m->qkv_out != 0 ? m->qkv_out
                          : (m->n_heads + 2 * m->n_kv_heads) * m->head_dim;
 }
 
 static guint64
-o_in (const ElkLlamaModel *m)
+o_in (const LlamaModel *m)
 {
   return m->o_in != 0 ? m->o_in : m->n_heads * m->head_dim;
 }
 
 static guint64
-up_out (const ElkLlamaModel *m)
+up_out (const LlamaModel *m)
 {
   return m->up_out != 0 ? m->up_out : (m->gated ? 2 : 1) * m->ffn;
 }
 
 static guint64
-down_in (const ElkLlamaModel *m)
+down_in (const LlamaModel *m)
 {
   return m->down_in != 0 ? m->down_in : m->ffn;
 }
 
 static guint64
-count_from_hyper_parameters (const ElkLlamaModel *m, guint layers)
+count_from_hyper_parameters (const LlamaModel *m, guint layers)
 {
   guint64 d = m->hidden;
   guint64 norm = m->norm_bias ? 2 * d : d;
@@ -163,23 +163,23 @@ count_from_hyper_parameters (const ElkLlamaModel *m, guint layers)
 }
 
 /**
- * elk_llama_model_count_params:
+ * elk__llama_model_count_params:
  * @layers: count this many layers (0 = all)
  *
  * Returns: the number of parameters of the (possibly truncated) model.
  */
 guint64
-elk_llama_model_count_params (const ElkLlamaModel *model, guint layers)
+elk__llama_model_count_params (const LlamaModel *model, guint layers)
 {
   if (layers == 0 || layers > model->n_layers)
     layers = model->n_layers;
 
-  if (model->gguf != NULL && elk_gguf_get_n_tensors (model->gguf) > 0)
+  if (model->gguf != NULL && elk__gguf_get_n_tensors (model->gguf) > 0)
     {
       guint64 total = 0;
-      for (guint i = 0; i < elk_gguf_get_n_tensors (model->gguf); i++)
+      for (guint i = 0; i < elk__gguf_get_n_tensors (model->gguf); i++)
         {
-          const ElkGgufTensor *t = elk_gguf_get_tensor (model->gguf, i);
+          const GgufTensor *t = elk__gguf_get_tensor (model->gguf, i);
           /* Tensors of layers beyond the truncation are not counted. */
           if (g_str_has_prefix (t->name, "blk.")
               && g_ascii_strtoull (t->name + 4, NULL, 10) >= layers)
@@ -198,8 +198,8 @@ elk_llama_model_count_params (const ElkLlamaModel *model, guint layers)
 typedef struct
 {
   const char *arch;
-  ElkLlamaNorm norm;
-  ElkLlamaAct act;
+  LlamaNorm norm;
+  LlamaAct act;
   gboolean gated;
   gboolean biases;
   gboolean bias_qkv_only;
@@ -212,21 +212,21 @@ typedef struct
 } ArchInfo;
 
 static const ArchInfo arch_table[] = {
-  { "llama", ELK_LLAMA_NORM_RMS, ELK_LLAMA_ACT_SILU, TRUE, FALSE, FALSE,
+  { "llama", LLAMA_NORM_RMS, LLAMA_ACT_SILU, TRUE, FALSE, FALSE,
     FALSE, FALSE, FALSE, FALSE, 0, 1 },
-  { "mistral", ELK_LLAMA_NORM_RMS, ELK_LLAMA_ACT_SILU, TRUE, FALSE, FALSE,
+  { "mistral", LLAMA_NORM_RMS, LLAMA_ACT_SILU, TRUE, FALSE, FALSE,
     FALSE, FALSE, FALSE, FALSE, 0, 1 },
-  { "qwen2", ELK_LLAMA_NORM_RMS, ELK_LLAMA_ACT_SILU, TRUE, FALSE, TRUE,
+  { "qwen2", LLAMA_NORM_RMS, LLAMA_ACT_SILU, TRUE, FALSE, TRUE,
     FALSE, FALSE, FALSE, FALSE, 0, 1 },
-  { "gemma2", ELK_LLAMA_NORM_RMS, ELK_LLAMA_ACT_GELU, TRUE, FALSE, FALSE,
+  { "gemma2", LLAMA_NORM_RMS, LLAMA_ACT_GELU, TRUE, FALSE, FALSE,
     FALSE, TRUE, TRUE, FALSE, 0, 2 },
-  { "phi3", ELK_LLAMA_NORM_RMS, ELK_LLAMA_ACT_SILU, TRUE, FALSE, FALSE,
+  { "phi3", LLAMA_NORM_RMS, LLAMA_ACT_SILU, TRUE, FALSE, FALSE,
     FALSE, FALSE, FALSE, FALSE, 0, 1 },
-  { "falcon", ELK_LLAMA_NORM_LAYER, ELK_LLAMA_ACT_GELU, FALSE, FALSE, FALSE,
+  { "falcon", LLAMA_NORM_LAYER, LLAMA_ACT_GELU, FALSE, FALSE, FALSE,
     TRUE, FALSE, TRUE, FALSE, 0, 1 },
-  { "gpt2", ELK_LLAMA_NORM_LAYER, ELK_LLAMA_ACT_GELU, FALSE, TRUE, FALSE,
+  { "gpt2", LLAMA_NORM_LAYER, LLAMA_ACT_GELU, FALSE, TRUE, FALSE,
     FALSE, FALSE, TRUE, TRUE, 0, 1 },
-  { "opt", ELK_LLAMA_NORM_LAYER, ELK_LLAMA_ACT_RELU, FALSE, TRUE, FALSE,
+  { "opt", LLAMA_NORM_LAYER, LLAMA_ACT_RELU, FALSE, TRUE, FALSE,
     FALSE, FALSE, TRUE, TRUE, 2, 1 },
 };
 
@@ -251,13 +251,13 @@ supported_arch_list (void)
 /* Reads "<arch>.<suffix>" as a count; @required decides whether absence is
  * an error. */
 static gboolean
-gguf_count (ElkGguf *gguf, const char *arch, const char *suffix,
+gguf_count (Gguf *gguf, const char *arch, const char *suffix,
             gboolean required, guint64 *out, GError **error)
 {
   g_autofree char *key = g_strdup_printf ("%s.%s", arch, suffix);
   GError *local_error = NULL;
 
-  if (elk_gguf_get_uint (gguf, key, out, &local_error))
+  if (elk__gguf_get_uint (gguf, key, out, &local_error))
     return TRUE;
   if (local_error != NULL)
     {
@@ -266,9 +266,9 @@ gguf_count (ElkGguf *gguf, const char *arch, const char *suffix,
     }
   if (required)
     {
-      g_set_error (error, ELK_LLAMA_ERROR, ELK_LLAMA_ERROR_INVALID,
+      g_set_error (error, LLAMA_ERROR, LLAMA_ERROR_INVALID,
                    "%s: the metadata has no '%s' key (required for "
-                   "architecture '%s')", elk_gguf_get_path (gguf), key,
+                   "architecture '%s')", elk__gguf_get_path (gguf), key,
                    arch);
       return FALSE;
     }
@@ -276,13 +276,13 @@ gguf_count (ElkGguf *gguf, const char *arch, const char *suffix,
 }
 
 static gboolean
-gguf_float (ElkGguf *gguf, const char *arch, const char *suffix, double *out,
+gguf_float (Gguf *gguf, const char *arch, const char *suffix, double *out,
             GError **error)
 {
   g_autofree char *key = g_strdup_printf ("%s.%s", arch, suffix);
   GError *local_error = NULL;
 
-  if (elk_gguf_get_float (gguf, key, out, &local_error))
+  if (elk__gguf_get_float (gguf, key, out, &local_error))
     return TRUE;
   if (local_error != NULL)
     {
@@ -303,27 +303,27 @@ file_stem (const char *path)
 }
 
 /**
- * elk_llama_model_new_from_gguf:
+ * elk__llama_model_new_from_gguf:
  * @gguf: (transfer full): a parsed GGUF file; the model keeps it for the
  *   per-tensor types
  */
-ElkLlamaModel *
-elk_llama_model_new_from_gguf (ElkGguf *gguf, GError **error)
+LlamaModel *
+elk__llama_model_new_from_gguf (Gguf *gguf, GError **error)
 {
-  g_autoptr (ElkLlamaModel) model = elk_llama_model_new ();
+  g_autoptr (LlamaModel) model = elk__llama_model_new ();
   g_autoptr (GError) local_error = NULL;
   const ArchInfo *info;
-  const char *path = elk_gguf_get_path (gguf);
+  const char *path = elk__gguf_get_path (gguf);
   guint64 layers = 0, ftype;
-  gboolean has_tensors = elk_gguf_get_n_tensors (gguf) > 0;
-  const ElkGgufValue *tokens;
-  const ElkGgufTensor *embd;
+  gboolean has_tensors = elk__gguf_get_n_tensors (gguf) > 0;
+  const GgufValue *tokens;
+  const GgufTensor *embd;
 
   model->source = g_strdup (path);
   model->name = file_stem (path);
 
-  model->arch = elk_gguf_dup_string (gguf, "general.architecture",
-                                     &local_error);
+  model->arch = elk__gguf_dup_string (gguf, "general.architecture",
+                                      &local_error);
   if (local_error != NULL)
     {
       g_propagate_error (error, g_steal_pointer (&local_error));
@@ -331,7 +331,7 @@ elk_llama_model_new_from_gguf (ElkGguf *gguf, GError **error)
     }
   if (model->arch == NULL)
     {
-      g_set_error (error, ELK_LLAMA_ERROR, ELK_LLAMA_ERROR_INVALID,
+      g_set_error (error, LLAMA_ERROR, LLAMA_ERROR_INVALID,
                    "%s: the metadata has no 'general.architecture' key",
                    path);
       return NULL;
@@ -340,7 +340,7 @@ elk_llama_model_new_from_gguf (ElkGguf *gguf, GError **error)
   if (info == NULL)
     {
       g_autofree char *list = supported_arch_list ();
-      g_set_error (error, ELK_LLAMA_ERROR, ELK_LLAMA_ERROR_UNSUPPORTED,
+      g_set_error (error, LLAMA_ERROR, LLAMA_ERROR_UNSUPPORTED,
                    "%s: architecture '%s' is not supported by the llama "
                    "frontend (supported: %s)", path, model->arch, list);
       return NULL;
@@ -358,7 +358,7 @@ elk_llama_model_new_from_gguf (ElkGguf *gguf, GError **error)
     return NULL;
   if (layers == 0 || layers > 100000)
     {
-      g_set_error (error, ELK_LLAMA_ERROR, ELK_LLAMA_ERROR_INVALID,
+      g_set_error (error, LLAMA_ERROR, LLAMA_ERROR_INVALID,
                    "%s: %s.block_count is %" G_GUINT64_FORMAT
                    " (expected 1..100000)", path, model->arch, layers);
       return NULL;
@@ -379,7 +379,7 @@ elk_llama_model_new_from_gguf (ElkGguf *gguf, GError **error)
     {
       if (model->n_heads == 0 || model->hidden % model->n_heads != 0)
         {
-          g_set_error (error, ELK_LLAMA_ERROR, ELK_LLAMA_ERROR_INVALID,
+          g_set_error (error, LLAMA_ERROR, LLAMA_ERROR_INVALID,
                        "%s: embedding_length %" G_GUINT64_FORMAT " is not a "
                        "multiple of head_count %" G_GUINT64_FORMAT
                        " and there is no attention.key_length",
@@ -407,16 +407,16 @@ elk_llama_model_new_from_gguf (ElkGguf *gguf, GError **error)
   if (!gguf_count (gguf, model->arch, "vocab_size", FALSE, &model->vocab,
                    error))
     return NULL;
-  tokens = elk_gguf_lookup (gguf, "tokenizer.ggml.tokens");
-  embd = elk_gguf_find_tensor (gguf, "token_embd.weight");
+  tokens = elk__gguf_lookup (gguf, "tokenizer.ggml.tokens");
+  embd = elk__gguf_find_tensor (gguf, "token_embd.weight");
   if (model->vocab == 0 && tokens != NULL
-      && tokens->type == ELK_GGUF_TYPE_ARRAY)
+      && tokens->type == GGUF_TYPE_ARRAY)
     model->vocab = tokens->count;
   if (model->vocab == 0 && embd != NULL && embd->n_dims == 2)
     model->vocab = embd->dims[1];
   if (model->vocab == 0)
     {
-      g_set_error (error, ELK_LLAMA_ERROR, ELK_LLAMA_ERROR_INVALID,
+      g_set_error (error, LLAMA_ERROR, LLAMA_ERROR_INVALID,
                    "%s: the vocabulary size is unknown: no %s.vocab_size "
                    "key, no tokenizer.ggml.tokens array and no "
                    "token_embd.weight tensor", path, model->arch);
@@ -424,7 +424,7 @@ elk_llama_model_new_from_gguf (ElkGguf *gguf, GError **error)
     }
 
   model->norm = info->norm;
-  model->norm_bias = info->norm == ELK_LLAMA_NORM_LAYER;
+  model->norm_bias = info->norm == LLAMA_NORM_LAYER;
   model->act = info->act;
   model->gated = info->gated;
   model->bias_qkv = info->biases || info->bias_qkv_only;
@@ -440,20 +440,20 @@ elk_llama_model_new_from_gguf (ElkGguf *gguf, GError **error)
     {
       /* The tensors are the truth: an LM head without output.weight reads
        * the token embedding, and biases exist when their tensors do. */
-      model->tied = elk_gguf_find_tensor (gguf, "output.weight") == NULL;
+      model->tied = elk__gguf_find_tensor (gguf, "output.weight") == NULL;
       model->bias_qkv
-          = elk_gguf_find_tensor (gguf, "blk.0.attn_q.bias") != NULL
-            || elk_gguf_find_tensor (gguf, "blk.0.attn_qkv.bias") != NULL;
+          = elk__gguf_find_tensor (gguf, "blk.0.attn_q.bias") != NULL
+            || elk__gguf_find_tensor (gguf, "blk.0.attn_qkv.bias") != NULL;
       model->bias_o
-          = elk_gguf_find_tensor (gguf, "blk.0.attn_output.bias") != NULL;
+          = elk__gguf_find_tensor (gguf, "blk.0.attn_output.bias") != NULL;
       model->bias_ffn
-          = elk_gguf_find_tensor (gguf, "blk.0.ffn_up.bias") != NULL;
+          = elk__gguf_find_tensor (gguf, "blk.0.ffn_up.bias") != NULL;
       model->norm_bias
-          = elk_gguf_find_tensor (gguf, "blk.0.attn_norm.bias") != NULL;
+          = elk__gguf_find_tensor (gguf, "blk.0.attn_norm.bias") != NULL;
       if (info->learned_pos)
         {
-          const ElkGgufTensor *pos
-              = elk_gguf_find_tensor (gguf, "position_embd.weight");
+          const GgufTensor *pos
+              = elk__gguf_find_tensor (gguf, "position_embd.weight");
           model->n_positions = pos != NULL && pos->n_dims == 2 ? pos->dims[1]
                                                                : 0;
         }
@@ -461,7 +461,7 @@ elk_llama_model_new_from_gguf (ElkGguf *gguf, GError **error)
 
   /* general.file_type gives the storage type of a file without tensors
    * (the vocabulary-only files); with tensors each tensor has its own. */
-  if (elk_gguf_get_uint (gguf, "general.file_type", &ftype, &local_error))
+  if (elk__gguf_get_uint (gguf, "general.file_type", &ftype, &local_error))
     {
       if (ftype == 0)
         model->native_dtype = ELK_DTYPE_F32, model->has_native_dtype = TRUE;
@@ -476,7 +476,7 @@ elk_llama_model_new_from_gguf (ElkGguf *gguf, GError **error)
       return NULL;
     }
 
-  if (!elk_llama_model_check (model, error))
+  if (!elk__llama_model_check (model, error))
     return NULL;
   /* Only a successful model takes the file; on failure the caller still
    * owns it. */
@@ -485,21 +485,21 @@ elk_llama_model_new_from_gguf (ElkGguf *gguf, GError **error)
 }
 
 /**
- * elk_llama_model_new_from_file:
+ * elk__llama_model_new_from_file:
  *
  * Reads a GGUF file or a Hugging Face config.json, telling them apart by
  * content: GGUF files start with the magic "GGUF", JSON with '{'.
  */
-ElkLlamaModel *
-elk_llama_model_new_from_file (const char *path, GError **error)
+LlamaModel *
+elk__llama_model_new_from_file (const char *path, GError **error)
 {
-  return elk_llama_model_new_from_file_with_limits (path, NULL, error);
+  return elk__llama_model_new_from_file_with_limits (path, NULL, error);
 }
 
-ElkLlamaModel *
-elk_llama_model_new_from_file_with_limits (const char *path,
-                                           const ElkLlamaLimits *limits,
-                                           GError **error)
+LlamaModel *
+elk__llama_model_new_from_file_with_limits (const char *path,
+                                            const LlamaLimits *limits,
+                                            GError **error)
 {
   char head[64];
   gsize n = 0;
@@ -509,7 +509,7 @@ elk_llama_model_new_from_file_with_limits (const char *path,
   if (fp == NULL)
     {
       int saved = errno;
-      g_set_error (error, ELK_LLAMA_ERROR, ELK_LLAMA_ERROR_IO,
+      g_set_error (error, LLAMA_ERROR, LLAMA_ERROR_IO,
                    "%s: cannot open the model file: %s", path,
                    g_strerror (saved));
       return NULL;
@@ -519,13 +519,13 @@ elk_llama_model_new_from_file_with_limits (const char *path,
 
   if (n >= 4 && memcmp (head, "GGUF", 4) == 0)
     {
-      ElkGguf *gguf = elk_gguf_open_with_limits (path, limits, error);
-      ElkLlamaModel *model;
+      Gguf *gguf = elk__gguf_open_with_limits (path, limits, error);
+      LlamaModel *model;
       if (gguf == NULL)
         return NULL;
-      model = elk_llama_model_new_from_gguf (gguf, error);
+      model = elk__llama_model_new_from_gguf (gguf, error);
       if (model == NULL)
-        elk_gguf_free (gguf);
+        elk__gguf_free (gguf);
       return model;
     }
   for (gsize i = 0; i < n; i++)
@@ -534,11 +534,11 @@ elk_llama_model_new_from_file_with_limits (const char *path,
       if (g_ascii_isspace (head[i]) || (guchar) head[i] >= 0x80)
         continue;
       if (head[i] == '{')
-        return elk_llama_model_new_from_hf_config_with_limits (path, limits,
-                                                               error);
+        return elk__llama_model_new_from_hf_config_with_limits (path, limits,
+                                                                error);
       break;
     }
-  g_set_error (error, ELK_LLAMA_ERROR, ELK_LLAMA_ERROR_FORMAT,
+  g_set_error (error, LLAMA_ERROR, LLAMA_ERROR_FORMAT,
                "%s: offset 0: neither a GGUF file (magic \"GGUF\") nor a "
                "Hugging Face config.json (a JSON object)", path);
   return NULL;

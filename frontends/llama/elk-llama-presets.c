@@ -137,11 +137,11 @@ build_names (void)
 }
 
 /**
- * elk_llama_preset_names:
+ * elk__llama_preset_names:
  * Returns: (transfer none): the preset names, %NULL-terminated.
  */
 const char *const *
-elk_llama_preset_names (void)
+elk__llama_preset_names (void)
 {
   static gsize init = 0;
   static const char *const *names;
@@ -154,11 +154,11 @@ elk_llama_preset_names (void)
 }
 
 /**
- * elk_llama_preset_list:
+ * elk__llama_preset_list:
  * Returns: (transfer full): the preset names separated by ", ".
  */
 char *
-elk_llama_preset_list (void)
+elk__llama_preset_list (void)
 {
   GString *s = g_string_new (NULL);
   for (guint i = 0; i < G_N_ELEMENTS (presets); i++)
@@ -166,24 +166,24 @@ elk_llama_preset_list (void)
   return g_string_free (s, FALSE);
 }
 
-ElkLlamaModel *
-elk_llama_model_new_from_preset (const char *name, GError **error)
+LlamaModel *
+elk__llama_model_new_from_preset (const char *name, GError **error)
 {
   const Preset *p = NULL;
-  ElkLlamaModel *m;
+  LlamaModel *m;
 
   for (guint i = 0; i < G_N_ELEMENTS (presets); i++)
     if (g_strcmp0 (presets[i].name, name) == 0)
       p = &presets[i];
   if (p == NULL)
     {
-      g_autofree char *list = elk_llama_preset_list ();
-      g_set_error (error, ELK_LLAMA_ERROR, ELK_LLAMA_ERROR_INVALID,
+      g_autofree char *list = elk__llama_preset_list ();
+      g_set_error (error, LLAMA_ERROR, LLAMA_ERROR_INVALID,
                    "unknown preset '%s' (known presets: %s)", name, list);
       return NULL;
     }
 
-  m = elk_llama_model_new ();
+  m = elk__llama_model_new ();
   m->name = g_strdup (p->name);
   m->source = g_strdup_printf ("preset '%s'", p->name);
   m->n_layers = p->layers;
@@ -211,8 +211,8 @@ elk_llama_model_new_from_preset (const char *name, GError **error)
     {
     case FAMILY_LLAMA:
       m->arch = g_strdup ("llama");
-      m->norm = ELK_LLAMA_NORM_RMS;
-      m->act = ELK_LLAMA_ACT_SILU;
+      m->norm = LLAMA_NORM_RMS;
+      m->act = LLAMA_ACT_SILU;
       m->gated = TRUE;
       m->rope_dims = p->head_dim;
       if (p->sliding_window)
@@ -227,14 +227,14 @@ elk_llama_model_new_from_preset (const char *name, GError **error)
         {
           g_free (m->arch);
           m->arch = g_strdup ("gemma2");
-          m->act = ELK_LLAMA_ACT_GELU;
+          m->act = LLAMA_ACT_GELU;
           m->tied = TRUE;
         }
       break;
     case FAMILY_GEMMA2:
       m->arch = g_strdup ("gemma2");
-      m->norm = ELK_LLAMA_NORM_RMS;
-      m->act = ELK_LLAMA_ACT_GELU;
+      m->norm = LLAMA_NORM_RMS;
+      m->act = LLAMA_ACT_GELU;
       m->gated = TRUE;
       m->post_norms = TRUE;
       m->tied = TRUE;
@@ -244,27 +244,27 @@ elk_llama_model_new_from_preset (const char *name, GError **error)
       break;
     case FAMILY_OPT:
       m->arch = g_strdup ("opt");
-      m->norm = ELK_LLAMA_NORM_LAYER;
+      m->norm = LLAMA_NORM_LAYER;
       m->norm_bias = TRUE;
-      m->act = ELK_LLAMA_ACT_RELU;
+      m->act = LLAMA_ACT_RELU;
       m->bias_qkv = m->bias_o = m->bias_ffn = TRUE;
       m->tied = TRUE;
       m->n_positions = p->context + 2;
       break;
     case FAMILY_GPT:
       m->arch = g_strdup ("gpt2");
-      m->norm = ELK_LLAMA_NORM_LAYER;
+      m->norm = LLAMA_NORM_LAYER;
       m->norm_bias = TRUE;
-      m->act = ELK_LLAMA_ACT_GELU;
+      m->act = LLAMA_ACT_GELU;
       m->bias_qkv = m->bias_o = m->bias_ffn = TRUE;
       m->tied = TRUE;
       m->n_positions = p->context;
       break;
     case FAMILY_BERT:
       m->arch = g_strdup ("bert");
-      m->norm = ELK_LLAMA_NORM_LAYER;
+      m->norm = LLAMA_NORM_LAYER;
       m->norm_bias = TRUE;
-      m->act = ELK_LLAMA_ACT_GELU;
+      m->act = LLAMA_ACT_GELU;
       m->bias_qkv = m->bias_o = m->bias_ffn = TRUE;
       m->post_ln = TRUE;
       m->encoder = TRUE;
@@ -275,9 +275,9 @@ elk_llama_model_new_from_preset (const char *name, GError **error)
       break;
     case FAMILY_VIT:
       m->arch = g_strdup ("vit");
-      m->norm = ELK_LLAMA_NORM_LAYER;
+      m->norm = LLAMA_NORM_LAYER;
       m->norm_bias = TRUE;
-      m->act = ELK_LLAMA_ACT_GELU;
+      m->act = LLAMA_ACT_GELU;
       m->bias_qkv = m->bias_o = m->bias_ffn = TRUE;
       m->encoder = TRUE;
       m->has_lm_head = FALSE;
@@ -287,9 +287,9 @@ elk_llama_model_new_from_preset (const char *name, GError **error)
       break;
     }
 
-  if (!elk_llama_model_check (m, error))
+  if (!elk__llama_model_check (m, error))
     {
-      elk_llama_model_free (m);
+      elk__llama_model_free (m);
       return NULL;
     }
   return m;

@@ -17,34 +17,34 @@
 G_BEGIN_DECLS
 
 /**
- * ElkLlamaError:
- * @ELK_LLAMA_ERROR_IO: the model file cannot be read.
- * @ELK_LLAMA_ERROR_FORMAT: the file breaks the GGUF or JSON format (bad
+ * LlamaError:
+ * @LLAMA_ERROR_IO: the model file cannot be read.
+ * @LLAMA_ERROR_FORMAT: the file breaks the GGUF or JSON format (bad
  *   magic, truncated field, count larger than the file, misaligned offset).
- * @ELK_LLAMA_ERROR_UNSUPPORTED: a well-formed file that elk cannot use (an
+ * @LLAMA_ERROR_UNSUPPORTED: a well-formed file that elk cannot use (an
  *   unknown architecture, GGUF version 1, an unknown tensor type).
- * @ELK_LLAMA_ERROR_INVALID: inconsistent hyper-parameters or properties.
- * @ELK_LLAMA_ERROR_LIMIT: a resource limit (#ElkLlamaLimits) was exceeded;
+ * @LLAMA_ERROR_INVALID: inconsistent hyper-parameters or properties.
+ * @LLAMA_ERROR_LIMIT: a resource limit (#LlamaLimits) was exceeded;
  *   the message names the limit and the parameter that raises it.
  */
 typedef enum
 {
-  ELK_LLAMA_ERROR_IO,
-  ELK_LLAMA_ERROR_FORMAT,
-  ELK_LLAMA_ERROR_UNSUPPORTED,
-  ELK_LLAMA_ERROR_INVALID,
-  ELK_LLAMA_ERROR_LIMIT,
-} ElkLlamaError;
+  LLAMA_ERROR_IO,
+  LLAMA_ERROR_FORMAT,
+  LLAMA_ERROR_UNSUPPORTED,
+  LLAMA_ERROR_INVALID,
+  LLAMA_ERROR_LIMIT,
+} LlamaError;
 
-#define ELK_LLAMA_ERROR (elk_llama_error_quark ())
-GQuark elk_llama_error_quark (void);
+#define LLAMA_ERROR (elk__llama_error_quark ())
+GQuark elk__llama_error_quark (void);
 
 /* ------------------------------------------------------------------ */
 /* Resource limits                                                      */
 /* ------------------------------------------------------------------ */
 
 /**
- * ElkLlamaLimits:
+ * LlamaLimits:
  * @max_file_size: largest GGUF file, in bytes.  The file is mapped and
  *   its tensor data is never read, so this only bounds address space.
  * @max_config_size: largest config.json, in bytes (read into memory).
@@ -55,7 +55,7 @@ GQuark elk_llama_error_quark (void);
  * @max_json_depth: deepest nesting of arrays and objects in config.json.
  *
  * What the readers accept before they refuse a file with
- * %ELK_LLAMA_ERROR_LIMIT.  Every field is a parameter of the llama
+ * %LLAMA_ERROR_LIMIT.  Every field is a parameter of the llama
  * frontend (max-file-size, max-config-size, max-tensors,
  * max-metadata-entries, max-string-length, max-array-length,
  * max-json-depth) and docs/reliability.md lists the defaults.  Counts are
@@ -71,19 +71,19 @@ typedef struct
   guint64 max_string_length;
   guint64 max_array_length;
   guint max_json_depth;
-} ElkLlamaLimits;
+} LlamaLimits;
 
-#define ELK_LLAMA_DEFAULT_MAX_FILE_SIZE (G_GUINT64_CONSTANT (1) << 40)
-#define ELK_LLAMA_DEFAULT_MAX_CONFIG_SIZE (G_GUINT64_CONSTANT (16) << 20)
-#define ELK_LLAMA_DEFAULT_MAX_TENSORS 65536
-#define ELK_LLAMA_DEFAULT_MAX_METADATA 65536
-#define ELK_LLAMA_DEFAULT_MAX_STRING_LENGTH (G_GUINT64_CONSTANT (16) << 20)
-#define ELK_LLAMA_DEFAULT_MAX_ARRAY_LENGTH (G_GUINT64_CONSTANT (1) << 24)
+#define LLAMA_DEFAULT_MAX_FILE_SIZE (G_GUINT64_CONSTANT (1) << 40)
+#define LLAMA_DEFAULT_MAX_CONFIG_SIZE (G_GUINT64_CONSTANT (16) << 20)
+#define LLAMA_DEFAULT_MAX_TENSORS 65536
+#define LLAMA_DEFAULT_MAX_METADATA 65536
+#define LLAMA_DEFAULT_MAX_STRING_LENGTH (G_GUINT64_CONSTANT (16) << 20)
+#define LLAMA_DEFAULT_MAX_ARRAY_LENGTH (G_GUINT64_CONSTANT (1) << 24)
 /* json-glib parses recursively; real configs nest three or four deep. */
-#define ELK_LLAMA_DEFAULT_MAX_JSON_DEPTH 64
-#define ELK_LLAMA_MAX_JSON_DEPTH_CEILING 4096
+#define LLAMA_DEFAULT_MAX_JSON_DEPTH 64
+#define LLAMA_MAX_JSON_DEPTH_CEILING 4096
 
-void elk_llama_limits_init (ElkLlamaLimits *limits);
+void elk__llama_limits_init (LlamaLimits *limits);
 
 /* ------------------------------------------------------------------ */
 /* GGUF                                                                 */
@@ -91,27 +91,27 @@ void elk_llama_limits_init (ElkLlamaLimits *limits);
 
 typedef enum
 {
-  ELK_GGUF_TYPE_UINT8 = 0,
-  ELK_GGUF_TYPE_INT8 = 1,
-  ELK_GGUF_TYPE_UINT16 = 2,
-  ELK_GGUF_TYPE_INT16 = 3,
-  ELK_GGUF_TYPE_UINT32 = 4,
-  ELK_GGUF_TYPE_INT32 = 5,
-  ELK_GGUF_TYPE_FLOAT32 = 6,
-  ELK_GGUF_TYPE_BOOL = 7,
-  ELK_GGUF_TYPE_STRING = 8,
-  ELK_GGUF_TYPE_ARRAY = 9,
-  ELK_GGUF_TYPE_UINT64 = 10,
-  ELK_GGUF_TYPE_INT64 = 11,
-  ELK_GGUF_TYPE_FLOAT64 = 12,
-  ELK_GGUF_N_TYPES
-} ElkGgufType;
+  GGUF_TYPE_UINT8 = 0,
+  GGUF_TYPE_INT8 = 1,
+  GGUF_TYPE_UINT16 = 2,
+  GGUF_TYPE_INT16 = 3,
+  GGUF_TYPE_UINT32 = 4,
+  GGUF_TYPE_INT32 = 5,
+  GGUF_TYPE_FLOAT32 = 6,
+  GGUF_TYPE_BOOL = 7,
+  GGUF_TYPE_STRING = 8,
+  GGUF_TYPE_ARRAY = 9,
+  GGUF_TYPE_UINT64 = 10,
+  GGUF_TYPE_INT64 = 11,
+  GGUF_TYPE_FLOAT64 = 12,
+  GGUF_N_TYPES
+} GgufType;
 
 /* The largest tensor rank ggml supports (GGML_MAX_DIMS). */
-#define ELK_GGUF_MAX_DIMS 4
+#define GGUF_MAX_DIMS 4
 
 /**
- * ElkGgufValue:
+ * GgufValue:
  * @type: the value type.
  * @u: unsigned integers and bool (0 or 1).
  * @i: signed integers.
@@ -123,23 +123,23 @@ typedef enum
  *   array, the bytes of a string).
  *
  * A metadata value.  Arrays are not expanded: a 32000-entry token list
- * costs nothing until elk_gguf_array_nth() walks it.
+ * costs nothing until elk__gguf_array_nth() walks it.
  */
 typedef struct
 {
-  ElkGgufType type;
+  GgufType type;
   guint64 u;
   gint64 i;
   double f;
   const char *str;
   gsize str_len;
-  ElkGgufType elem_type;
+  GgufType elem_type;
   guint64 count;
   gsize offset;
-} ElkGgufValue;
+} GgufValue;
 
 /**
- * ElkGgufTensor:
+ * GgufTensor:
  * @name: the tensor name.
  * @n_dims: rank, 1..4.
  * @dims: extents, ne0 (fastest varying) first, as the file stores them.
@@ -152,76 +152,76 @@ typedef struct
 {
   char *name;
   guint n_dims;
-  guint64 dims[ELK_GGUF_MAX_DIMS];
+  guint64 dims[GGUF_MAX_DIMS];
   guint32 type;
   guint64 offset;
   guint64 n_elements;
   guint64 bytes;
-} ElkGgufTensor;
+} GgufTensor;
 
-typedef struct _ElkGguf ElkGguf;
+typedef struct _Gguf Gguf;
 
-ElkGguf *elk_gguf_open (const char *path, GError **error);
-ElkGguf *elk_gguf_new_from_bytes (GBytes *bytes,
-                                  const char *display_name,
-                                  GError **error);
+Gguf *elk__gguf_open (const char *path, GError **error);
+Gguf *elk__gguf_new_from_bytes (GBytes *bytes,
+                                const char *display_name,
+                                GError **error);
 /* The same with explicit limits (%NULL for the defaults). */
-ElkGguf *elk_gguf_open_with_limits (const char *path,
-                                    const ElkLlamaLimits *limits,
-                                    GError **error);
-ElkGguf *elk_gguf_new_from_bytes_with_limits (GBytes *bytes,
-                                              const char *display_name,
-                                              const ElkLlamaLimits *limits,
-                                              GError **error);
-void elk_gguf_free (ElkGguf *gguf);
-G_DEFINE_AUTOPTR_CLEANUP_FUNC (ElkGguf, elk_gguf_free)
+Gguf *elk__gguf_open_with_limits (const char *path,
+                                  const LlamaLimits *limits,
+                                  GError **error);
+Gguf *elk__gguf_new_from_bytes_with_limits (GBytes *bytes,
+                                            const char *display_name,
+                                            const LlamaLimits *limits,
+                                            GError **error);
+void elk__gguf_free (Gguf *gguf);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (Gguf, elk__gguf_free)
 
-const char *elk_gguf_get_path (const ElkGguf *gguf);
-guint32 elk_gguf_get_version (const ElkGguf *gguf);
-gboolean elk_gguf_is_big_endian (const ElkGguf *gguf);
-guint64 elk_gguf_get_alignment (const ElkGguf *gguf);
-guint64 elk_gguf_get_data_offset (const ElkGguf *gguf);
+const char *elk__gguf_get_path (const Gguf *gguf);
+guint32 elk__gguf_get_version (const Gguf *gguf);
+gboolean elk__gguf_is_big_endian (const Gguf *gguf);
+guint64 elk__gguf_get_alignment (const Gguf *gguf);
+guint64 elk__gguf_get_data_offset (const Gguf *gguf);
 
-guint elk_gguf_get_n_kv (const ElkGguf *gguf);
-const char *elk_gguf_get_key (const ElkGguf *gguf, guint index);
-const ElkGgufValue *elk_gguf_get_value (const ElkGguf *gguf, guint index);
-const ElkGgufValue *elk_gguf_lookup (const ElkGguf *gguf, const char *key);
+guint elk__gguf_get_n_kv (const Gguf *gguf);
+const char *elk__gguf_get_key (const Gguf *gguf, guint index);
+const GgufValue *elk__gguf_get_value (const Gguf *gguf, guint index);
+const GgufValue *elk__gguf_lookup (const Gguf *gguf, const char *key);
 
-gboolean elk_gguf_array_nth (const ElkGguf *gguf,
-                             const ElkGgufValue *array,
-                             guint64 index,
-                             ElkGgufValue *out,
-                             GError **error);
+gboolean elk__gguf_array_nth (const Gguf *gguf,
+                              const GgufValue *array,
+                              guint64 index,
+                              GgufValue *out,
+                              GError **error);
 
 /* Typed accessors.  They return FALSE without an error when the key is
  * absent, and FALSE with an error when it has the wrong type. */
-gboolean elk_gguf_get_uint (const ElkGguf *gguf,
-                            const char *key,
-                            guint64 *out,
-                            GError **error);
-gboolean elk_gguf_get_float (const ElkGguf *gguf,
+gboolean elk__gguf_get_uint (const Gguf *gguf,
                              const char *key,
-                             double *out,
+                             guint64 *out,
                              GError **error);
-gboolean elk_gguf_get_bool (const ElkGguf *gguf,
+gboolean elk__gguf_get_float (const Gguf *gguf,
+                              const char *key,
+                              double *out,
+                              GError **error);
+gboolean elk__gguf_get_bool (const Gguf *gguf,
+                             const char *key,
+                             gboolean *out,
+                             GError **error);
+char *elk__gguf_dup_string (const Gguf *gguf,
                             const char *key,
-                            gboolean *out,
                             GError **error);
-char *elk_gguf_dup_string (const ElkGguf *gguf,
-                           const char *key,
-                           GError **error);
 
-guint elk_gguf_get_n_tensors (const ElkGguf *gguf);
-const ElkGgufTensor *elk_gguf_get_tensor (const ElkGguf *gguf, guint index);
-const ElkGgufTensor *elk_gguf_find_tensor (const ElkGguf *gguf,
-                                           const char *name);
+guint elk__gguf_get_n_tensors (const Gguf *gguf);
+const GgufTensor *elk__gguf_get_tensor (const Gguf *gguf, guint index);
+const GgufTensor *elk__gguf_find_tensor (const Gguf *gguf,
+                                         const char *name);
 
-const char *elk_gguf_type_name (ElkGgufType type);
-const char *elk_ggml_type_name (guint32 type);
-gboolean elk_ggml_type_info (guint32 type,
-                             guint *block_size,
-                             guint *type_size);
-gboolean elk_ggml_type_to_dtype (guint32 type, ElkDType *dtype);
+const char *elk__gguf_type_name (GgufType type);
+const char *elk__ggml_type_name (guint32 type);
+gboolean elk__ggml_type_info (guint32 type,
+                              guint *block_size,
+                              guint *type_size);
+gboolean elk__ggml_type_to_dtype (guint32 type, ElkDType *dtype);
 
 /* ------------------------------------------------------------------ */
 /* Model description                                                    */
@@ -229,34 +229,34 @@ gboolean elk_ggml_type_to_dtype (guint32 type, ElkDType *dtype);
 
 typedef enum
 {
-  ELK_LLAMA_NORM_RMS,
-  ELK_LLAMA_NORM_LAYER,
-} ElkLlamaNorm;
+  LLAMA_NORM_RMS,
+  LLAMA_NORM_LAYER,
+} LlamaNorm;
 
 typedef enum
 {
-  ELK_LLAMA_ACT_SILU,
-  ELK_LLAMA_ACT_GELU,
-  ELK_LLAMA_ACT_RELU,
-} ElkLlamaAct;
+  LLAMA_ACT_SILU,
+  LLAMA_ACT_GELU,
+  LLAMA_ACT_RELU,
+} LlamaAct;
 
 typedef enum
 {
-  ELK_LLAMA_PHASE_DECODE,
-  ELK_LLAMA_PHASE_PREFILL,
-  ELK_LLAMA_PHASE_TRAIN_FORWARD,
-} ElkLlamaPhase;
+  LLAMA_PHASE_DECODE,
+  LLAMA_PHASE_PREFILL,
+  LLAMA_PHASE_TRAIN_FORWARD,
+} LlamaPhase;
 
 typedef enum
 {
-  ELK_LLAMA_DTYPE_FILE,
-  ELK_LLAMA_DTYPE_FP16,
-  ELK_LLAMA_DTYPE_BF16,
-  ELK_LLAMA_DTYPE_FP32,
-} ElkLlamaDType;
+  LLAMA_DTYPE_FILE,
+  LLAMA_DTYPE_FP16,
+  LLAMA_DTYPE_BF16,
+  LLAMA_DTYPE_FP32,
+} LlamaDType;
 
 /**
- * ElkLlamaModel:
+ * LlamaModel:
  *
  * The hyper-parameters of one transformer, whatever it was read from.  The
  * flags describe the family's structure (norm kind, gated FFN, biases,
@@ -286,8 +286,8 @@ typedef struct
   double rope_theta;
   double norm_eps;
 
-  ElkLlamaNorm norm;
-  ElkLlamaAct act;
+  LlamaNorm norm;
+  LlamaAct act;
   gboolean gated;        /* SwiGLU / GeGLU: gate and up projections */
   gboolean bias_qkv;     /* biases on Q, K, V */
   gboolean bias_o;       /* bias on the output projection */
@@ -327,49 +327,49 @@ typedef struct
   ElkDType native_dtype;
 
   /* A GGUF file with tensors gives real per-tensor types (may be NULL). */
-  ElkGguf *gguf;
-} ElkLlamaModel;
+  Gguf *gguf;
+} LlamaModel;
 
-ElkLlamaModel *elk_llama_model_new (void);
-void elk_llama_model_free (ElkLlamaModel *model);
-G_DEFINE_AUTOPTR_CLEANUP_FUNC (ElkLlamaModel, elk_llama_model_free)
+LlamaModel *elk__llama_model_new (void);
+void elk__llama_model_free (LlamaModel *model);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (LlamaModel, elk__llama_model_free)
 
-gboolean elk_llama_model_check (const ElkLlamaModel *model, GError **error);
+gboolean elk__llama_model_check (const LlamaModel *model, GError **error);
 
 /* Readers. */
-ElkLlamaModel *elk_llama_model_new_from_gguf (ElkGguf *gguf, GError **error);
-ElkLlamaModel *elk_llama_model_new_from_hf_config (const char *path,
-                                                   GError **error);
-ElkLlamaModel *elk_llama_model_new_from_hf_data (const char *data,
-                                                 gssize length,
-                                                 const char *display_name,
+LlamaModel *elk__llama_model_new_from_gguf (Gguf *gguf, GError **error);
+LlamaModel *elk__llama_model_new_from_hf_config (const char *path,
                                                  GError **error);
-ElkLlamaModel *elk_llama_model_new_from_preset (const char *name,
-                                                GError **error);
-ElkLlamaModel *elk_llama_model_new_from_file (const char *path,
+LlamaModel *elk__llama_model_new_from_hf_data (const char *data,
+                                               gssize length,
+                                               const char *display_name,
+                                               GError **error);
+LlamaModel *elk__llama_model_new_from_preset (const char *name,
                                               GError **error);
-ElkLlamaModel *elk_llama_model_new_from_hf_data_with_limits (
+LlamaModel *elk__llama_model_new_from_file (const char *path,
+                                            GError **error);
+LlamaModel *elk__llama_model_new_from_hf_data_with_limits (
     const char *data, gssize length, const char *display_name,
-    const ElkLlamaLimits *limits, GError **error);
-ElkLlamaModel *elk_llama_model_new_from_hf_config_with_limits (
-    const char *path, const ElkLlamaLimits *limits, GError **error);
-ElkLlamaModel *elk_llama_model_new_from_file_with_limits (
-    const char *path, const ElkLlamaLimits *limits, GError **error);
+    const LlamaLimits *limits, GError **error);
+LlamaModel *elk__llama_model_new_from_hf_config_with_limits (
+    const char *path, const LlamaLimits *limits, GError **error);
+LlamaModel *elk__llama_model_new_from_file_with_limits (
+    const char *path, const LlamaLimits *limits, GError **error);
 
 /* Presets. */
-const char *const *elk_llama_preset_names (void);
-char *elk_llama_preset_list (void);
+const char *const *elk__llama_preset_names (void);
+char *elk__llama_preset_list (void);
 
 /* ------------------------------------------------------------------ */
 /* Graph building                                                       */
 /* ------------------------------------------------------------------ */
 
 /**
- * ElkLlamaGranularity:
- * @ELK_LLAMA_GRANULARITY_ELK: elk's graph (docs/frontend-llama.md): RoPE,
+ * LlamaGranularity:
+ * @LLAMA_GRANULARITY_ELK: elk's graph (docs/frontend-llama.md): RoPE,
  *   attention scale and mask are left out, norms are five operators, and
  *   every activation stays on chip.
- * @ELK_LLAMA_GRANULARITY_ARTIFACT: a measurement device that reproduces the
+ * @LLAMA_GRANULARITY_ARTIFACT: a measurement device that reproduces the
  *   Elk artifact's decode graphs and their HBM accounting (48 operators per
  *   Llama layer; an activation input is on chip only when the immediately
  *   preceding operator produced or read it, every other one is a separate
@@ -379,39 +379,39 @@ char *elk_llama_preset_list (void);
  */
 typedef enum
 {
-  ELK_LLAMA_GRANULARITY_ELK,
-  ELK_LLAMA_GRANULARITY_ARTIFACT,
-} ElkLlamaGranularity;
+  LLAMA_GRANULARITY_ELK,
+  LLAMA_GRANULARITY_ARTIFACT,
+} LlamaGranularity;
 
 typedef struct
 {
-  ElkLlamaPhase phase;
+  LlamaPhase phase;
   guint64 batch;
   guint64 seq;           /* 0 = model default */
-  ElkLlamaDType dtype;
+  LlamaDType dtype;
   gboolean fuse_qkv;
   gboolean fuse_ffn;
   guint layers;          /* 0 = all */
   gint split_factor;     /* -1 = model default, 0 = off */
   guint split_cores;
-  ElkLlamaGranularity granularity;
-} ElkLlamaBuildOptions;
+  LlamaGranularity granularity;
+} LlamaBuildOptions;
 
-#define ELK_LLAMA_DEFAULT_SEQ 2048
-#define ELK_LLAMA_DEFAULT_SPLIT_CORES 5888
+#define LLAMA_DEFAULT_SEQ 2048
+#define LLAMA_DEFAULT_SPLIT_CORES 5888
 
-void elk_llama_build_options_init (ElkLlamaBuildOptions *options);
+void elk__llama_build_options_init (LlamaBuildOptions *options);
 
-ElkGraph *elk_llama_build_graph (const ElkLlamaModel *model,
-                                 const ElkLlamaBuildOptions *options,
-                                 GError **error);
+ElkGraph *elk__llama_build_graph (const LlamaModel *model,
+                                  const LlamaBuildOptions *options,
+                                  GError **error);
 
 /* The full parameter count of the model (every weight, including tables
  * that one pass reads only in part), from the GGUF tensors when the file
  * has them and from the hyper-parameters otherwise. */
-guint64 elk_llama_model_count_params (const ElkLlamaModel *model,
-                                      guint layers);
+guint64 elk__llama_model_count_params (const LlamaModel *model,
+                                       guint layers);
 
-const char *elk_llama_phase_to_string (ElkLlamaPhase phase);
+const char *elk__llama_phase_to_string (LlamaPhase phase);
 
 G_END_DECLS

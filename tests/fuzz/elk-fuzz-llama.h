@@ -7,14 +7,14 @@
 /* One layer, and most of the time a small batch and sequence; one input in
  * eight gets extreme values within the frontend's parameter ranges. */
 static inline void
-elk_fuzz_pick_options (ElkLlamaBuildOptions *options,
+elk_fuzz_pick_options (LlamaBuildOptions *options,
                        const uint8_t *data,
                        size_t size)
 {
   guint64 h = elk_fuzz_hash (data, size);
 
-  options->phase = (ElkLlamaPhase) (h % 3);
-  options->dtype = (ElkLlamaDType) ((h >> 2) % 4);
+  options->phase = (LlamaPhase) (h % 3);
+  options->dtype = (LlamaDType) ((h >> 2) % 4);
   options->fuse_qkv = (h >> 4) & 1;
   options->fuse_ffn = (h >> 5) & 1;
   if (((h >> 6) & 7) == 0)

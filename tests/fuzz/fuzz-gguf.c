@@ -16,49 +16,49 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
 {
   g_autoptr (GBytes) bytes = g_bytes_new (data, size);
   g_autoptr (GError) error = NULL;
-  ElkGguf *gguf;
-  ElkLlamaModel *model;
-  const ElkGgufValue *tokens;
+  Gguf *gguf;
+  LlamaModel *model;
+  const GgufValue *tokens;
 
-  gguf = elk_gguf_new_from_bytes (bytes, "fuzz.gguf", &error);
+  gguf = elk__gguf_new_from_bytes (bytes, "fuzz.gguf", &error);
   elk_fuzz_check (gguf != NULL, error);
   if (gguf == NULL)
     return 0;
 
   /* Walk the token list as the model reader and tools do. */
-  tokens = elk_gguf_lookup (gguf, "tokenizer.ggml.tokens");
-  if (tokens != NULL && tokens->type == ELK_GGUF_TYPE_ARRAY)
+  tokens = elk__gguf_lookup (gguf, "tokenizer.ggml.tokens");
+  if (tokens != NULL && tokens->type == GGUF_TYPE_ARRAY)
     for (guint64 i = 0; i < MIN (tokens->count, 64); i++)
       {
-        ElkGgufValue v;
+        GgufValue v;
         g_autoptr (GError) e = NULL;
-        gboolean ok = elk_gguf_array_nth (gguf, tokens, i, &v, &e);
+        gboolean ok = elk__gguf_array_nth (gguf, tokens, i, &v, &e);
         elk_fuzz_check (ok, e);
         if (!ok)
           break;
       }
 
-  model = elk_llama_model_new_from_gguf (gguf, &error);
+  model = elk__llama_model_new_from_gguf (gguf, &error);
   elk_fuzz_check (model != NULL, error);
   if (model == NULL)
     {
-      elk_gguf_free (gguf);
+      elk__gguf_free (gguf);
       return 0;
     }
-  (void) elk_llama_model_count_params (model, 0);
+  (void) elk__llama_model_count_params (model, 0);
   {
-    ElkLlamaBuildOptions options;
+    LlamaBuildOptions options;
     g_autoptr (GError) e = NULL;
     ElkGraph *graph;
 
-    elk_llama_build_options_init (&options);
+    elk__llama_build_options_init (&options);
     options.layers = 1;
     elk_fuzz_pick_options (&options, data, size);
 
-    graph = elk_llama_build_graph (model, &options, &e);
+    graph = elk__llama_build_graph (model, &options, &e);
     elk_fuzz_check (graph != NULL, e);
     g_clear_pointer (&graph, elk_graph_unref);
   }
-  elk_llama_model_free (model);
+  elk__llama_model_free (model);
   return 0;
 }

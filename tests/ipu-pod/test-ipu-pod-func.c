@@ -627,15 +627,15 @@ half_to_float (guint16 h)
 
 /* A GGUF tensor as row-major floats (the file's dims reversed). */
 static float *
-gguf_floats (ElkGguf *gguf, const guint8 *file, const char *name,
+gguf_floats (Gguf *gguf, const guint8 *file, const char *name,
              guint64 *rows, guint64 *cols)
 {
-  const ElkGgufTensor *t = elk_gguf_find_tensor (gguf, name);
+  const GgufTensor *t = elk__gguf_find_tensor (gguf, name);
   const guint8 *p;
   float *f;
 
   g_assert_nonnull (t);
-  p = file + elk_gguf_get_data_offset (gguf) + t->offset;
+  p = file + elk__gguf_get_data_offset (gguf) + t->offset;
   f = g_new (float, t->n_elements);
   for (guint64 i = 0; i < t->n_elements; i++)
     {
@@ -670,7 +670,7 @@ put (GHashTable *h, const ElkGraph *g, const char *name, float *data,
 /* The graph's "kn" weight of @n_parts file tensors [out][in], stacked
  * along n. */
 static void
-put_kn (GHashTable *h, const ElkGraph *g, ElkGguf *gguf, const guint8 *file,
+put_kn (GHashTable *h, const ElkGraph *g, Gguf *gguf, const guint8 *file,
         const char *graph_name, const char *const *parts)
 {
   guint64 K = 0, N = 0;
@@ -776,7 +776,7 @@ test_llama_decode (void)
   g_autoptr(GHashTable) in = NULL, tensors = NULL;
   g_autofree guint8 *file = NULL;
   gsize file_len;
-  ElkGguf *gguf;
+  Gguf *gguf;
   const guint32 tokens[3] = { 1, 15043, 31999 };
   double worst;
 
@@ -805,7 +805,7 @@ test_llama_decode (void)
     }
 
   /* The real weights, from the file's data section. */
-  gguf = elk_gguf_open (path, &error);
+  gguf = elk__gguf_open (path, &error);
   g_assert_no_error (error);
   g_file_get_contents (path, (char **) &file, &file_len, &error);
   g_assert_no_error (error);
@@ -848,7 +848,7 @@ test_llama_decode (void)
           (const char *const[]) { "blk.0.ffn_down.weight", NULL });
   put_kn (in, g, gguf, file, "output.weight",
           (const char *const[]) { "output.weight", NULL });
-  elk_gguf_free (gguf);
+  elk__gguf_free (gguf);
 
   /* Compiled by elk on two chips of 32 tiles; the KV cache is seeded. */
   chip = func_chip (64);

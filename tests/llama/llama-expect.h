@@ -45,13 +45,13 @@ norm_flops (const Row *r, double rows)
 }
 
 static void
-expect (const Row *r, ElkLlamaPhase phase, guint64 b, guint64 S, guint elt,
+expect (const Row *r, LlamaPhase phase, guint64 b, guint64 S, guint elt,
         Expected *e)
 {
-  gboolean decode = phase == ELK_LLAMA_PHASE_DECODE;
+  gboolean decode = phase == LLAMA_PHASE_DECODE;
   guint64 t = decode ? 1 : S;
   guint64 M = b * t;
-  guint64 R = phase == ELK_LLAMA_PHASE_PREFILL ? b : M;
+  guint64 R = phase == LLAMA_PHASE_PREFILL ? b : M;
   guint64 qkv = (r->h + 2 * r->kv) * r->hd;
   guint64 w_mm = r->d * qkv + r->h * r->hd * r->d
                  + (r->gated ? 3 : 2) * r->d * r->F;

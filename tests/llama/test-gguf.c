@@ -41,11 +41,11 @@ corpus_file (const char *name)
 }
 
 static guint64
-u (const ElkGguf *g, const char *key)
+u (const Gguf *g, const char *key)
 {
   g_autoptr (GError) error = NULL;
   guint64 v = 0;
-  gboolean ok = elk_gguf_get_uint (g, key, &v, &error);
+  gboolean ok = elk__gguf_get_uint (g, key, &v, &error);
   g_assert_no_error (error);
   if (!ok)
     g_error ("key %s is missing", key);
@@ -53,55 +53,55 @@ u (const ElkGguf *g, const char *key)
 }
 
 static double
-f (const ElkGguf *g, const char *key)
+f (const Gguf *g, const char *key)
 {
   g_autoptr (GError) error = NULL;
   double v = 0;
-  gboolean ok = elk_gguf_get_float (g, key, &v, &error);
+  gboolean ok = elk__gguf_get_float (g, key, &v, &error);
   g_assert_no_error (error);
   g_assert_true (ok);
   return v;
 }
 
 static char *
-s (const ElkGguf *g, const char *key)
+s (const Gguf *g, const char *key)
 {
   g_autoptr (GError) error = NULL;
-  char *v = elk_gguf_dup_string (g, key, &error);
+  char *v = elk__gguf_dup_string (g, key, &error);
   g_assert_no_error (error);
   g_assert_nonnull (v);
   return v;
 }
 
-static ElkGguf *
+static Gguf *
 open_corpus (const char *name)
 {
   g_autofree char *path = corpus_file (name);
   g_autoptr (GError) error = NULL;
-  ElkGguf *g;
+  Gguf *g;
 
   if (path == NULL)
     return NULL;
-  g = elk_gguf_open (path, &error);
+  g = elk__gguf_open (path, &error);
   g_assert_no_error (error);
   g_assert_nonnull (g);
-  g_assert_cmpuint (elk_gguf_get_version (g), ==, 3);
-  g_assert_false (elk_gguf_is_big_endian (g));
-  g_assert_cmpuint (elk_gguf_get_alignment (g), ==, 32);
-  g_assert_null (elk_gguf_lookup (g, "general.alignment"));
+  g_assert_cmpuint (elk__gguf_get_version (g), ==, 3);
+  g_assert_false (elk__gguf_is_big_endian (g));
+  g_assert_cmpuint (elk__gguf_get_alignment (g), ==, 32);
+  g_assert_null (elk__gguf_lookup (g, "general.alignment"));
   return g;
 }
 
-static ElkLlamaModel *
+static LlamaModel *
 model_of (const char *name)
 {
   g_autofree char *path = corpus_file (name);
   g_autoptr (GError) error = NULL;
-  ElkLlamaModel *m;
+  LlamaModel *m;
 
   if (path == NULL)
     return NULL;
-  m = elk_llama_model_new_from_file (path, &error);
+  m = elk__llama_model_new_from_file (path, &error);
   g_assert_no_error (error);
   g_assert_nonnull (m);
   return m;
@@ -114,10 +114,10 @@ model_of (const char *name)
 static void
 test_corpus_tiny_random (void)
 {
-  g_autoptr (ElkGguf) g = open_corpus ("llama-2-tiny-random.gguf");
+  g_autoptr (Gguf) g = open_corpus ("llama-2-tiny-random.gguf");
   g_autofree char *arch = NULL, *name = NULL;
-  const ElkGgufValue *tokens, *scores, *types;
-  ElkGgufValue elem;
+  const GgufValue *tokens, *scores, *types;
+  GgufValue elem;
   g_autoptr (GError) error = NULL;
   guint64 params = 0, end = 0;
   static const struct
@@ -143,7 +143,7 @@ test_corpus_tiny_random (void)
 
   if (g == NULL)
     return;
-  g_assert_cmpuint (elk_gguf_get_n_kv (g), ==, 18);
+  g_assert_cmpuint (elk__gguf_get_n_kv (g), ==, 18);
   arch = s (g, "general.architecture");
   g_assert_cmpstr (arch, ==, "llama");
   name = s (g, "general.name");
@@ -158,30 +158,30 @@ test_corpus_tiny_random (void)
   g_assert_cmpuint (u (g, "general.file_type"), ==, 1);
   g_assert_cmpfloat_with_epsilon (
       f (g, "llama.attention.layer_norm_rms_epsilon"), 1e-5, 1e-12);
-  g_assert_null (elk_gguf_lookup (g, "llama.vocab_size"));
-  g_assert_cmpint (elk_gguf_lookup (g, "llama.context_length")->type, ==,
-                   ELK_GGUF_TYPE_UINT32);
+  g_assert_null (elk__gguf_lookup (g, "llama.vocab_size"));
+  g_assert_cmpint (elk__gguf_lookup (g, "llama.context_length")->type, ==,
+                   GGUF_TYPE_UINT32);
 
-  tokens = elk_gguf_lookup (g, "tokenizer.ggml.tokens");
-  scores = elk_gguf_lookup (g, "tokenizer.ggml.scores");
-  types = elk_gguf_lookup (g, "tokenizer.ggml.token_type");
+  tokens = elk__gguf_lookup (g, "tokenizer.ggml.tokens");
+  scores = elk__gguf_lookup (g, "tokenizer.ggml.scores");
+  types = elk__gguf_lookup (g, "tokenizer.ggml.token_type");
   g_assert_nonnull (tokens);
-  g_assert_cmpint (tokens->elem_type, ==, ELK_GGUF_TYPE_STRING);
+  g_assert_cmpint (tokens->elem_type, ==, GGUF_TYPE_STRING);
   g_assert_cmpuint (tokens->count, ==, 32000);
-  g_assert_cmpint (scores->elem_type, ==, ELK_GGUF_TYPE_FLOAT32);
+  g_assert_cmpint (scores->elem_type, ==, GGUF_TYPE_FLOAT32);
   g_assert_cmpuint (scores->count, ==, 32000);
-  g_assert_cmpint (types->elem_type, ==, ELK_GGUF_TYPE_INT32);
+  g_assert_cmpint (types->elem_type, ==, GGUF_TYPE_INT32);
   g_assert_cmpuint (types->count, ==, 32000);
   /* SentencePiece's first tokens are <unk>, <s>, </s>. */
-  g_assert_true (elk_gguf_array_nth (g, tokens, 1, &elem, &error));
+  g_assert_true (elk__gguf_array_nth (g, tokens, 1, &elem, &error));
   g_assert_no_error (error);
   g_assert_cmpmem (elem.str, elem.str_len, "<s>", 3);
 
-  g_assert_cmpuint (elk_gguf_get_n_tensors (g), ==, 12);
-  g_assert_cmpuint (elk_gguf_get_data_offset (g), ==, 724416);
+  g_assert_cmpuint (elk__gguf_get_n_tensors (g), ==, 12);
+  g_assert_cmpuint (elk__gguf_get_data_offset (g), ==, 724416);
   for (guint i = 0; i < G_N_ELEMENTS (expected); i++)
     {
-      const ElkGgufTensor *t = elk_gguf_find_tensor (g, expected[i].name);
+      const GgufTensor *t = elk__gguf_find_tensor (g, expected[i].name);
       g_assert_nonnull (t);
       g_assert_cmpuint (t->n_dims, ==, expected[i].n_dims);
       g_assert_cmpuint (t->dims[0], ==, expected[i].d0);
@@ -194,24 +194,24 @@ test_corpus_tiny_random (void)
       end = MAX (end, t->offset + t->bytes);
     }
   g_assert_cmpuint (params, ==, 513048);
-  g_assert_cmpuint (elk_gguf_find_tensor (g, "output.weight")->offset, ==,
+  g_assert_cmpuint (elk__gguf_find_tensor (g, "output.weight")->offset, ==,
                     514144);
   /* The last tensor ends exactly at the end of the file. */
-  g_assert_cmpuint (elk_gguf_get_data_offset (g) + end, ==, 1750560);
+  g_assert_cmpuint (elk__gguf_get_data_offset (g) + end, ==, 1750560);
 }
 
 static void
 test_corpus_llama_spm (void)
 {
-  g_autoptr (ElkGguf) g = open_corpus ("ggml-vocab-llama-spm.gguf");
-  g_autoptr (ElkLlamaModel) m = NULL;
+  g_autoptr (Gguf) g = open_corpus ("ggml-vocab-llama-spm.gguf");
+  g_autoptr (LlamaModel) m = NULL;
   g_autoptr (GError) error = NULL;
   gboolean b = FALSE;
 
   if (g == NULL)
     return;
-  g_assert_cmpuint (elk_gguf_get_n_tensors (g), ==, 0);
-  g_assert_cmpuint (elk_gguf_get_n_kv (g), ==, 22);
+  g_assert_cmpuint (elk__gguf_get_n_tensors (g), ==, 0);
+  g_assert_cmpuint (elk__gguf_get_n_kv (g), ==, 22);
   g_assert_cmpuint (u (g, "llama.block_count"), ==, 32);
   g_assert_cmpuint (u (g, "llama.embedding_length"), ==, 4096);
   g_assert_cmpuint (u (g, "llama.feed_forward_length"), ==, 11008);
@@ -222,11 +222,11 @@ test_corpus_llama_spm (void)
   g_assert_cmpuint (u (g, "llama.vocab_size"), ==, 32000);
   g_assert_cmpfloat_with_epsilon (
       f (g, "llama.attention.layer_norm_rms_epsilon"), 1e-5, 1e-12);
-  g_assert_true (elk_gguf_get_bool (g, "tokenizer.ggml.add_bos_token", &b,
-                                    &error));
+  g_assert_true (elk__gguf_get_bool (g, "tokenizer.ggml.add_bos_token", &b,
+                                     &error));
   g_assert_true (b);
-  g_assert_true (elk_gguf_get_bool (g, "tokenizer.ggml.add_eos_token", &b,
-                                    &error));
+  g_assert_true (elk__gguf_get_bool (g, "tokenizer.ggml.add_eos_token", &b,
+                                     &error));
   g_assert_false (b);
   g_assert_no_error (error);
 
@@ -244,14 +244,14 @@ test_corpus_llama_spm (void)
   g_assert_cmpuint (m->rope_dims, ==, 128);
   g_assert_true (m->gated);
   g_assert_false (m->tied);
-  g_assert_cmpint (m->norm, ==, ELK_LLAMA_NORM_RMS);
+  g_assert_cmpint (m->norm, ==, LLAMA_NORM_RMS);
 }
 
 static void
 test_corpus_deepseek (void)
 {
-  g_autoptr (ElkGguf) g = open_corpus ("ggml-vocab-deepseek-llm.gguf");
-  g_autoptr (ElkLlamaModel) m = NULL;
+  g_autoptr (Gguf) g = open_corpus ("ggml-vocab-deepseek-llm.gguf");
+  g_autoptr (LlamaModel) m = NULL;
   g_autofree char *tok = NULL;
 
   if (g == NULL)
@@ -278,8 +278,8 @@ test_corpus_deepseek (void)
 static void
 test_corpus_phi3 (void)
 {
-  g_autoptr (ElkGguf) g = open_corpus ("ggml-vocab-phi-3.gguf");
-  g_autoptr (ElkLlamaModel) m = NULL;
+  g_autoptr (Gguf) g = open_corpus ("ggml-vocab-phi-3.gguf");
+  g_autoptr (LlamaModel) m = NULL;
   g_autofree char *arch = NULL, *tmpl = NULL;
 
   if (g == NULL)
@@ -294,7 +294,7 @@ test_corpus_phi3 (void)
   g_assert_cmpuint (u (g, "phi3.rope.dimension_count"), ==, 96);
   g_assert_cmpuint (u (g, "phi3.rope.scaling.original_context_length"), ==,
                     4096);
-  g_assert_nonnull (elk_gguf_lookup (g, "general.quantization_version"));
+  g_assert_nonnull (elk__gguf_lookup (g, "general.quantization_version"));
   tmpl = s (g, "tokenizer.chat_template");
   g_assert_cmpuint (strlen (tmpl), >, 40);
 
@@ -307,8 +307,8 @@ test_corpus_phi3 (void)
 static void
 test_corpus_falcon (void)
 {
-  g_autoptr (ElkGguf) g = open_corpus ("ggml-vocab-falcon.gguf");
-  g_autoptr (ElkLlamaModel) m = NULL;
+  g_autoptr (Gguf) g = open_corpus ("ggml-vocab-falcon.gguf");
+  g_autoptr (LlamaModel) m = NULL;
   g_autofree char *layout = NULL;
 
   if (g == NULL)
@@ -319,9 +319,10 @@ test_corpus_falcon (void)
   g_assert_cmpuint (u (g, "falcon.attention.head_count_kv"), ==, 1);
   g_assert_cmpuint (u (g, "falcon.feed_forward_length"), ==, 18176);
   g_assert_cmpuint (u (g, "falcon.context_length"), ==, 2048);
-  g_assert_nonnull (elk_gguf_lookup (g, "falcon.attention.layer_norm_epsilon"));
-  g_assert_null (elk_gguf_lookup (g,
-                                  "falcon.attention.layer_norm_rms_epsilon"));
+  g_assert_nonnull (
+      elk__gguf_lookup (g, "falcon.attention.layer_norm_epsilon"));
+  g_assert_null (elk__gguf_lookup (g,
+                                   "falcon.attention.layer_norm_rms_epsilon"));
   layout = s (g, "falcon.tensor_data_layout");
   g_assert_cmpstr (layout, ==, "jploski");
 
@@ -330,15 +331,15 @@ test_corpus_falcon (void)
   g_assert_cmpuint (m->n_heads, ==, 71);
   g_assert_cmpuint (m->n_kv_heads, ==, 1);
   g_assert_cmpuint (m->head_dim, ==, 64);
-  g_assert_cmpint (m->norm, ==, ELK_LLAMA_NORM_LAYER);
+  g_assert_cmpint (m->norm, ==, LLAMA_NORM_LAYER);
   g_assert_true (m->parallel);
 }
 
 static void
 test_corpus_gpt2 (void)
 {
-  g_autoptr (ElkGguf) g = open_corpus ("ggml-vocab-gpt-2.gguf");
-  g_autoptr (ElkLlamaModel) m = NULL;
+  g_autoptr (Gguf) g = open_corpus ("ggml-vocab-gpt-2.gguf");
+  g_autoptr (LlamaModel) m = NULL;
 
   if (g == NULL)
     return;
@@ -347,7 +348,7 @@ test_corpus_gpt2 (void)
   g_assert_cmpuint (u (g, "gpt2.feed_forward_length"), ==, 3072);
   g_assert_cmpuint (u (g, "gpt2.attention.head_count"), ==, 12);
   g_assert_cmpuint (u (g, "gpt2.context_length"), ==, 1024);
-  g_assert_null (elk_gguf_lookup (g, "gpt2.attention.head_count_kv"));
+  g_assert_null (elk__gguf_lookup (g, "gpt2.attention.head_count_kv"));
 
   m = model_of ("ggml-vocab-gpt-2.gguf");
   g_assert_cmpuint (m->n_kv_heads, ==, 12);
@@ -367,18 +368,18 @@ test_corpus_graphs (void)
 
   for (guint i = 0; i < G_N_ELEMENTS (files); i++)
     {
-      g_autoptr (ElkLlamaModel) m = model_of (files[i]);
+      g_autoptr (LlamaModel) m = model_of (files[i]);
       g_autoptr (ElkGraph) graph = NULL;
       g_autoptr (GError) error = NULL;
-      ElkLlamaBuildOptions o;
+      LlamaBuildOptions o;
       guint64 kv;
 
       if (m == NULL)
         return;
-      elk_llama_build_options_init (&o);
+      elk__llama_build_options_init (&o);
       o.batch = 4;
       o.seq = 512;
-      graph = elk_llama_build_graph (m, &o, &error);
+      graph = elk__llama_build_graph (m, &o, &error);
       g_assert_no_error (error);
       g_assert_nonnull (graph);
       /* decode reads the KV cache once: batch x seq x 2 x layers x KV
@@ -427,56 +428,56 @@ write_all_types (GgufWriter *w)
 #define N_ALL_TYPES_KEYS 17
 
 static void
-check_all_types (const ElkGguf *g)
+check_all_types (const Gguf *g)
 {
-  const ElkGgufValue *v;
-  ElkGgufValue e, e2;
+  const GgufValue *v;
+  GgufValue e, e2;
   g_autoptr (GError) error = NULL;
   g_autofree char *str = NULL;
   gboolean b;
 
-  g_assert_cmpuint (elk_gguf_lookup (g, "t.u8")->u, ==, 200);
-  g_assert_cmpint (elk_gguf_lookup (g, "t.i8")->i, ==, -5);
-  g_assert_cmpuint (elk_gguf_lookup (g, "t.u16")->u, ==, 60000);
-  g_assert_cmpint (elk_gguf_lookup (g, "t.i16")->i, ==, -300);
-  g_assert_cmpuint (elk_gguf_lookup (g, "t.u32")->u, ==, 4000000000u);
-  g_assert_cmpint (elk_gguf_lookup (g, "t.i32")->i, ==, -70000);
-  g_assert_cmpfloat (elk_gguf_lookup (g, "t.f32")->f, ==, 1.5);
-  g_assert_true (elk_gguf_get_bool (g, "t.bool", &b, &error));
+  g_assert_cmpuint (elk__gguf_lookup (g, "t.u8")->u, ==, 200);
+  g_assert_cmpint (elk__gguf_lookup (g, "t.i8")->i, ==, -5);
+  g_assert_cmpuint (elk__gguf_lookup (g, "t.u16")->u, ==, 60000);
+  g_assert_cmpint (elk__gguf_lookup (g, "t.i16")->i, ==, -300);
+  g_assert_cmpuint (elk__gguf_lookup (g, "t.u32")->u, ==, 4000000000u);
+  g_assert_cmpint (elk__gguf_lookup (g, "t.i32")->i, ==, -70000);
+  g_assert_cmpfloat (elk__gguf_lookup (g, "t.f32")->f, ==, 1.5);
+  g_assert_true (elk__gguf_get_bool (g, "t.bool", &b, &error));
   g_assert_true (b);
-  str = elk_gguf_dup_string (g, "t.str", &error);
+  str = elk__gguf_dup_string (g, "t.str", &error);
   g_assert_cmpstr (str, ==, "hello");
-  g_assert_cmpuint (elk_gguf_lookup (g, "t.u64")->u, ==,
+  g_assert_cmpuint (elk__gguf_lookup (g, "t.u64")->u, ==,
                     G_GUINT64_CONSTANT (1) << 40);
-  g_assert_cmpint (elk_gguf_lookup (g, "t.i64")->i, ==,
+  g_assert_cmpint (elk__gguf_lookup (g, "t.i64")->i, ==,
                    -(G_GINT64_CONSTANT (1) << 40));
-  g_assert_cmpfloat (elk_gguf_lookup (g, "t.f64")->f, ==, 2.25);
+  g_assert_cmpfloat (elk__gguf_lookup (g, "t.f64")->f, ==, 2.25);
 
-  v = elk_gguf_lookup (g, "t.arr_u32");
+  v = elk__gguf_lookup (g, "t.arr_u32");
   g_assert_cmpuint (v->count, ==, 3);
-  g_assert_true (elk_gguf_array_nth (g, v, 2, &e, &error));
+  g_assert_true (elk__gguf_array_nth (g, v, 2, &e, &error));
   g_assert_cmpuint (e.u, ==, 3);
-  v = elk_gguf_lookup (g, "t.arr_str");
-  g_assert_true (elk_gguf_array_nth (g, v, 1, &e, &error));
+  v = elk__gguf_lookup (g, "t.arr_str");
+  g_assert_true (elk__gguf_array_nth (g, v, 1, &e, &error));
   g_assert_cmpmem (e.str, e.str_len, "bc", 2);
-  v = elk_gguf_lookup (g, "t.arr_bool");
-  g_assert_true (elk_gguf_array_nth (g, v, 1, &e, &error));
+  v = elk__gguf_lookup (g, "t.arr_bool");
+  g_assert_true (elk__gguf_array_nth (g, v, 1, &e, &error));
   g_assert_cmpuint (e.u, ==, 1);
-  v = elk_gguf_lookup (g, "t.nested");
-  g_assert_cmpint (v->elem_type, ==, ELK_GGUF_TYPE_ARRAY);
+  v = elk__gguf_lookup (g, "t.nested");
+  g_assert_cmpint (v->elem_type, ==, GGUF_TYPE_ARRAY);
   g_assert_cmpuint (v->count, ==, 2);
-  g_assert_true (elk_gguf_array_nth (g, v, 1, &e, &error));
-  g_assert_cmpint (e.elem_type, ==, ELK_GGUF_TYPE_INT16);
+  g_assert_true (elk__gguf_array_nth (g, v, 1, &e, &error));
+  g_assert_cmpint (e.elem_type, ==, GGUF_TYPE_INT16);
   g_assert_cmpuint (e.count, ==, 1);
-  g_assert_true (elk_gguf_array_nth (g, &e, 0, &e2, &error));
+  g_assert_true (elk__gguf_array_nth (g, &e, 0, &e2, &error));
   g_assert_cmpint (e2.i, ==, 3);
-  g_assert_true (elk_gguf_array_nth (g, v, 0, &e, &error));
-  g_assert_true (elk_gguf_array_nth (g, &e, 1, &e2, &error));
+  g_assert_true (elk__gguf_array_nth (g, v, 0, &e, &error));
+  g_assert_true (elk__gguf_array_nth (g, &e, 1, &e2, &error));
   g_assert_cmpint (e2.i, ==, 2);
-  v = elk_gguf_lookup (g, "t.empty");
+  v = elk__gguf_lookup (g, "t.empty");
   g_assert_cmpuint (v->count, ==, 0);
-  g_assert_false (elk_gguf_array_nth (g, v, 0, &e, &error));
-  g_assert_error (error, ELK_LLAMA_ERROR, ELK_LLAMA_ERROR_INVALID);
+  g_assert_false (elk__gguf_array_nth (g, v, 0, &e, &error));
+  g_assert_error (error, LLAMA_ERROR, LLAMA_ERROR_INVALID);
 }
 
 static void
@@ -486,20 +487,20 @@ test_synthetic_all_types (gconstpointer data)
   guint32 version = (GPOINTER_TO_INT (data) & 2) ? 2 : 3;
   GgufWriter *w = gw_new (big_endian);
   g_autoptr (GBytes) bytes = NULL;
-  g_autoptr (ElkGguf) g = NULL;
+  g_autoptr (Gguf) g = NULL;
   g_autoptr (GError) error = NULL;
 
   gw_header (w, version, 0, N_ALL_TYPES_KEYS);
   write_all_types (w);
   /* Zero tensors: the file ends right after the metadata, unpadded. */
   bytes = gw_bytes (w);
-  g = elk_gguf_new_from_bytes (bytes, "synthetic.gguf", &error);
+  g = elk__gguf_new_from_bytes (bytes, "synthetic.gguf", &error);
   g_assert_no_error (error);
   g_assert_nonnull (g);
-  g_assert_cmpuint (elk_gguf_get_version (g), ==, version);
-  g_assert_cmpint (elk_gguf_is_big_endian (g), ==, big_endian);
-  g_assert_cmpuint (elk_gguf_get_n_kv (g), ==, N_ALL_TYPES_KEYS);
-  g_assert_cmpuint (elk_gguf_get_n_tensors (g), ==, 0);
+  g_assert_cmpuint (elk__gguf_get_version (g), ==, version);
+  g_assert_cmpint (elk__gguf_is_big_endian (g), ==, big_endian);
+  g_assert_cmpuint (elk__gguf_get_n_kv (g), ==, N_ALL_TYPES_KEYS);
+  g_assert_cmpuint (elk__gguf_get_n_tensors (g), ==, 0);
   check_all_types (g);
   gw_free (w);
 }
@@ -534,19 +535,19 @@ test_synthetic_tensors (void)
       GgufWriter *w = write_small_model (be, 64);
       g_autoptr (GBytes) bytes = gw_bytes (w);
       g_autoptr (GError) error = NULL;
-      g_autoptr (ElkGguf) g = elk_gguf_new_from_bytes (bytes, "small.gguf",
-                                                       &error);
-      const ElkGgufTensor *t;
+      g_autoptr (Gguf) g = elk__gguf_new_from_bytes (bytes, "small.gguf",
+                                                     &error);
+      const GgufTensor *t;
 
       g_assert_no_error (error);
-      g_assert_cmpuint (elk_gguf_get_alignment (g), ==, 64);
-      g_assert_cmpuint (elk_gguf_get_data_offset (g) % 64, ==, 0);
-      t = elk_gguf_find_tensor (g, "b.weight");
+      g_assert_cmpuint (elk__gguf_get_alignment (g), ==, 64);
+      g_assert_cmpuint (elk__gguf_get_data_offset (g) % 64, ==, 0);
+      t = elk__gguf_find_tensor (g, "b.weight");
       g_assert_nonnull (t);
       g_assert_cmpuint (t->type, ==, 12);
       g_assert_cmpuint (t->bytes, ==, 288);
       g_assert_cmpuint (t->offset, ==, 512);
-      t = elk_gguf_find_tensor (g, "a.weight");
+      t = elk__gguf_find_tensor (g, "a.weight");
       g_assert_cmpuint (t->bytes, ==, 512);
       gw_free (w);
     }
@@ -560,13 +561,13 @@ static void
 expect_error (GBytes *bytes, const char *what, const char *needle)
 {
   g_autoptr (GError) error = NULL;
-  g_autoptr (ElkGguf) g = elk_gguf_new_from_bytes (bytes, "bad.gguf",
-                                                   &error);
+  g_autoptr (Gguf) g = elk__gguf_new_from_bytes (bytes, "bad.gguf",
+                                                 &error);
 
   if (g != NULL)
     g_error ("%s: the reader accepted a corrupted file", what);
   g_assert_nonnull (error);
-  g_assert_true (error->domain == ELK_LLAMA_ERROR);
+  g_assert_true (error->domain == LLAMA_ERROR);
   g_assert_true (g_str_has_prefix (error->message, "bad.gguf:"));
   if (needle != NULL && strstr (error->message, needle) == NULL)
     g_error ("%s: message \"%s\" does not mention \"%s\"", what,
@@ -594,12 +595,12 @@ test_truncated (void)
         {
           g_autoptr (GBytes) bytes = g_bytes_new (w->buf->data, len);
           g_autoptr (GError) error = NULL;
-          g_autoptr (ElkGguf) g = elk_gguf_new_from_bytes (bytes, "cut.gguf",
-                                                           &error);
+          g_autoptr (Gguf) g = elk__gguf_new_from_bytes (bytes, "cut.gguf",
+                                                         &error);
           if (g != NULL)
             g_error ("variant %u: a file cut to %" G_GSIZE_FORMAT " of %u "
                      "bytes was accepted", variant, len, w->buf->len);
-          g_assert_error (error, ELK_LLAMA_ERROR, ELK_LLAMA_ERROR_FORMAT);
+          g_assert_error (error, LLAMA_ERROR, LLAMA_ERROR_FORMAT);
           g_assert_true (strstr (error->message, "offset") != NULL);
         }
       g_test_message ("variant %u: %u field boundaries, %u prefixes "
@@ -649,9 +650,9 @@ test_corrupted (void)
   b = patched (w, 4, 1, 4);
   {
     g_autoptr (GError) error = NULL;
-    g_autoptr (ElkGguf) g = elk_gguf_new_from_bytes (b, "v1.gguf", &error);
+    g_autoptr (Gguf) g = elk__gguf_new_from_bytes (b, "v1.gguf", &error);
     g_assert_null (g);
-    g_assert_error (error, ELK_LLAMA_ERROR, ELK_LLAMA_ERROR_UNSUPPORTED);
+    g_assert_error (error, LLAMA_ERROR, LLAMA_ERROR_UNSUPPORTED);
   }
   g_clear_pointer (&b, g_bytes_unref);
   b = patched (w, 4, 7, 4);
@@ -699,9 +700,9 @@ test_corrupted (void)
   b = patched (w, a_info + 4 + 16, 99, 4);
   {
     g_autoptr (GError) error = NULL;
-    g_autoptr (ElkGguf) g = elk_gguf_new_from_bytes (b, "bad.gguf", &error);
+    g_autoptr (Gguf) g = elk__gguf_new_from_bytes (b, "bad.gguf", &error);
     g_assert_null (g);
-    g_assert_error (error, ELK_LLAMA_ERROR, ELK_LLAMA_ERROR_UNSUPPORTED);
+    g_assert_error (error, LLAMA_ERROR, LLAMA_ERROR_UNSUPPORTED);
     g_assert_nonnull (strstr (error->message, "99"));
   }
   g_clear_pointer (&b, g_bytes_unref);
@@ -788,43 +789,43 @@ test_unknown_arch (void)
   GgufWriter *w = gw_new (FALSE);
   g_autoptr (GBytes) bytes = NULL;
   g_autoptr (GError) error = NULL;
-  ElkGguf *g;
-  ElkLlamaModel *m;
+  Gguf *g;
+  LlamaModel *m;
 
   gw_header (w, 3, 0, 1);
   gw_kv_str (w, "general.architecture", "mamba");
   bytes = gw_bytes (w);
-  g = elk_gguf_new_from_bytes (bytes, "mamba.gguf", &error);
+  g = elk__gguf_new_from_bytes (bytes, "mamba.gguf", &error);
   g_assert_no_error (error);
-  m = elk_llama_model_new_from_gguf (g, &error);
+  m = elk__llama_model_new_from_gguf (g, &error);
   g_assert_null (m);
-  g_assert_error (error, ELK_LLAMA_ERROR, ELK_LLAMA_ERROR_UNSUPPORTED);
+  g_assert_error (error, LLAMA_ERROR, LLAMA_ERROR_UNSUPPORTED);
   g_assert_nonnull (strstr (error->message, "'mamba'"));
-  elk_gguf_free (g);
+  elk__gguf_free (g);
   gw_free (w);
 }
 
-/* Every limit refuses a file just past it, with ELK_LLAMA_ERROR_LIMIT and
+/* Every limit refuses a file just past it, with LLAMA_ERROR_LIMIT and
  * a message that names the parameter that raises it; the same file reads
  * with the default limits. */
 static void
-expect_limit (GBytes *bytes, const ElkLlamaLimits *limits,
+expect_limit (GBytes *bytes, const LlamaLimits *limits,
               const char *param)
 {
   g_autoptr (GError) error = NULL;
-  ElkGguf *g;
+  Gguf *g;
 
-  g = elk_gguf_new_from_bytes_with_limits (bytes, "limits.gguf", limits,
-                                           &error);
+  g = elk__gguf_new_from_bytes_with_limits (bytes, "limits.gguf", limits,
+                                            &error);
   g_assert_null (g);
-  g_assert_error (error, ELK_LLAMA_ERROR, ELK_LLAMA_ERROR_LIMIT);
+  g_assert_error (error, LLAMA_ERROR, LLAMA_ERROR_LIMIT);
   g_test_message ("%s", error->message);
   g_assert_nonnull (strstr (error->message, param));
   g_clear_error (&error);
-  g = elk_gguf_new_from_bytes_with_limits (bytes, "limits.gguf", NULL,
-                                           &error);
+  g = elk__gguf_new_from_bytes_with_limits (bytes, "limits.gguf", NULL,
+                                            &error);
   g_assert_no_error (error);
-  elk_gguf_free (g);
+  elk__gguf_free (g);
 }
 
 static void
@@ -832,25 +833,25 @@ test_limits (void)
 {
   GgufWriter *w = gw_new (FALSE);
   g_autoptr (GBytes) bytes = NULL;
-  ElkLlamaLimits limits;
+  LlamaLimits limits;
 
   gw_header (w, 3, 0, N_ALL_TYPES_KEYS);
   write_all_types (w);
   bytes = gw_bytes (w);
 
-  elk_llama_limits_init (&limits);
+  elk__llama_limits_init (&limits);
   limits.max_metadata = N_ALL_TYPES_KEYS - 1;
   expect_limit (bytes, &limits, "'max-metadata-entries'");
 
-  elk_llama_limits_init (&limits);
+  elk__llama_limits_init (&limits);
   limits.max_string_length = 4; /* "hello" and the keys are longer */
   expect_limit (bytes, &limits, "'max-string-length'");
 
-  elk_llama_limits_init (&limits);
+  elk__llama_limits_init (&limits);
   limits.max_array_length = 2; /* t.arr_u32 has 3 */
   expect_limit (bytes, &limits, "'max-array-length'");
 
-  elk_llama_limits_init (&limits);
+  elk__llama_limits_init (&limits);
   limits.max_file_size = g_bytes_get_size (bytes) - 1;
   expect_limit (bytes, &limits, "'max-file-size'");
   gw_free (w);
@@ -861,16 +862,16 @@ test_limit_tensors (void)
 {
   g_autoptr (GError) error = NULL;
   g_autofree char *path = corpus_file ("llama-2-tiny-random.gguf");
-  ElkLlamaLimits limits;
-  ElkGguf *g;
+  LlamaLimits limits;
+  Gguf *g;
 
   if (path == NULL)
     return;
-  elk_llama_limits_init (&limits);
+  elk__llama_limits_init (&limits);
   limits.max_tensors = 2;
-  g = elk_gguf_open_with_limits (path, &limits, &error);
+  g = elk__gguf_open_with_limits (path, &limits, &error);
   g_assert_null (g);
-  g_assert_error (error, ELK_LLAMA_ERROR, ELK_LLAMA_ERROR_LIMIT);
+  g_assert_error (error, LLAMA_ERROR, LLAMA_ERROR_LIMIT);
   g_assert_nonnull (strstr (error->message, "'max-tensors'"));
 }
 

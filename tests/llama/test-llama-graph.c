@@ -79,15 +79,15 @@ assert_close (double got, double want, double rel, const char *what)
 }
 
 static ElkGraph *
-build_preset (const char *preset, ElkLlamaBuildOptions *o)
+build_preset (const char *preset, LlamaBuildOptions *o)
 {
   g_autoptr (GError) error = NULL;
-  g_autoptr (ElkLlamaModel) m = elk_llama_model_new_from_preset (preset,
-                                                                 &error);
+  g_autoptr (LlamaModel) m = elk__llama_model_new_from_preset (preset,
+                                                               &error);
   ElkGraph *g;
 
   g_assert_no_error (error);
-  g = elk_llama_build_graph (m, o, &error);
+  g = elk__llama_build_graph (m, o, &error);
   g_assert_no_error (error);
   g_assert_nonnull (g);
   return g;
@@ -104,14 +104,14 @@ test_preset_params (void)
     {
       const Row *r = &rows[i];
       g_autoptr (GError) error = NULL;
-      g_autoptr (ElkLlamaModel) m = elk_llama_model_new_from_preset (
+      g_autoptr (LlamaModel) m = elk__llama_model_new_from_preset (
           r->preset, &error);
       Expected e;
       guint64 params;
 
       g_assert_no_error (error);
-      params = elk_llama_model_count_params (m, 0);
-      expect (r, ELK_LLAMA_PHASE_DECODE, 1, 16, 2, &e);
+      params = elk__llama_model_count_params (m, 0);
+      expect (r, LLAMA_PHASE_DECODE, 1, 16, 2, &e);
       g_assert_cmpuint (params, ==, e.params);
       assert_close ((double) params, r->published, 0.005, r->preset);
       g_test_message ("%s: %" G_GUINT64_FORMAT " parameters (models.md %.4g)",
@@ -139,28 +139,28 @@ test_encoder_presets (void)
   for (guint i = 0; i < G_N_ELEMENTS (enc); i++)
     {
       g_autoptr (GError) error = NULL;
-      g_autoptr (ElkLlamaModel) m = elk_llama_model_new_from_preset (
+      g_autoptr (LlamaModel) m = elk__llama_model_new_from_preset (
           enc[i].preset, &error);
       g_autoptr (ElkGraph) g = NULL;
-      ElkLlamaBuildOptions o;
+      LlamaBuildOptions o;
 
       g_assert_no_error (error);
-      g_assert_cmpuint (elk_llama_model_count_params (m, 0), ==,
+      g_assert_cmpuint (elk__llama_model_count_params (m, 0), ==,
                         enc[i].exact);
       assert_close ((double) enc[i].exact, enc[i].published, 0.005,
                     enc[i].preset);
 
       /* An encoder has nothing to decode. */
-      elk_llama_build_options_init (&o);
-      g = elk_llama_build_graph (m, &o, &error);
+      elk__llama_build_options_init (&o);
+      g = elk__llama_build_graph (m, &o, &error);
       g_assert_null (g);
-      g_assert_error (error, ELK_LLAMA_ERROR, ELK_LLAMA_ERROR_INVALID);
+      g_assert_error (error, LLAMA_ERROR, LLAMA_ERROR_INVALID);
       g_assert_nonnull (strstr (error->message, "phase=prefill"));
       g_clear_error (&error);
 
-      o.phase = ELK_LLAMA_PHASE_PREFILL;
+      o.phase = LLAMA_PHASE_PREFILL;
       o.batch = 2;
-      g = elk_llama_build_graph (m, &o, &error);
+      g = elk__llama_build_graph (m, &o, &error);
       g_assert_no_error (error);
       g_assert_cmpuint (attr (g, "kv-bytes"), ==, 0);
       g_assert_cmpuint (elk_graph_get_hbm_bytes (g), ==,
@@ -175,13 +175,13 @@ test_preset_accounting (void)
 {
   static const struct
   {
-    ElkLlamaPhase phase;
+    LlamaPhase phase;
     guint64 b, S;
   } cases[] = {
-    { ELK_LLAMA_PHASE_DECODE, 32, 2048 },
-    { ELK_LLAMA_PHASE_DECODE, 3, 8192 },
-    { ELK_LLAMA_PHASE_PREFILL, 2, 512 },
-    { ELK_LLAMA_PHASE_TRAIN_FORWARD, 2, 256 },
+    { LLAMA_PHASE_DECODE, 32, 2048 },
+    { LLAMA_PHASE_DECODE, 3, 8192 },
+    { LLAMA_PHASE_PREFILL, 2, 512 },
+    { LLAMA_PHASE_TRAIN_FORWARD, 2, 256 },
   };
 
   for (guint i = 0; i < G_N_ELEMENTS (rows); i++)
@@ -190,13 +190,13 @@ test_preset_accounting (void)
         {
           const Row *r = &rows[i];
           g_autoptr (ElkGraph) g = NULL;
-          ElkLlamaBuildOptions o;
+          LlamaBuildOptions o;
           Expected e;
           g_autofree char *what = NULL;
 
           if (cases[c].S > r->ctx)
             continue;
-          elk_llama_build_options_init (&o);
+          elk__llama_build_options_init (&o);
           o.phase = cases[c].phase;
           o.batch = cases[c].b;
           o.seq = cases[c].S;
@@ -206,7 +206,7 @@ test_preset_accounting (void)
           what = g_strdup_printf ("%s %s b%" G_GUINT64_FORMAT
                                   " s%" G_GUINT64_FORMAT " fuse=%u",
                                   r->preset,
-                                  elk_llama_phase_to_string (o.phase), o.batch,
+                                  elk__llama_phase_to_string (o.phase), o.batch,
                                   o.seq, fuse);
 
           assert_close (matmul_flops (g), e.mm_flops, 1e-12, what);
@@ -217,7 +217,7 @@ test_preset_accounting (void)
            * heads x head dim x bytes (windowed layers read the window). */
           g_assert_cmpuint (elk_graph_get_hbm_bytes (g), ==,
                             e.weight_bytes + e.kv_bytes);
-          if (o.phase == ELK_LLAMA_PHASE_DECODE && r->window == 0)
+          if (o.phase == LLAMA_PHASE_DECODE && r->window == 0)
             g_assert_cmpuint (e.kv_bytes, ==,
                               o.batch * o.seq * 2 * r->L * r->kv * r->hd * 2);
           g_assert_cmpuint (attr (g, "params"), ==, e.params);
@@ -225,7 +225,7 @@ test_preset_accounting (void)
           g_assert_cmpstr (elk_graph_get_attribute (g, "model"), ==,
                            r->preset);
           g_assert_cmpstr (elk_graph_get_attribute (g, "phase"), ==,
-                           elk_llama_phase_to_string (o.phase));
+                           elk__llama_phase_to_string (o.phase));
           g_assert_cmpuint (attr (g, "batch"), ==, o.batch);
           g_assert_cmpuint (attr (g, "seq"), ==, o.seq);
         }
@@ -238,22 +238,22 @@ test_dtypes (void)
   const Row *r = &rows[2]; /* llama-2-70b, GQA */
   static const struct
   {
-    ElkLlamaDType dtype;
+    LlamaDType dtype;
     guint elt;
   } types[] = {
-    { ELK_LLAMA_DTYPE_FP16, 2 },
-    { ELK_LLAMA_DTYPE_BF16, 2 },
-    { ELK_LLAMA_DTYPE_FP32, 4 },
-    { ELK_LLAMA_DTYPE_FILE, 2 }, /* presets store fp16 */
+    { LLAMA_DTYPE_FP16, 2 },
+    { LLAMA_DTYPE_BF16, 2 },
+    { LLAMA_DTYPE_FP32, 4 },
+    { LLAMA_DTYPE_FILE, 2 }, /* presets store fp16 */
   };
 
   for (guint i = 0; i < G_N_ELEMENTS (types); i++)
     {
       g_autoptr (ElkGraph) g = NULL;
-      ElkLlamaBuildOptions o;
+      LlamaBuildOptions o;
       Expected e;
 
-      elk_llama_build_options_init (&o);
+      elk__llama_build_options_init (&o);
       o.dtype = types[i].dtype;
       o.batch = 16;
       o.seq = 4096;
@@ -270,11 +270,11 @@ static void
 test_layers (void)
 {
   g_autoptr (ElkGraph) g = NULL;
-  ElkLlamaBuildOptions o;
+  LlamaBuildOptions o;
   GPtrArray *sigs[3] = { NULL };
   guint first_layer_op = G_MAXUINT;
 
-  elk_llama_build_options_init (&o);
+  elk__llama_build_options_init (&o);
   o.layers = 3;
   g = build_preset ("llama-2-13b", &o);
   g_assert_cmpuint (elk_graph_get_n_layers (g), ==, 3);
@@ -321,13 +321,13 @@ test_layers (void)
   /* More layers than the model has is an error, not a clamp. */
   {
     g_autoptr (GError) error = NULL;
-    g_autoptr (ElkLlamaModel) m = elk_llama_model_new_from_preset (
+    g_autoptr (LlamaModel) m = elk__llama_model_new_from_preset (
         "llama-2-7b", &error);
     g_autoptr (ElkGraph) g2 = NULL;
     o.layers = 33;
-    g2 = elk_llama_build_graph (m, &o, &error);
+    g2 = elk__llama_build_graph (m, &o, &error);
     g_assert_null (g2);
-    g_assert_error (error, ELK_LLAMA_ERROR, ELK_LLAMA_ERROR_INVALID);
+    g_assert_error (error, LLAMA_ERROR, LLAMA_ERROR_INVALID);
   }
 }
 
@@ -379,10 +379,10 @@ test_paper_shapes (void)
   for (guint i = 0; i < G_N_ELEMENTS (paper); i++)
     {
       g_autoptr (ElkGraph) g = NULL;
-      ElkLlamaBuildOptions o;
+      LlamaBuildOptions o;
       guint64 kv;
 
-      elk_llama_build_options_init (&o);
+      elk__llama_build_options_init (&o);
       o.batch = 32;
       o.seq = 2048;
       g = build_preset (paper[i].preset, &o);
@@ -408,9 +408,9 @@ test_paper_shapes (void)
   {
     /* ViT-Huge: 257 tokens per image, hidden 1280, 16 heads of 80. */
     g_autoptr (ElkGraph) g = NULL;
-    ElkLlamaBuildOptions o;
-    elk_llama_build_options_init (&o);
-    o.phase = ELK_LLAMA_PHASE_PREFILL;
+    LlamaBuildOptions o;
+    elk__llama_build_options_init (&o);
+    o.phase = LLAMA_PHASE_PREFILL;
     o.batch = 32;
     g = build_preset ("vit-huge-paper", &o);
     SHAPE (g, "blk.0.attn_qkv.weight", 1280, 3840);
@@ -438,30 +438,30 @@ test_paper_split (void)
   static const struct
   {
     const char *preset;
-    ElkLlamaPhase phase;
+    LlamaPhase phase;
     guint64 b, S;
     guint pieces;        /* score batch-matmuls per layer */
     guint64 piece_s;     /* KV length of each piece, 0 = not checked */
   } cases[] = {
     /* 5888 / 3 = 1962 MB: 64 x 40 x 4096 x 128 elements is over, half of
      * it is not. */
-    { "llama2-13b-paper", ELK_LLAMA_PHASE_DECODE, 64, 4096, 2, 2048 },
-    { "llama2-13b-paper", ELK_LLAMA_PHASE_DECODE, 32, 4096, 1, 4096 },
+    { "llama2-13b-paper", LLAMA_PHASE_DECODE, 64, 4096, 2, 2048 },
+    { "llama2-13b-paper", LLAMA_PHASE_DECODE, 32, 4096, 1, 4096 },
     /* 5888 / 4 = 1472 MB: 64 x 56 x 4096 x 128 needs two halvings. */
-    { "opt-30b-paper", ELK_LLAMA_PHASE_DECODE, 64, 4096, 4, 1024 },
-    { "opt-30b-paper", ELK_LLAMA_PHASE_DECODE, 32, 4096, 2, 2048 },
-    { "gemma2-27b-paper", ELK_LLAMA_PHASE_DECODE, 64, 4096, 1, 4096 },
+    { "opt-30b-paper", LLAMA_PHASE_DECODE, 64, 4096, 4, 1024 },
+    { "opt-30b-paper", LLAMA_PHASE_DECODE, 32, 4096, 2, 2048 },
+    { "gemma2-27b-paper", LLAMA_PHASE_DECODE, 64, 4096, 1, 4096 },
     /* Training uses split_factor + 1: 40 x 2048 x 2048 x 128 over
      * 1472 MB of FP16 takes five halvings. */
-    { "llama2-13b-paper", ELK_LLAMA_PHASE_TRAIN_FORWARD, 2, 2048, 32, 0 },
+    { "llama2-13b-paper", LLAMA_PHASE_TRAIN_FORWARD, 2, 2048, 32, 0 },
   };
 
   for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
     {
       g_autoptr (ElkGraph) g = NULL, off = NULL;
-      ElkLlamaBuildOptions o;
+      LlamaBuildOptions o;
 
-      elk_llama_build_options_init (&o);
+      elk__llama_build_options_init (&o);
       o.phase = cases[i].phase;
       o.batch = cases[i].b;
       o.seq = cases[i].S;
@@ -518,11 +518,11 @@ layer_counts (ElkGraph *g, gint layer, guint *n_ops, guint *n_hbm,
 
 static ElkGraph *
 build_granularity (const char *preset, guint64 b, guint64 S,
-                   ElkLlamaGranularity granularity, guint layers)
+                   LlamaGranularity granularity, guint layers)
 {
-  ElkLlamaBuildOptions o;
+  LlamaBuildOptions o;
 
-  elk_llama_build_options_init (&o);
+  elk__llama_build_options_init (&o);
   o.batch = b;
   o.seq = S;
   o.layers = layers;
@@ -564,9 +564,9 @@ test_granularity (void)
       const ElkTensor *t;
 
       elk = build_granularity (cases[i].preset, cases[i].b, cases[i].S,
-                               ELK_LLAMA_GRANULARITY_ELK, 2);
+                               LLAMA_GRANULARITY_ELK, 2);
       art = build_granularity (cases[i].preset, cases[i].b, cases[i].S,
-                               ELK_LLAMA_GRANULARITY_ARTIFACT, 2);
+                               LLAMA_GRANULARITY_ARTIFACT, 2);
       layer_counts (elk, 0, &n_ops, &n_hbm, NULL);
       g_assert_cmpuint (n_ops, ==, cases[i].ops - 24);
       g_assert_cmpuint (n_hbm, ==, cases[i].hbm - 15);
@@ -620,11 +620,11 @@ test_granularity (void)
    * layer), 323 of them reading HBM (docs/compiler.md). */
   {
     g_autoptr (ElkGraph) g = NULL;
-    ElkLlamaBuildOptions o;
+    LlamaBuildOptions o;
     guint hbm = 0;
 
-    elk_llama_build_options_init (&o);
-    g_assert_cmpint (o.granularity, ==, ELK_LLAMA_GRANULARITY_ELK);
+    elk__llama_build_options_init (&o);
+    g_assert_cmpint (o.granularity, ==, LLAMA_GRANULARITY_ELK);
     o.batch = 64;
     o.seq = 2048;
     g = build_preset ("llama2-13b-paper", &o);
@@ -643,34 +643,34 @@ test_granularity_errors (void)
   static const struct
   {
     const char *preset;
-    ElkLlamaPhase phase;
+    LlamaPhase phase;
     gboolean fuse_qkv;
     const char *reason;
   } cases[] = {
-    { "opt-30b-paper", ELK_LLAMA_PHASE_DECODE, TRUE, "LayerNorm" },
-    { "llama2-13b-paper", ELK_LLAMA_PHASE_PREFILL, TRUE, "not decode" },
-    { "llama2-13b-paper", ELK_LLAMA_PHASE_DECODE, FALSE, "fuse-qkv" },
-    { "gemma-2-27b", ELK_LLAMA_PHASE_DECODE, TRUE, "post-norms" },
-    { "bert-base", ELK_LLAMA_PHASE_PREFILL, TRUE, "not decode" },
+    { "opt-30b-paper", LLAMA_PHASE_DECODE, TRUE, "LayerNorm" },
+    { "llama2-13b-paper", LLAMA_PHASE_PREFILL, TRUE, "not decode" },
+    { "llama2-13b-paper", LLAMA_PHASE_DECODE, FALSE, "fuse-qkv" },
+    { "gemma-2-27b", LLAMA_PHASE_DECODE, TRUE, "post-norms" },
+    { "bert-base", LLAMA_PHASE_PREFILL, TRUE, "not decode" },
   };
 
   for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
     {
       g_autoptr (GError) error = NULL;
-      g_autoptr (ElkLlamaModel) m = NULL;
+      g_autoptr (LlamaModel) m = NULL;
       g_autoptr (ElkGraph) g = NULL;
-      ElkLlamaBuildOptions o;
+      LlamaBuildOptions o;
 
-      m = elk_llama_model_new_from_preset (cases[i].preset, &error);
+      m = elk__llama_model_new_from_preset (cases[i].preset, &error);
       g_assert_no_error (error);
-      elk_llama_build_options_init (&o);
+      elk__llama_build_options_init (&o);
       o.phase = cases[i].phase;
       o.fuse_qkv = cases[i].fuse_qkv;
       o.layers = 1;
-      o.granularity = ELK_LLAMA_GRANULARITY_ARTIFACT;
-      g = elk_llama_build_graph (m, &o, &error);
+      o.granularity = LLAMA_GRANULARITY_ARTIFACT;
+      g = elk__llama_build_graph (m, &o, &error);
       g_assert_null (g);
-      g_assert_error (error, ELK_LLAMA_ERROR, ELK_LLAMA_ERROR_INVALID);
+      g_assert_error (error, LLAMA_ERROR, LLAMA_ERROR_INVALID);
       g_assert_nonnull (strstr (error->message, "granularity=artifact"));
       g_assert_nonnull (strstr (error->message, cases[i].reason));
     }
@@ -703,10 +703,10 @@ static const char llama2_7b_json[]
       "  \"vocab_size\": 32000\n"
       "}\n";
 
-static ElkLlamaModel *
+static LlamaModel *
 hf (const char *json, GError **error)
 {
-  return elk_llama_model_new_from_hf_data (json, -1, "config.json", error);
+  return elk__llama_model_new_from_hf_data (json, -1, "config.json", error);
 }
 
 static void
@@ -767,31 +767,31 @@ test_hf_configs (void)
   for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
     {
       g_autoptr (GError) error = NULL;
-      g_autoptr (ElkLlamaModel) m = hf (cases[i].json, &error);
+      g_autoptr (LlamaModel) m = hf (cases[i].json, &error);
       guint64 params;
 
       g_assert_no_error (error);
       g_assert_nonnull (m);
-      params = elk_llama_model_count_params (m, 0);
+      params = elk__llama_model_count_params (m, 0);
       if (cases[i].params)
         g_assert_cmpuint (params, ==, cases[i].params);
       if (cases[i].preset != NULL)
         {
-          g_autoptr (ElkLlamaModel) p = elk_llama_model_new_from_preset (
+          g_autoptr (LlamaModel) p = elk__llama_model_new_from_preset (
               cases[i].preset, &error);
           g_autoptr (ElkGraph) g1 = NULL, g2 = NULL;
-          ElkLlamaBuildOptions o;
+          LlamaBuildOptions o;
 
           g_assert_no_error (error);
-          g_assert_cmpuint (params, ==, elk_llama_model_count_params (p, 0));
-          elk_llama_build_options_init (&o);
+          g_assert_cmpuint (params, ==, elk__llama_model_count_params (p, 0));
+          elk__llama_build_options_init (&o);
           if (p->encoder)
-            o.phase = ELK_LLAMA_PHASE_PREFILL;
+            o.phase = LLAMA_PHASE_PREFILL;
           o.batch = 4;
           o.layers = 2;
-          g1 = elk_llama_build_graph (m, &o, &error);
+          g1 = elk__llama_build_graph (m, &o, &error);
           g_assert_no_error (error);
-          g2 = elk_llama_build_graph (p, &o, &error);
+          g2 = elk__llama_build_graph (p, &o, &error);
           g_assert_no_error (error);
           g_assert_cmpuint (elk_graph_get_n_ops (g1), ==,
                             elk_graph_get_n_ops (g2));
@@ -805,13 +805,13 @@ test_hf_configs (void)
   {
     /* dtype=file takes torch_dtype. */
     g_autoptr (GError) error = NULL;
-    g_autoptr (ElkLlamaModel) m = hf (cases[3].json, &error);
+    g_autoptr (LlamaModel) m = hf (cases[3].json, &error);
     g_autoptr (ElkGraph) g = NULL;
-    ElkLlamaBuildOptions o;
-    elk_llama_build_options_init (&o);
-    o.dtype = ELK_LLAMA_DTYPE_FILE;
+    LlamaBuildOptions o;
+    elk__llama_build_options_init (&o);
+    o.dtype = LLAMA_DTYPE_FILE;
     o.layers = 1;
-    g = elk_llama_build_graph (m, &o, &error);
+    g = elk__llama_build_graph (m, &o, &error);
     g_assert_no_error (error);
     g_assert_cmpint (tensor (g, "blk.0.attn_qkv.weight")->dtype, ==,
                      ELK_DTYPE_F32);
@@ -847,7 +847,7 @@ test_hf_errors (void)
   for (guint i = 0; i < G_N_ELEMENTS (bad); i++)
     {
       g_autoptr (GError) error = NULL;
-      g_autoptr (ElkLlamaModel) m = hf (bad[i].json, &error);
+      g_autoptr (LlamaModel) m = hf (bad[i].json, &error);
       g_assert_null (m);
       g_assert_nonnull (error);
       if (strstr (error->message, bad[i].needle) == NULL)
@@ -887,23 +887,23 @@ test_gguf_tiny_graph (void)
 {
   g_autofree char *path = corpus_file ("llama-2-tiny-random.gguf");
   g_autoptr (GError) error = NULL;
-  g_autoptr (ElkLlamaModel) m = NULL;
+  g_autoptr (LlamaModel) m = NULL;
   g_autoptr (ElkGraph) g = NULL;
-  ElkLlamaBuildOptions o;
+  LlamaBuildOptions o;
   guint64 weights, kv;
 
   if (path == NULL)
     return;
-  m = elk_llama_model_new_from_file (path, &error);
+  m = elk__llama_model_new_from_file (path, &error);
   g_assert_no_error (error);
   g_assert_cmpuint (m->vocab, ==, 32000); /* from the token array */
-  g_assert_cmpuint (elk_llama_model_count_params (m, 0), ==, 513048);
+  g_assert_cmpuint (elk__llama_model_count_params (m, 0), ==, 513048);
 
-  elk_llama_build_options_init (&o);
-  o.dtype = ELK_LLAMA_DTYPE_FILE;
+  elk__llama_build_options_init (&o);
+  o.dtype = LLAMA_DTYPE_FILE;
   o.batch = 4;
   o.seq = 100;
-  g = elk_llama_build_graph (m, &o, &error);
+  g = elk__llama_build_graph (m, &o, &error);
   g_assert_no_error (error);
   /* F16 projections (4 x 8 x 8 + 3 x 8 x 32) x 2, F32 norms 3 x 8 x 4,
    * the F16 head 8 x 32000 x 2, and 4 gathered F16 rows of 8. */
@@ -936,9 +936,9 @@ test_gguf_quantized (void)
   guint64 offset = 0;
   g_autofree char *dir = NULL, *path = NULL;
   g_autoptr (GError) error = NULL;
-  g_autoptr (ElkLlamaModel) m = NULL;
+  g_autoptr (LlamaModel) m = NULL;
   g_autoptr (ElkGraph) g = NULL;
-  ElkLlamaBuildOptions o;
+  LlamaBuildOptions o;
   guint64 expected;
 
 #define T(name_, ne0_, ne1_, type_, bytes_)                                   \
@@ -989,16 +989,16 @@ test_gguf_quantized (void)
   path = g_build_filename (dir, "q4k.gguf", NULL);
   g_assert_true (g_file_set_contents (path, (const char *) w->buf->data,
                                       w->buf->len, &error));
-  m = elk_llama_model_new_from_file (path, &error);
+  m = elk__llama_model_new_from_file (path, &error);
   g_assert_no_error (error);
   g_assert_cmpuint (m->vocab, ==, vocab); /* from token_embd.weight */
   g_assert_cmpuint (m->head_dim, ==, 64);
 
-  elk_llama_build_options_init (&o);
-  o.dtype = ELK_LLAMA_DTYPE_FILE;
+  elk__llama_build_options_init (&o);
+  o.dtype = LLAMA_DTYPE_FILE;
   o.batch = 4;
   o.seq = 64;
-  g = elk_llama_build_graph (m, &o, &error);
+  g = elk__llama_build_graph (m, &o, &error);
   g_assert_no_error (error);
   expected = 0;
   for (guint i = 1; i < n; i++)
@@ -1013,7 +1013,7 @@ test_gguf_quantized (void)
   /* Unfused, the same bytes. */
   o.fuse_qkv = o.fuse_ffn = FALSE;
   g_clear_pointer (&g, elk_graph_unref);
-  g = elk_llama_build_graph (m, &o, &error);
+  g = elk__llama_build_graph (m, &o, &error);
   g_assert_no_error (error);
   g_assert_cmpuint (attr (g, "weight-bytes"), ==, expected);
 
@@ -1060,7 +1060,7 @@ test_frontend (void)
     g_assert_nonnull (g_enum_get_value_by_nick (values, "elk"));
     g_assert_nonnull (g_enum_get_value_by_nick (values, "artifact"));
     g_assert_cmpint (G_PARAM_SPEC_ENUM (gs)->default_value, ==,
-                     ELK_LLAMA_GRANULARITY_ELK);
+                     LLAMA_GRANULARITY_ELK);
     g_type_class_unref (klass);
   }
 
@@ -1068,7 +1068,7 @@ test_frontend (void)
   obj = g_object_new (type, NULL);
   g = elk_frontend_load (ELK_FRONTEND (obj), &error);
   g_assert_null (g);
-  g_assert_error (error, ELK_LLAMA_ERROR, ELK_LLAMA_ERROR_INVALID);
+  g_assert_error (error, LLAMA_ERROR, LLAMA_ERROR_INVALID);
   g_assert_nonnull (strstr (error->message, "llama2-13b-paper"));
   g_clear_error (&error);
   /* Both. */
@@ -1089,13 +1089,13 @@ test_frontend (void)
                 NULL);
   g = elk_frontend_load (ELK_FRONTEND (obj), &error);
   g_assert_null (g);
-  g_assert_error (error, ELK_LLAMA_ERROR, ELK_LLAMA_ERROR_IO);
+  g_assert_error (error, LLAMA_ERROR, LLAMA_ERROR_IO);
   g_clear_error (&error);
 
   /* A working one, set through the properties. */
   g_object_set (obj, "model", NULL, "preset", "llama2-70b-paper", "phase",
-                ELK_LLAMA_PHASE_DECODE, "batch", 16, "seq", 4096, "layers", 2,
-                "dtype", ELK_LLAMA_DTYPE_FP16, NULL);
+                LLAMA_PHASE_DECODE, "batch", 16, "seq", 4096, "layers", 2,
+                "dtype", LLAMA_DTYPE_FP16, NULL);
   g = elk_frontend_load (ELK_FRONTEND (obj), &error);
   g_assert_no_error (error);
   g_assert_cmpuint (elk_graph_get_n_layers (g), ==, 2);
@@ -1104,7 +1104,7 @@ test_frontend (void)
   g_assert_cmpuint (attr (g, "split-factor"), ==, 3);
   elk_graph_unref (g);
   /* granularity=artifact through the property. */
-  g_object_set (obj, "granularity", ELK_LLAMA_GRANULARITY_ARTIFACT, NULL);
+  g_object_set (obj, "granularity", LLAMA_GRANULARITY_ARTIFACT, NULL);
   g = elk_frontend_load (ELK_FRONTEND (obj), &error);
   g_assert_no_error (error);
   g_assert_cmpstr (elk_graph_get_attribute (g, "granularity"), ==,
@@ -1126,8 +1126,8 @@ test_hf_limits (void)
   g_autoptr (GError) error = NULL;
   g_autoptr (GString) deep = g_string_new (base);
   g_autofree char *nested = NULL, *dup = NULL;
-  ElkLlamaLimits limits;
-  ElkLlamaModel *m;
+  LlamaLimits limits;
+  LlamaModel *m;
 
   /* A million levels would overflow the stack without the check. */
   g_string_append (deep, ", \"x\": ");
@@ -1136,41 +1136,41 @@ test_hf_limits (void)
   for (guint i = 0; i < 1000000; i++)
     g_string_append_c (deep, ']');
   g_string_append (deep, "}");
-  m = elk_llama_model_new_from_hf_data (deep->str, -1, "deep.json", &error);
+  m = elk__llama_model_new_from_hf_data (deep->str, -1, "deep.json", &error);
   g_assert_null (m);
-  g_assert_error (error, ELK_LLAMA_ERROR, ELK_LLAMA_ERROR_LIMIT);
+  g_assert_error (error, LLAMA_ERROR, LLAMA_ERROR_LIMIT);
   g_assert_nonnull (strstr (error->message, "'max-json-depth'"));
   g_clear_error (&error);
 
   /* Brackets inside strings do not count; depth 3 passes a limit of 3. */
   nested = g_strdup_printf ("%s, \"s\": \"[[[[\\\"[[\", "
                             "\"o\": {\"a\": [1]}}", base);
-  elk_llama_limits_init (&limits);
+  elk__llama_limits_init (&limits);
   limits.max_json_depth = 3;
-  m = elk_llama_model_new_from_hf_data_with_limits (nested, -1, "n.json",
-                                                    &limits, &error);
+  m = elk__llama_model_new_from_hf_data_with_limits (nested, -1, "n.json",
+                                                     &limits, &error);
   g_assert_no_error (error);
-  elk_llama_model_free (m);
+  elk__llama_model_free (m);
   limits.max_json_depth = 2;
-  m = elk_llama_model_new_from_hf_data_with_limits (nested, -1, "n.json",
-                                                    &limits, &error);
+  m = elk__llama_model_new_from_hf_data_with_limits (nested, -1, "n.json",
+                                                     &limits, &error);
   g_assert_null (m);
-  g_assert_error (error, ELK_LLAMA_ERROR, ELK_LLAMA_ERROR_LIMIT);
+  g_assert_error (error, LLAMA_ERROR, LLAMA_ERROR_LIMIT);
   g_clear_error (&error);
 
-  elk_llama_limits_init (&limits);
+  elk__llama_limits_init (&limits);
   limits.max_config_size = 100;
-  m = elk_llama_model_new_from_hf_data_with_limits (nested, -1, "n.json",
-                                                    &limits, &error);
+  m = elk__llama_model_new_from_hf_data_with_limits (nested, -1, "n.json",
+                                                     &limits, &error);
   g_assert_null (m);
-  g_assert_error (error, ELK_LLAMA_ERROR, ELK_LLAMA_ERROR_LIMIT);
+  g_assert_error (error, LLAMA_ERROR, LLAMA_ERROR_LIMIT);
   g_assert_nonnull (strstr (error->message, "'max-config-size'"));
   g_clear_error (&error);
 
   dup = g_strdup_printf ("%s,\n\"hidden_size\": 128}", base);
-  m = elk_llama_model_new_from_hf_data (dup, -1, "dup.json", &error);
+  m = elk__llama_model_new_from_hf_data (dup, -1, "dup.json", &error);
   g_assert_null (m);
-  g_assert_error (error, ELK_LLAMA_ERROR, ELK_LLAMA_ERROR_FORMAT);
+  g_assert_error (error, LLAMA_ERROR, LLAMA_ERROR_FORMAT);
   g_assert_nonnull (strstr (error->message, "dup.json:2: key 'hidden_size' "
                                             "appears twice"));
 }

@@ -122,7 +122,7 @@ test_run (void)
   dir = g_dir_make_tmp ("elk-llama-run-XXXXXX", &error);
   g_assert_no_error (error);
 
-  expect (&llama, ELK_LLAMA_PHASE_DECODE, 8, 1024, 2, &e);
+  expect (&llama, LLAMA_PHASE_DECODE, 8, 1024, 2, &e);
   run (dir, "preset",
        "    <param name=\"preset\">llama-2-7b</param>\n"
        "    <param name=\"batch\">8</param>\n"
@@ -192,7 +192,7 @@ test_run_gguf (void)
                             "    <param name=\"seq\">100</param>\n",
                             gguf);
   run (dir, "gguf", params, &flops, &hbm);
-  expect (&tiny, ELK_LLAMA_PHASE_DECODE, 4, 100, 2, &e);
+  expect (&tiny, LLAMA_PHASE_DECODE, 4, 100, 2, &e);
   assert_close (flops, e.flops, "GGUF FLOPs");
   /* File types: F16 projections and head, F32 norms (3 x 8 x 4 bytes
    * instead of 3 x 8 x 2), F16 KV cache. */

@@ -53,11 +53,11 @@ static const CodeName code_names[] = {
   CODE (elk_experiment_error_quark, ELK_EXPERIMENT_ERROR_OUT_OF_RANGE),
   CODE (elk_experiment_error_quark, ELK_EXPERIMENT_ERROR_MISSING_FILE),
   CODE (elk_experiment_error_quark, ELK_EXPERIMENT_ERROR_INVALID),
-  CODE (elk_llama_error_quark, ELK_LLAMA_ERROR_IO),
-  CODE (elk_llama_error_quark, ELK_LLAMA_ERROR_FORMAT),
-  CODE (elk_llama_error_quark, ELK_LLAMA_ERROR_UNSUPPORTED),
-  CODE (elk_llama_error_quark, ELK_LLAMA_ERROR_INVALID),
-  CODE (elk_llama_error_quark, ELK_LLAMA_ERROR_LIMIT),
+  CODE (elk__llama_error_quark, LLAMA_ERROR_IO),
+  CODE (elk__llama_error_quark, LLAMA_ERROR_FORMAT),
+  CODE (elk__llama_error_quark, LLAMA_ERROR_UNSUPPORTED),
+  CODE (elk__llama_error_quark, LLAMA_ERROR_INVALID),
+  CODE (elk__llama_error_quark, LLAMA_ERROR_LIMIT),
   CODE (elk_graph_error_quark, ELK_GRAPH_ERROR_INVALID),
   CODE (elk_graph_error_quark, ELK_GRAPH_ERROR_UNSUPPORTED),
   CODE (elk_graph_error_quark, ELK_GRAPH_ERROR_LIMIT),
@@ -99,23 +99,23 @@ run_reader (const char *reader, const char *path, GError **error)
     }
   if (g_str_equal (reader, "gguf"))
     {
-      ElkGguf *gguf = elk_gguf_open (path, error);
-      ElkLlamaModel *model;
+      Gguf *gguf = elk__gguf_open (path, error);
+      LlamaModel *model;
       if (gguf == NULL)
         return FALSE;
-      model = elk_llama_model_new_from_gguf (gguf, error);
+      model = elk__llama_model_new_from_gguf (gguf, error);
       if (model == NULL)
         {
-          elk_gguf_free (gguf);
+          elk__gguf_free (gguf);
           return FALSE;
         }
-      elk_llama_model_free (model);
+      elk__llama_model_free (model);
       return TRUE;
     }
   if (g_str_equal (reader, "hf-config"))
     {
-      g_autoptr (ElkLlamaModel) model
-          = elk_llama_model_new_from_hf_config (path, error);
+      g_autoptr (LlamaModel) model
+          = elk__llama_model_new_from_hf_config (path, error);
       return model != NULL;
     }
   if (g_str_equal (reader, "onnx"))
