@@ -33,8 +33,8 @@ is_op (const Node *n, const char *op)
 static gboolean
 is_weight (Loader *l, const Value *v)
 {
-  return v != NULL && elk__onnx_value_origin (l,
-                                              v) == ELK_TENSOR_ORIGIN_WEIGHT;
+  return v != NULL
+         && elk__onnx_value_origin (l, v) == ELK_TENSOR_ORIGIN_WEIGHT;
 }
 
 static gboolean

@@ -976,8 +976,8 @@ infer_gather (Loader *l, Node *n, GError **error)
   if (!elk__onnx_set_computed (l, n, 0, x->dtype, r, dims, error))
     return FALSE;
   out = n->out[0];
-  if (elk__onnx_value_data (l, x) != NULL && elk__onnx_value_data (l,
-                                                                   idx) != NULL
+  if (elk__onnx_value_data (l, x) != NULL
+      && elk__onnx_value_data (l, idx) != NULL
       && out->n_elements <= FOLD_LIMIT)
     {
       gint64 outer = 1, inner = 1;
@@ -1084,9 +1084,9 @@ lower_gather_elements (Loader *l, Node *n, GError **error)
 
   elk__onnx_plain_letters (out->rank, lo);
   elk__onnx_ob_init (&b);
-  ok = elk__onnx_ob_input (l, n, &b, lo, elk__onnx_tensor_for (l, n, idx, 0,
-                                                               NULL, NULL,
-                                                               error),
+  ok = elk__onnx_ob_input (l, n, &b, lo,
+                           elk__onnx_tensor_for (l, n, idx, 0, NULL, NULL,
+                                                 error),
                            error)
        && elk__onnx_ob_input (l, n, &b, lo,
                               elk__onnx_tensor_for (l, n, x, out->rank,
@@ -1195,9 +1195,9 @@ lower_resize (Loader *l, Node *n, GError **error)
     return elk__onnx_node_unsupported (l, n, error,
                                        "unknown interpolation mode");
   elk__onnx_ob_init (&b);
-  ok = elk__onnx_ob_input (l, n, &b, li, elk__onnx_tensor_for (l, n, x, 0,
-                                                               NULL, NULL,
-                                                               error),
+  ok = elk__onnx_ob_input (l, n, &b, li,
+                           elk__onnx_tensor_for (l, n, x, 0, NULL, NULL,
+                                                 error),
                            error)
        && elk__onnx_ob_emit (l, n, &b, lo,
                              elk__onnx_tensor_for (l, n, out, 0, NULL, NULL,

@@ -104,17 +104,17 @@ lower_matmul (Loader *l, Node *n, GError **error)
   lb[p] = '\0';
 
   elk__onnx_ob_init (&b);
-  ok = elk__onnx_ob_input (l, n, &b, la, elk__onnx_tensor_for (l, n, a, 0,
-                                                               NULL, NULL,
-                                                               error),
+  ok = elk__onnx_ob_input (l, n, &b, la,
+                           elk__onnx_tensor_for (l, n, a, 0, NULL, NULL,
+                                                 error),
                            error)
-       && elk__onnx_ob_input (l, n, &b, lb, elk__onnx_tensor_for (l, n, bv, 0,
-                                                                  NULL, NULL,
-                                                                  error),
+       && elk__onnx_ob_input (l, n, &b, lb,
+                              elk__onnx_tensor_for (l, n, bv, 0, NULL, NULL,
+                                                    error),
                               error)
-       && elk__onnx_ob_emit (l, n, &b, lo, elk__onnx_tensor_for (l, n, out, 0,
-                                                                 NULL, NULL,
-                                                                 error),
+       && elk__onnx_ob_emit (l, n, &b, lo,
+                             elk__onnx_tensor_for (l, n, out, 0, NULL, NULL,
+                                                   error),
                              "matmul", ELK_OP_MATMUL, -1, error);
   elk__onnx_ob_clear (&b);
   return ok;
@@ -188,9 +188,9 @@ lower_gemm (Loader *l, Node *n, GError **error)
     {
       char lc[3], next = 'd';
       elk__onnx_broadcast_letters (c, 2, out->dims, &next, lc);
-      ok = elk__onnx_ob_input (l, n, &b, lc, elk__onnx_tensor_for (l, n, c, 0,
-                                                                   NULL, NULL,
-                                                                   error),
+      ok = elk__onnx_ob_input (l, n, &b, lc,
+                               elk__onnx_tensor_for (l, n, c, 0, NULL, NULL,
+                                                     error),
                                error);
       flops += (double) out->n_elements;
     }
@@ -782,9 +782,9 @@ lower_global_pool (Loader *l, Node *n, GError **error)
     lo[i] = i < 2 ? li[i] : next++;
   lo[x->rank] = '\0';
   elk__onnx_ob_init (&b);
-  ok = elk__onnx_ob_input (l, n, &b, li, elk__onnx_tensor_for (l, n, x, 0,
-                                                               NULL, NULL,
-                                                               error),
+  ok = elk__onnx_ob_input (l, n, &b, li,
+                           elk__onnx_tensor_for (l, n, x, 0, NULL, NULL,
+                                                 error),
                            error)
        && elk__onnx_ob_emit (l, n, &b, lo,
                              elk__onnx_tensor_for (l, n, out, 0, NULL, NULL,

@@ -104,8 +104,8 @@ check_outputs (Loader *l, gboolean compare, GError **error)
   for (size_t i = 0; i < g->n_output; i++)
     {
       const Onnx__ValueInfoProto *vi = g->output[i];
-      Value *v = vi->name != NULL ? elk__onnx_lookup_value (l,
-                                                            vi->name) : NULL;
+      Value *v = vi->name != NULL ? elk__onnx_lookup_value (l, vi->name)
+                                  : NULL;
       const Onnx__TensorShapeProto *sh;
 
       if (v == NULL)
@@ -389,9 +389,8 @@ elk__onnx_load (const char *path, const ElkOnnxOptions *options,
   elk_graph_set_attribute (l.graph, "model", elk_graph_get_name (l.graph));
 
   if (!elk__onnx_check_model (&l, error) || !elk__onnx_parse_dims (&l, error)
-      || !elk__onnx_load_initializers (&l,
-                                       error) || !elk__onnx_load_inputs (&l,
-                                                                         error)
+      || !elk__onnx_load_initializers (&l, error)
+      || !elk__onnx_load_inputs (&l, error)
       || !elk__onnx_load_nodes (&l, error) || !check_outputs (&l, FALSE, error)
       || !infer_all (&l, error) || !check_outputs (&l, TRUE, error))
     goto out;

@@ -176,9 +176,9 @@ lower_layernorm (Loader *l, Node *n, GError **error)
         lo[k] = stat->dims[k] == x->dims[k] ? li[k] : next++;
       lo[x->rank] = '\0';
       elk__onnx_ob_init (&b);
-      ok = elk__onnx_ob_input (l, n, &b, li, elk__onnx_tensor_for (l, n, x, 0,
-                                                                   NULL, NULL,
-                                                                   error),
+      ok = elk__onnx_ob_input (l, n, &b, li,
+                               elk__onnx_tensor_for (l, n, x, 0, NULL, NULL,
+                                                     error),
                                error);
       if (ok)
         {
@@ -343,10 +343,9 @@ lower_softmax (Loader *l, Node *n, GError **error)
                                                        step[i])
                                      : g_strdup (n->name);
       /* Reads x, (x, m), e, (e, s). */
-      gint in0 = i == 0 || i == 1 ? elk__onnx_tensor_for (l, n, x, 0, NULL,
-                                                          NULL,
-                                                          error)
-                                  : t[1];
+      gint in0 = i == 0 || i == 1
+                   ? elk__onnx_tensor_for (l, n, x, 0, NULL, NULL, error)
+                   : t[1];
       OpBuild b;
 
       if (in0 < 0)
@@ -374,13 +373,11 @@ lower_softmax (Loader *l, Node *n, GError **error)
                                               ELK_OP_REDUCE, per, error);
           break;
         default:
-          ok = ok && elk__onnx_ob_emit_named (l, n, &b, name, li,
-                                              elk__onnx_tensor_for (l, n, out,
-                                                                    0, NULL,
-                                                                    NULL,
-                                                                    error),
-                                              "div", ELK_OP_ELEMENTWISE, per,
-                                              error);
+          ok = ok
+               && elk__onnx_ob_emit_named (
+                 l, n, &b, name, li,
+                 elk__onnx_tensor_for (l, n, out, 0, NULL, NULL, error),
+                 "div", ELK_OP_ELEMENTWISE, per, error);
           break;
         }
       elk__onnx_ob_clear (&b);
@@ -511,9 +508,9 @@ lower_reduce (Loader *l, Node *n, GError **error)
       lo[r++] = next++;
   lo[r] = '\0';
   elk__onnx_ob_init (&b);
-  ok = elk__onnx_ob_input (l, n, &b, li, elk__onnx_tensor_for (l, n, x, 0,
-                                                               NULL, NULL,
-                                                               error),
+  ok = elk__onnx_ob_input (l, n, &b, li,
+                           elk__onnx_tensor_for (l, n, x, 0, NULL, NULL,
+                                                 error),
                            error)
        && elk__onnx_ob_emit (l, n, &b, lo,
                              elk__onnx_tensor_for (l, n, out, 0, NULL, NULL,
