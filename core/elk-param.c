@@ -301,3 +301,216 @@ elk_param_parse (GType type,
   g_type_class_unref (klass);
   return ok;
 }
+
+/* Field properties: a property whose value is one field of the instance
+ * struct, read and written without side effects.  The field's offset rides
+ * on the GParamSpec as qdata, so one pair of accessors serves every class
+ * that installs its properties with elk_field_properties_install(). */
+
+static GQuark
+field_offset_quark (void)
+{
+  static gsize quark = 0;
+
+  if (g_once_init_enter (&quark))
+    g_once_init_leave (&quark, g_quark_from_static_string ("elk-field-offset"));
+  return (GQuark) quark;
+}
+
+static gboolean
+field_type_supported (GType type)
+{
+  switch (G_TYPE_FUNDAMENTAL (type))
+    {
+    case G_TYPE_BOOLEAN:
+    case G_TYPE_INT:
+    case G_TYPE_UINT:
+    case G_TYPE_INT64:
+    case G_TYPE_UINT64:
+    case G_TYPE_DOUBLE:
+    case G_TYPE_ENUM:
+      return TRUE;
+    default:
+      return FALSE;
+    }
+}
+
+/* The field @pspec stands for in @object, or NULL when @pspec was not
+ * installed as a field property.  The offset is stored plus one so that a
+ * missing qdata (NULL) is told apart from offset 0. */
+static gpointer
+field_of (GObject *object, GParamSpec *pspec)
+{
+  gsize stored = GPOINTER_TO_SIZE (
+      g_param_spec_get_qdata (pspec, field_offset_quark ()));
+
+  return stored == 0 ? NULL : G_STRUCT_MEMBER_P (object, stored - 1);
+}
+
+/**
+ * elk_field_properties_install:
+ * @klass: the class being initialised (call from class_init)
+ * @props: (array length=n_props): the properties and their fields; the
+ *   floating references of the specs are sunk
+ * @n_props: the number of elements of @props
+ *
+ * Installs @props as properties 1 to @n_props of @klass and sets the
+ * class's get_property and set_property to elk_field_property_get() and
+ * elk_field_property_set(), so that a plugin whose parameters are plain
+ * fields needs no accessors and no property-id enum:
+ *
+ * |[<!-- language="C" -->
+ *   ElkFieldProperty props[] = {
+ *     { g_param_spec_double ("load-noc-share", NULL, "...", 0.05, 1.0, 0.99,
+ *                            G_PARAM_READWRITE | G_PARAM_CONSTRUCT
+ *                              | G_PARAM_STATIC_STRINGS),
+ *       G_STRUCT_OFFSET (AcmeScheduler, theta) },
+ *   };
+ *   elk_field_properties_install (G_OBJECT_CLASS (klass), props,
+ *                                 G_N_ELEMENTS (props));
+ * ]|
+ *
+ * A field holds a #gboolean, #gint, #guint, #gint64, #guint64, #gdouble or
+ * (for an enum property) a #gint.  Other value types, strings among them
+ * (their ownership needs a finalize), are a programming error, reported
+ * with g_critical() and not installed.  A class with properties that do
+ * more than store a value keeps its own accessors and calls
+ * elk_field_property_get() and elk_field_property_set() for the rest.
+ *
+ * Since: 0.1
+ */
+void
+elk_field_properties_install (GObjectClass *klass,
+                              const ElkFieldProperty *props,
+                              guint n_props)
+{
+  g_return_if_fail (G_IS_OBJECT_CLASS (klass));
+  g_return_if_fail (props != NULL || n_props == 0);
+
+  klass->get_property = elk_field_property_get;
+  klass->set_property = elk_field_property_set;
+  for (guint i = 0; i < n_props; i++)
+    {
+      GParamSpec *pspec = props[i].pspec;
+
+      g_return_if_fail (G_IS_PARAM_SPEC (pspec));
+      if (!field_type_supported (G_PARAM_SPEC_VALUE_TYPE (pspec)))
+        {
+          g_critical ("%s: property '%s' has type %s, which a field "
+                      "property cannot hold",
+                      G_OBJECT_CLASS_NAME (klass), pspec->name,
+                      g_type_name (G_PARAM_SPEC_VALUE_TYPE (pspec)));
+          g_param_spec_unref (g_param_spec_ref_sink (pspec));
+          continue;
+        }
+      g_param_spec_set_qdata (pspec, field_offset_quark (),
+                              GSIZE_TO_POINTER (props[i].offset + 1));
+      g_object_class_install_property (klass, i + 1, pspec);
+    }
+}
+
+/**
+ * elk_field_property_set:
+ * @object: the object
+ * @prop_id: the property id
+ * @value: the new value
+ * @pspec: the property, installed by elk_field_properties_install()
+ *
+ * A #GObjectClass.set_property that stores @value in the field @pspec was
+ * installed with; any other property is reported as invalid, as
+ * G_OBJECT_WARN_INVALID_PROPERTY_ID() does.
+ *
+ * Since: 0.1
+ */
+void
+elk_field_property_set (GObject *object,
+                        guint prop_id,
+                        const GValue *value,
+                        GParamSpec *pspec)
+{
+  gpointer field = field_of (object, pspec);
+
+  if (field == NULL)
+    {
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+      return;
+    }
+  switch (G_TYPE_FUNDAMENTAL (G_PARAM_SPEC_VALUE_TYPE (pspec)))
+    {
+    case G_TYPE_BOOLEAN:
+      *(gboolean *) field = g_value_get_boolean (value);
+      break;
+    case G_TYPE_INT:
+      *(gint *) field = g_value_get_int (value);
+      break;
+    case G_TYPE_UINT:
+      *(guint *) field = g_value_get_uint (value);
+      break;
+    case G_TYPE_INT64:
+      *(gint64 *) field = g_value_get_int64 (value);
+      break;
+    case G_TYPE_UINT64:
+      *(guint64 *) field = g_value_get_uint64 (value);
+      break;
+    case G_TYPE_DOUBLE:
+      *(double *) field = g_value_get_double (value);
+      break;
+    case G_TYPE_ENUM:
+      *(gint *) field = g_value_get_enum (value);
+      break;
+    default:
+      g_assert_not_reached ();
+    }
+}
+
+/**
+ * elk_field_property_get:
+ * @object: the object
+ * @prop_id: the property id
+ * @value: (out caller-allocates): set to the field's value
+ * @pspec: the property, installed by elk_field_properties_install()
+ *
+ * The #GObjectClass.get_property that goes with elk_field_property_set().
+ *
+ * Since: 0.1
+ */
+void
+elk_field_property_get (GObject *object,
+                        guint prop_id,
+                        GValue *value,
+                        GParamSpec *pspec)
+{
+  gpointer field = field_of (object, pspec);
+
+  if (field == NULL)
+    {
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+      return;
+    }
+  switch (G_TYPE_FUNDAMENTAL (G_PARAM_SPEC_VALUE_TYPE (pspec)))
+    {
+    case G_TYPE_BOOLEAN:
+      g_value_set_boolean (value, *(gboolean *) field);
+      break;
+    case G_TYPE_INT:
+      g_value_set_int (value, *(gint *) field);
+      break;
+    case G_TYPE_UINT:
+      g_value_set_uint (value, *(guint *) field);
+      break;
+    case G_TYPE_INT64:
+      g_value_set_int64 (value, *(gint64 *) field);
+      break;
+    case G_TYPE_UINT64:
+      g_value_set_uint64 (value, *(guint64 *) field);
+      break;
+    case G_TYPE_DOUBLE:
+      g_value_set_double (value, *(double *) field);
+      break;
+    case G_TYPE_ENUM:
+      g_value_set_enum (value, *(gint *) field);
+      break;
+    default:
+      g_assert_not_reached ();
+    }
+}

@@ -81,6 +81,36 @@ typedef struct
 #define ELK_PARAM_PATH (1 << G_PARAM_USER_SHIFT)
 
 /**
+ * ElkFieldProperty:
+ * @pspec: the property specification (a floating reference, sunk when it
+ *   is installed)
+ * @offset: where the property's value lives in the instance struct, from
+ *   G_STRUCT_OFFSET()
+ *
+ * A property whose value is one field of the instance struct, for
+ * elk_field_properties_install().
+ *
+ * Since: 0.1
+ */
+typedef struct
+{
+  GParamSpec *pspec;
+  gsize offset;
+} ElkFieldProperty;
+
+ELK_API void elk_field_properties_install (GObjectClass *klass,
+                                           const ElkFieldProperty *props,
+                                           guint n_props);
+ELK_API void elk_field_property_set (GObject *object,
+                                     guint prop_id,
+                                     const GValue *value,
+                                     GParamSpec *pspec);
+ELK_API void elk_field_property_get (GObject *object,
+                                     guint prop_id,
+                                     GValue *value,
+                                     GParamSpec *pspec);
+
+/**
  * ElkFeature:
  * @kind: the interface type (ELK_TYPE_SCHEDULER, ...).
  * @name: the feature name, unique within its kind.

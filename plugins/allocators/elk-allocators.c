@@ -36,6 +36,21 @@ allocate_with (const ElkAllocRequest *request, ElkAllocResult *result,
   return TRUE;
 }
 
+/* Every allocator weighs the NoC penalty of the executing operator's
+ * preload state, with the same range and the artifact's 0.5 by default. */
+static ElkFieldProperty
+noc_penalty_property (const char *blurb, gsize offset)
+{
+  ElkFieldProperty prop = {
+    g_param_spec_double ("noc-penalty", NULL, blurb, 0.0, 10.0, 0.5,
+                         G_PARAM_READWRITE | G_PARAM_CONSTRUCT
+                           | G_PARAM_STATIC_STRINGS),
+    offset,
+  };
+
+  return prop;
+}
+
 /* ---------------------------------------------------------------------- */
 /* cost-aware: the paper's greedy SRAM allocation (§3.6).
  *
@@ -58,8 +73,6 @@ struct _ElkCostAwareAllocator
   double noc_penalty;
 };
 
-enum { COST_AWARE_PROP_0, COST_AWARE_PROP_NOC_PENALTY, COST_AWARE_N_PROPS };
-static GParamSpec *cost_aware_properties[COST_AWARE_N_PROPS];
 
 static void elk_cost_aware_allocator_iface_init (ElkAllocatorInterface *iface);
 
@@ -94,51 +107,16 @@ elk_cost_aware_allocator_iface_init (ElkAllocatorInterface *iface)
 }
 
 static void
-elk_cost_aware_allocator_get_property (GObject *object, guint prop_id, GValue *value,
-                                       GParamSpec *pspec)
-{
-  ElkCostAwareAllocator *self = ELK_COST_AWARE_ALLOCATOR (object);
-
-  switch (prop_id)
-    {
-    case COST_AWARE_PROP_NOC_PENALTY:
-      g_value_set_double (value, self->noc_penalty);
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-    }
-}
-
-static void
-elk_cost_aware_allocator_set_property (GObject *object, guint prop_id, const GValue *value,
-                                       GParamSpec *pspec)
-{
-  ElkCostAwareAllocator *self = ELK_COST_AWARE_ALLOCATOR (object);
-
-  switch (prop_id)
-    {
-    case COST_AWARE_PROP_NOC_PENALTY:
-      self->noc_penalty = g_value_get_double (value);
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-    }
-}
-
-static void
 elk_cost_aware_allocator_class_init (ElkCostAwareAllocatorClass *klass)
 {
-  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+  ElkFieldProperty props[] = {
+    noc_penalty_property (
+        "Weight of the NoC penalty: seconds charged per per-core byte of the executing operator's preload state, times the per-core port time (the artifact uses 0.5)",
+        G_STRUCT_OFFSET (ElkCostAwareAllocator, noc_penalty)),
+  };
 
-  object_class->get_property = elk_cost_aware_allocator_get_property;
-  object_class->set_property = elk_cost_aware_allocator_set_property;
-  cost_aware_properties[COST_AWARE_PROP_NOC_PENALTY] =
-    g_param_spec_double ("noc-penalty", NULL,
-                        "Weight of the NoC penalty: seconds charged per per-core byte of the executing operator's preload state, times the per-core port time (the artifact uses 0.5)",
-                        0.0, 10.0, 0.5,
-                        G_PARAM_READWRITE | G_PARAM_CONSTRUCT
-                          | G_PARAM_STATIC_STRINGS);
-  g_object_class_install_properties (object_class, COST_AWARE_N_PROPS, cost_aware_properties);
+  elk_field_properties_install (G_OBJECT_CLASS (klass), props,
+                                G_N_ELEMENTS (props));
 }
 
 static void
@@ -169,8 +147,6 @@ struct _ElkReservationAllocator
   double noc_penalty;
 };
 
-enum { RESERVATION_PROP_0, RESERVATION_PROP_RESERVE_FACTOR, RESERVATION_PROP_NOC_PENALTY, RESERVATION_N_PROPS };
-static GParamSpec *reservation_properties[RESERVATION_N_PROPS];
 
 static void elk_reservation_allocator_iface_init (ElkAllocatorInterface *iface);
 
@@ -206,63 +182,22 @@ elk_reservation_allocator_iface_init (ElkAllocatorInterface *iface)
 }
 
 static void
-elk_reservation_allocator_get_property (GObject *object, guint prop_id, GValue *value,
-                                        GParamSpec *pspec)
-{
-  ElkReservationAllocator *self = ELK_RESERVATION_ALLOCATOR (object);
-
-  switch (prop_id)
-    {
-    case RESERVATION_PROP_RESERVE_FACTOR:
-      g_value_set_double (value, self->reserve_factor);
-      break;
-    case RESERVATION_PROP_NOC_PENALTY:
-      g_value_set_double (value, self->noc_penalty);
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-    }
-}
-
-static void
-elk_reservation_allocator_set_property (GObject *object, guint prop_id, const GValue *value,
-                                        GParamSpec *pspec)
-{
-  ElkReservationAllocator *self = ELK_RESERVATION_ALLOCATOR (object);
-
-  switch (prop_id)
-    {
-    case RESERVATION_PROP_RESERVE_FACTOR:
-      self->reserve_factor = g_value_get_double (value);
-      break;
-    case RESERVATION_PROP_NOC_PENALTY:
-      self->noc_penalty = g_value_get_double (value);
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-    }
-}
-
-static void
 elk_reservation_allocator_class_init (ElkReservationAllocatorClass *klass)
 {
-  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+  ElkFieldProperty props[] = {
+    { g_param_spec_double ("reserve-factor", NULL,
+                           "Multiple of the preloaded operators' preload states reserved before the executing operator is sized (artifact: 1.01)",
+                           1.0, 4.0, 1.01,
+                           G_PARAM_READWRITE | G_PARAM_CONSTRUCT
+                             | G_PARAM_STATIC_STRINGS),
+      G_STRUCT_OFFSET (ElkReservationAllocator, reserve_factor) },
+    noc_penalty_property (
+        "Weight of the NoC penalty on the executing operator's preload-state bytes (artifact: 0.5)",
+        G_STRUCT_OFFSET (ElkReservationAllocator, noc_penalty)),
+  };
 
-  object_class->get_property = elk_reservation_allocator_get_property;
-  object_class->set_property = elk_reservation_allocator_set_property;
-  reservation_properties[RESERVATION_PROP_RESERVE_FACTOR] =
-    g_param_spec_double ("reserve-factor", NULL,
-                        "Multiple of the preloaded operators' preload states reserved before the executing operator is sized (artifact: 1.01)",
-                        1.0, 4.0, 1.01,
-                        G_PARAM_READWRITE | G_PARAM_CONSTRUCT
-                          | G_PARAM_STATIC_STRINGS);
-  reservation_properties[RESERVATION_PROP_NOC_PENALTY] =
-    g_param_spec_double ("noc-penalty", NULL,
-                        "Weight of the NoC penalty on the executing operator's preload-state bytes (artifact: 0.5)",
-                        0.0, 10.0, 0.5,
-                        G_PARAM_READWRITE | G_PARAM_CONSTRUCT
-                          | G_PARAM_STATIC_STRINGS);
-  g_object_class_install_properties (object_class, RESERVATION_N_PROPS, reservation_properties);
+  elk_field_properties_install (G_OBJECT_CLASS (klass), props,
+                                G_N_ELEMENTS (props));
 }
 
 static void
@@ -290,8 +225,6 @@ struct _ElkFixedSplitAllocator
   double noc_penalty;
 };
 
-enum { FIXED_SPLIT_PROP_0, FIXED_SPLIT_PROP_EXEC_FRACTION, FIXED_SPLIT_PROP_NOC_PENALTY, FIXED_SPLIT_N_PROPS };
-static GParamSpec *fixed_split_properties[FIXED_SPLIT_N_PROPS];
 
 static void elk_fixed_split_allocator_iface_init (ElkAllocatorInterface *iface);
 
@@ -327,63 +260,22 @@ elk_fixed_split_allocator_iface_init (ElkAllocatorInterface *iface)
 }
 
 static void
-elk_fixed_split_allocator_get_property (GObject *object, guint prop_id, GValue *value,
-                                        GParamSpec *pspec)
-{
-  ElkFixedSplitAllocator *self = ELK_FIXED_SPLIT_ALLOCATOR (object);
-
-  switch (prop_id)
-    {
-    case FIXED_SPLIT_PROP_EXEC_FRACTION:
-      g_value_set_double (value, self->exec_fraction);
-      break;
-    case FIXED_SPLIT_PROP_NOC_PENALTY:
-      g_value_set_double (value, self->noc_penalty);
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-    }
-}
-
-static void
-elk_fixed_split_allocator_set_property (GObject *object, guint prop_id, const GValue *value,
-                                        GParamSpec *pspec)
-{
-  ElkFixedSplitAllocator *self = ELK_FIXED_SPLIT_ALLOCATOR (object);
-
-  switch (prop_id)
-    {
-    case FIXED_SPLIT_PROP_EXEC_FRACTION:
-      self->exec_fraction = g_value_get_double (value);
-      break;
-    case FIXED_SPLIT_PROP_NOC_PENALTY:
-      self->noc_penalty = g_value_get_double (value);
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-    }
-}
-
-static void
 elk_fixed_split_allocator_class_init (ElkFixedSplitAllocatorClass *klass)
 {
-  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+  ElkFieldProperty props[] = {
+    { g_param_spec_double ("exec-fraction", NULL,
+                           "Fraction of the per-core SRAM budget given to the executing operator",
+                           0.01, 1.0, 0.5,
+                           G_PARAM_READWRITE | G_PARAM_CONSTRUCT
+                             | G_PARAM_STATIC_STRINGS),
+      G_STRUCT_OFFSET (ElkFixedSplitAllocator, exec_fraction) },
+    noc_penalty_property (
+        "Weight of the NoC penalty on the executing operator's preload-state bytes",
+        G_STRUCT_OFFSET (ElkFixedSplitAllocator, noc_penalty)),
+  };
 
-  object_class->get_property = elk_fixed_split_allocator_get_property;
-  object_class->set_property = elk_fixed_split_allocator_set_property;
-  fixed_split_properties[FIXED_SPLIT_PROP_EXEC_FRACTION] =
-    g_param_spec_double ("exec-fraction", NULL,
-                        "Fraction of the per-core SRAM budget given to the executing operator",
-                        0.01, 1.0, 0.5,
-                        G_PARAM_READWRITE | G_PARAM_CONSTRUCT
-                          | G_PARAM_STATIC_STRINGS);
-  fixed_split_properties[FIXED_SPLIT_PROP_NOC_PENALTY] =
-    g_param_spec_double ("noc-penalty", NULL,
-                        "Weight of the NoC penalty on the executing operator's preload-state bytes",
-                        0.0, 10.0, 0.5,
-                        G_PARAM_READWRITE | G_PARAM_CONSTRUCT
-                          | G_PARAM_STATIC_STRINGS);
-  g_object_class_install_properties (object_class, FIXED_SPLIT_N_PROPS, fixed_split_properties);
+  elk_field_properties_install (G_OBJECT_CLASS (klass), props,
+                                G_N_ELEMENTS (props));
 }
 
 static void
@@ -411,8 +303,6 @@ struct _ElkExactAllocator
   double noc_penalty;
 };
 
-enum { EXACT_PROP_0, EXACT_PROP_MAX_COMBINATIONS, EXACT_PROP_NOC_PENALTY, EXACT_N_PROPS };
-static GParamSpec *exact_properties[EXACT_N_PROPS];
 
 static void elk_exact_allocator_iface_init (ElkAllocatorInterface *iface);
 
@@ -448,63 +338,22 @@ elk_exact_allocator_iface_init (ElkAllocatorInterface *iface)
 }
 
 static void
-elk_exact_allocator_get_property (GObject *object, guint prop_id, GValue *value,
-                                  GParamSpec *pspec)
-{
-  ElkExactAllocator *self = ELK_EXACT_ALLOCATOR (object);
-
-  switch (prop_id)
-    {
-    case EXACT_PROP_MAX_COMBINATIONS:
-      g_value_set_uint64 (value, self->max_combinations);
-      break;
-    case EXACT_PROP_NOC_PENALTY:
-      g_value_set_double (value, self->noc_penalty);
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-    }
-}
-
-static void
-elk_exact_allocator_set_property (GObject *object, guint prop_id, const GValue *value,
-                                  GParamSpec *pspec)
-{
-  ElkExactAllocator *self = ELK_EXACT_ALLOCATOR (object);
-
-  switch (prop_id)
-    {
-    case EXACT_PROP_MAX_COMBINATIONS:
-      self->max_combinations = g_value_get_uint64 (value);
-      break;
-    case EXACT_PROP_NOC_PENALTY:
-      self->noc_penalty = g_value_get_double (value);
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-    }
-}
-
-static void
 elk_exact_allocator_class_init (ElkExactAllocatorClass *klass)
 {
-  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+  ElkFieldProperty props[] = {
+    { g_param_spec_uint64 ("max-combinations", NULL,
+                           "Largest number of option combinations the search accepts before failing",
+                           1, G_GUINT64_CONSTANT (1000000000000), 10000000,
+                           G_PARAM_READWRITE | G_PARAM_CONSTRUCT
+                             | G_PARAM_STATIC_STRINGS),
+      G_STRUCT_OFFSET (ElkExactAllocator, max_combinations) },
+    noc_penalty_property (
+        "Weight of the NoC penalty on the executing operator's preload-state bytes",
+        G_STRUCT_OFFSET (ElkExactAllocator, noc_penalty)),
+  };
 
-  object_class->get_property = elk_exact_allocator_get_property;
-  object_class->set_property = elk_exact_allocator_set_property;
-  exact_properties[EXACT_PROP_MAX_COMBINATIONS] =
-    g_param_spec_uint64 ("max-combinations", NULL,
-                        "Largest number of option combinations the search accepts before failing",
-                        1, G_GUINT64_CONSTANT (1000000000000), 10000000,
-                        G_PARAM_READWRITE | G_PARAM_CONSTRUCT
-                          | G_PARAM_STATIC_STRINGS);
-  exact_properties[EXACT_PROP_NOC_PENALTY] =
-    g_param_spec_double ("noc-penalty", NULL,
-                        "Weight of the NoC penalty on the executing operator's preload-state bytes",
-                        0.0, 10.0, 0.5,
-                        G_PARAM_READWRITE | G_PARAM_CONSTRUCT
-                          | G_PARAM_STATIC_STRINGS);
-  g_object_class_install_properties (object_class, EXACT_N_PROPS, exact_properties);
+  elk_field_properties_install (G_OBJECT_CLASS (klass), props,
+                                G_N_ELEMENTS (props));
 }
 
 static void

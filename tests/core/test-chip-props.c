@@ -14,6 +14,9 @@
  *    bandwidth units, and reads them back unchanged;
  *  - refuses a topology it does not model, or accepts it.
  *
+ * It also checks elk_field_properties_install(), the helper that plugins
+ * with plain-field parameters use instead of accessors.
+ *
  * No shipped chip overrides a default today.  A chip that does must pass
  * its defaults to elk_chip_props_install() and be listed in
  * chip_defaults[] below, so that the difference is deliberate.
@@ -504,6 +507,159 @@ test_topology (gconstpointer data)
     }
 }
 
+/* ---- elk_field_properties_install(): properties that are plain fields ---- */
+
+#define TEST_TYPE_FIELDS (test_fields_get_type ())
+G_DECLARE_FINAL_TYPE (TestFields, test_fields, TEST, FIELDS, GObject)
+
+struct _TestFields
+{
+  GObject parent_instance;
+  gboolean flag;
+  gint i;
+  guint u;
+  gint64 i64;
+  guint64 u64;
+  double d;
+  gint units;
+};
+
+G_DEFINE_FINAL_TYPE (TestFields, test_fields, G_TYPE_OBJECT)
+
+static void
+test_fields_class_init (TestFieldsClass *klass)
+{
+  GParamFlags rw = G_PARAM_READWRITE | G_PARAM_CONSTRUCT
+                   | G_PARAM_STATIC_STRINGS;
+  ElkFieldProperty props[] = {
+    { g_param_spec_boolean ("flag", NULL, "b", TRUE, rw),
+      G_STRUCT_OFFSET (TestFields, flag) },
+    { g_param_spec_int ("i", NULL, "i", -10, 10, -3, rw),
+      G_STRUCT_OFFSET (TestFields, i) },
+    { g_param_spec_uint ("u", NULL, "u", 0, 10, 7, rw),
+      G_STRUCT_OFFSET (TestFields, u) },
+    { g_param_spec_int64 ("i64", NULL, "i64", G_MININT64, 0, -(1ll << 40),
+                          rw),
+      G_STRUCT_OFFSET (TestFields, i64) },
+    { g_param_spec_uint64 ("u64", NULL, "u64", 0, G_MAXUINT64, 1ull << 50,
+                           rw),
+      G_STRUCT_OFFSET (TestFields, u64) },
+    { g_param_spec_double ("d", NULL, "d", 0.0, 1.0, 0.25, rw),
+      G_STRUCT_OFFSET (TestFields, d) },
+    { g_param_spec_enum ("units", NULL, "e", ELK_TYPE_BANDWIDTH_UNITS,
+                         ELK_BANDWIDTH_UNITS_ARTIFACT, rw),
+      G_STRUCT_OFFSET (TestFields, units) },
+  };
+
+  elk_field_properties_install (G_OBJECT_CLASS (klass), props,
+                                G_N_ELEMENTS (props));
+}
+
+static void
+test_fields_init (TestFields *self)
+{
+  (void) self;
+}
+
+/* Defaults land in the fields, g_object_set() writes them and
+ * g_object_get() reads them back, for every supported type. */
+static void
+test_field_properties (void)
+{
+  g_autoptr (TestFields) f = g_object_new (TEST_TYPE_FIELDS, NULL);
+  gboolean flag;
+  gint i, units;
+  guint u;
+  gint64 i64;
+  guint64 u64;
+  double d;
+
+  g_assert_true (f->flag);
+  g_assert_cmpint (f->i, ==, -3);
+  g_assert_cmpuint (f->u, ==, 7);
+  g_assert_cmpint (f->i64, ==, -(1ll << 40));
+  g_assert_cmpuint (f->u64, ==, 1ull << 50);
+  g_assert_cmpfloat (f->d, ==, 0.25);
+  g_assert_cmpint (f->units, ==, ELK_BANDWIDTH_UNITS_ARTIFACT);
+
+  g_object_set (f, "flag", FALSE, "i", 9, "u", 2, "i64", G_MININT64, "u64",
+                G_MAXUINT64, "d", 1.0, "units", ELK_BANDWIDTH_UNITS_DECIMAL,
+                NULL);
+  g_assert_false (f->flag);
+  g_assert_cmpint (f->i, ==, 9);
+  g_assert_cmpuint (f->u, ==, 2);
+  g_assert_cmpint (f->i64, ==, G_MININT64);
+  g_assert_cmpuint (f->u64, ==, G_MAXUINT64);
+  g_assert_cmpfloat (f->d, ==, 1.0);
+  g_assert_cmpint (f->units, ==, ELK_BANDWIDTH_UNITS_DECIMAL);
+
+  g_object_get (f, "flag", &flag, "i", &i, "u", &u, "i64", &i64, "u64", &u64,
+                "d", &d, "units", &units, NULL);
+  g_assert_false (flag);
+  g_assert_cmpint (i, ==, 9);
+  g_assert_cmpuint (u, ==, 2);
+  g_assert_cmpint (i64, ==, G_MININT64);
+  g_assert_cmpuint (u64, ==, G_MAXUINT64);
+  g_assert_cmpfloat (d, ==, 1.0);
+  g_assert_cmpint (units, ==, ELK_BANDWIDTH_UNITS_DECIMAL);
+}
+
+#define TEST_TYPE_BAD_FIELDS (test_bad_fields_get_type ())
+G_DECLARE_FINAL_TYPE (TestBadFields, test_bad_fields, TEST, BAD_FIELDS,
+                      GObject)
+
+struct _TestBadFields
+{
+  GObject parent_instance;
+  char *name;
+  guint u;
+};
+
+G_DEFINE_FINAL_TYPE (TestBadFields, test_bad_fields, G_TYPE_OBJECT)
+
+static void
+test_bad_fields_class_init (TestBadFieldsClass *klass)
+{
+  ElkFieldProperty props[] = {
+    { g_param_spec_string ("name", NULL, "s", NULL, G_PARAM_READWRITE),
+      G_STRUCT_OFFSET (TestBadFields, name) },
+    { g_param_spec_uint ("u", NULL, "u", 0, 10, 7, G_PARAM_READWRITE),
+      G_STRUCT_OFFSET (TestBadFields, u) },
+  };
+
+  elk_field_properties_install (G_OBJECT_CLASS (klass), props,
+                                G_N_ELEMENTS (props));
+}
+
+static void
+test_bad_fields_init (TestBadFields *self)
+{
+  (void) self;
+}
+
+/* A string property cannot be a field property (its ownership needs a
+ * finalize): the class gets a critical naming it, and only the other
+ * properties. */
+static void
+test_field_properties_unsupported (void)
+{
+  if (g_test_subprocess ())
+    {
+      g_autoptr (GTypeClass) klass = g_type_class_ref (TEST_TYPE_BAD_FIELDS);
+
+      g_assert_null (g_object_class_find_property (G_OBJECT_CLASS (klass),
+                                                   "name"));
+      g_assert_nonnull (g_object_class_find_property (G_OBJECT_CLASS (klass),
+                                                      "u"));
+      return;
+    }
+  g_test_trap_subprocess (NULL, 0, G_TEST_SUBPROCESS_DEFAULT);
+  g_test_trap_assert_failed ();
+  g_test_trap_assert_stderr ("*TestBadFields: property 'name' has type "
+                             "gchararray, which a field property cannot "
+                             "hold*");
+}
+
 int
 main (int argc, char *argv[])
 {
@@ -517,6 +673,9 @@ main (int argc, char *argv[])
 
   g_test_add_func ("/chip-props/defaults", test_defaults);
   g_test_add_func ("/chip-props/own-type", test_own_type);
+  g_test_add_func ("/field-properties/types", test_field_properties);
+  g_test_add_func ("/field-properties/unsupported",
+                   test_field_properties_unsupported);
   for (guint c = 0; c < G_N_ELEMENTS (chip_names); c++)
     {
       static const struct

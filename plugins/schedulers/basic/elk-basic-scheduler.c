@@ -26,8 +26,6 @@ struct _ElkBasicScheduler
   gint contention;
 };
 
-enum { PROP_0, PROP_LOAD_NOC_SHARE, PROP_PRELOAD_STATE, PROP_CONTENTION, N_PROPS };
-static GParamSpec *properties[N_PROPS];
 
 static void elk_basic_scheduler_iface_init (ElkSchedulerInterface *iface);
 
@@ -122,75 +120,31 @@ elk_basic_scheduler_iface_init (ElkSchedulerInterface *iface)
 }
 
 static void
-elk_basic_scheduler_get_property (GObject *object, guint prop_id, GValue *value,
-                                  GParamSpec *pspec)
-{
-  ElkBasicScheduler *self = ELK_BASIC_SCHEDULER (object);
-
-  switch (prop_id)
-    {
-    case PROP_LOAD_NOC_SHARE:
-      g_value_set_double (value, self->theta);
-      break;
-    case PROP_PRELOAD_STATE:
-      g_value_set_enum (value, self->preload_state);
-      break;
-    case PROP_CONTENTION:
-      g_value_set_enum (value, self->contention);
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-    }
-}
-
-static void
-elk_basic_scheduler_set_property (GObject *object, guint prop_id, const GValue *value,
-                                  GParamSpec *pspec)
-{
-  ElkBasicScheduler *self = ELK_BASIC_SCHEDULER (object);
-
-  switch (prop_id)
-    {
-    case PROP_LOAD_NOC_SHARE:
-      self->theta = g_value_get_double (value);
-      break;
-    case PROP_PRELOAD_STATE:
-      self->preload_state = g_value_get_enum (value);
-      break;
-    case PROP_CONTENTION:
-      self->contention = g_value_get_enum (value);
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-    }
-}
-
-static void
 elk_basic_scheduler_class_init (ElkBasicSchedulerClass *klass)
 {
-  GObjectClass *object_class = G_OBJECT_CLASS (klass);
-
-  object_class->get_property = elk_basic_scheduler_get_property;
-  object_class->set_property = elk_basic_scheduler_set_property;
-  properties[PROP_LOAD_NOC_SHARE] =
-    g_param_spec_double ("load-noc-share", NULL,
-                         "Share of the interconnect a preload may take; a preload lasts max(HBM time, delivery time / share)",
-                         0.05, 1.0, 0.7,
+  ElkFieldProperty props[] = {
+    { g_param_spec_double ("load-noc-share", NULL,
+                           "Share of the interconnect a preload may take; a preload lasts max(HBM time, delivery time / share)",
+                           0.05, 1.0, 0.7,
+                           G_PARAM_READWRITE | G_PARAM_CONSTRUCT
+                             | G_PARAM_STATIC_STRINGS),
+      G_STRUCT_OFFSET (ElkBasicScheduler, theta) },
+    { g_param_spec_enum ("preload-state", NULL,
+                         "Preload-state layout every operator uses: smallest, largest fitting, or best (try both, keep the faster)",
+                         elk_baseline_preload_state_get_type (), ELK_PRELOAD_STATE_BEST,
                          G_PARAM_READWRITE | G_PARAM_CONSTRUCT
-                           | G_PARAM_STATIC_STRINGS);
-  properties[PROP_PRELOAD_STATE] =
-    g_param_spec_enum ("preload-state", NULL,
-                       "Preload-state layout every operator uses: smallest, largest fitting, or best (try both, keep the faster)",
-                       elk_baseline_preload_state_get_type (), ELK_PRELOAD_STATE_BEST,
-                       G_PARAM_READWRITE | G_PARAM_CONSTRUCT
-                         | G_PARAM_STATIC_STRINGS);
-  properties[PROP_CONTENTION] =
-    g_param_spec_enum ("contention", NULL,
-                       "How preload and execution traffic share the NoC: delay-execution, delay-preload, or best (try both, keep the faster)",
-                       elk_contention_variant_get_type (), ELK_CONTENTION_DELAY_EXECUTION,
-                       G_PARAM_READWRITE | G_PARAM_CONSTRUCT
-                         | G_PARAM_STATIC_STRINGS);
-  g_object_class_install_properties (object_class, N_PROPS, properties);
+                           | G_PARAM_STATIC_STRINGS),
+      G_STRUCT_OFFSET (ElkBasicScheduler, preload_state) },
+    { g_param_spec_enum ("contention", NULL,
+                         "How preload and execution traffic share the NoC: delay-execution, delay-preload, or best (try both, keep the faster)",
+                         elk_contention_variant_get_type (), ELK_CONTENTION_DELAY_EXECUTION,
+                         G_PARAM_READWRITE | G_PARAM_CONSTRUCT
+                           | G_PARAM_STATIC_STRINGS),
+      G_STRUCT_OFFSET (ElkBasicScheduler, contention) },
+  };
+
+  elk_field_properties_install (G_OBJECT_CLASS (klass), props,
+                                G_N_ELEMENTS (props));
 }
 
 static void

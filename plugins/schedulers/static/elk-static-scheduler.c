@@ -27,8 +27,6 @@ struct _ElkStaticScheduler
   guint threads;
 };
 
-enum { PROP_0, PROP_LOAD_NOC_SHARE, PROP_PRELOAD_STATE, PROP_CONTENTION, PROP_SWEEP_STEP_KIB, PROP_THREADS, N_PROPS };
-static GParamSpec *properties[N_PROPS];
 
 static void elk_static_scheduler_iface_init (ElkSchedulerInterface *iface);
 
@@ -153,99 +151,43 @@ elk_static_scheduler_iface_init (ElkSchedulerInterface *iface)
 }
 
 static void
-elk_static_scheduler_get_property (GObject *object, guint prop_id, GValue *value,
-                                   GParamSpec *pspec)
-{
-  ElkStaticScheduler *self = ELK_STATIC_SCHEDULER (object);
-
-  switch (prop_id)
-    {
-    case PROP_LOAD_NOC_SHARE:
-      g_value_set_double (value, self->theta);
-      break;
-    case PROP_PRELOAD_STATE:
-      g_value_set_enum (value, self->preload_state);
-      break;
-    case PROP_CONTENTION:
-      g_value_set_enum (value, self->contention);
-      break;
-    case PROP_SWEEP_STEP_KIB:
-      g_value_set_uint (value, self->sweep_step_kib);
-      break;
-    case PROP_THREADS:
-      g_value_set_uint (value, self->threads);
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-    }
-}
-
-static void
-elk_static_scheduler_set_property (GObject *object, guint prop_id, const GValue *value,
-                                   GParamSpec *pspec)
-{
-  ElkStaticScheduler *self = ELK_STATIC_SCHEDULER (object);
-
-  switch (prop_id)
-    {
-    case PROP_LOAD_NOC_SHARE:
-      self->theta = g_value_get_double (value);
-      break;
-    case PROP_PRELOAD_STATE:
-      self->preload_state = g_value_get_enum (value);
-      break;
-    case PROP_CONTENTION:
-      self->contention = g_value_get_enum (value);
-      break;
-    case PROP_SWEEP_STEP_KIB:
-      self->sweep_step_kib = g_value_get_uint (value);
-      break;
-    case PROP_THREADS:
-      self->threads = g_value_get_uint (value);
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-    }
-}
-
-static void
 elk_static_scheduler_class_init (ElkStaticSchedulerClass *klass)
 {
-  GObjectClass *object_class = G_OBJECT_CLASS (klass);
-
-  object_class->get_property = elk_static_scheduler_get_property;
-  object_class->set_property = elk_static_scheduler_set_property;
-  properties[PROP_LOAD_NOC_SHARE] =
-    g_param_spec_double ("load-noc-share", NULL,
-                         "Share of the interconnect a preload may take; a preload lasts max(HBM time, delivery time / share)",
-                         0.05, 1.0, 0.7,
+  ElkFieldProperty props[] = {
+    { g_param_spec_double ("load-noc-share", NULL,
+                           "Share of the interconnect a preload may take; a preload lasts max(HBM time, delivery time / share)",
+                           0.05, 1.0, 0.7,
+                           G_PARAM_READWRITE | G_PARAM_CONSTRUCT
+                             | G_PARAM_STATIC_STRINGS),
+      G_STRUCT_OFFSET (ElkStaticScheduler, theta) },
+    { g_param_spec_enum ("preload-state", NULL,
+                         "Preload-state layout every operator uses: smallest, largest fitting, or best (try both, keep the faster)",
+                         elk_baseline_preload_state_get_type (), ELK_PRELOAD_STATE_BEST,
                          G_PARAM_READWRITE | G_PARAM_CONSTRUCT
-                           | G_PARAM_STATIC_STRINGS);
-  properties[PROP_PRELOAD_STATE] =
-    g_param_spec_enum ("preload-state", NULL,
-                       "Preload-state layout every operator uses: smallest, largest fitting, or best (try both, keep the faster)",
-                       elk_baseline_preload_state_get_type (), ELK_PRELOAD_STATE_BEST,
-                       G_PARAM_READWRITE | G_PARAM_CONSTRUCT
-                         | G_PARAM_STATIC_STRINGS);
-  properties[PROP_CONTENTION] =
-    g_param_spec_enum ("contention", NULL,
-                       "How preload and execution traffic share the NoC: delay-execution, delay-preload, or best (try both, keep the faster)",
-                       elk_contention_variant_get_type (), ELK_CONTENTION_DELAY_EXECUTION,
-                       G_PARAM_READWRITE | G_PARAM_CONSTRUCT
-                         | G_PARAM_STATIC_STRINGS);
-  properties[PROP_SWEEP_STEP_KIB] =
-    g_param_spec_uint ("sweep-step-kib", NULL,
-                       "Step of the execution-space sweep, in KiB",
-                       1, 1024, 10,
-                       G_PARAM_READWRITE | G_PARAM_CONSTRUCT
-                         | G_PARAM_STATIC_STRINGS);
-  properties[PROP_THREADS] =
-    g_param_spec_uint ("threads", NULL,
-                       "Threads evaluating candidates (0 = one per processor); results do not depend on it",
-                       0, 1024, 0,
-                       G_PARAM_READWRITE | G_PARAM_CONSTRUCT
-                         | G_PARAM_STATIC_STRINGS);
-  g_object_class_install_properties (object_class, N_PROPS, properties);
+                           | G_PARAM_STATIC_STRINGS),
+      G_STRUCT_OFFSET (ElkStaticScheduler, preload_state) },
+    { g_param_spec_enum ("contention", NULL,
+                         "How preload and execution traffic share the NoC: delay-execution, delay-preload, or best (try both, keep the faster)",
+                         elk_contention_variant_get_type (), ELK_CONTENTION_DELAY_EXECUTION,
+                         G_PARAM_READWRITE | G_PARAM_CONSTRUCT
+                           | G_PARAM_STATIC_STRINGS),
+      G_STRUCT_OFFSET (ElkStaticScheduler, contention) },
+    { g_param_spec_uint ("sweep-step-kib", NULL,
+                         "Step of the execution-space sweep, in KiB",
+                         1, 1024, 10,
+                         G_PARAM_READWRITE | G_PARAM_CONSTRUCT
+                           | G_PARAM_STATIC_STRINGS),
+      G_STRUCT_OFFSET (ElkStaticScheduler, sweep_step_kib) },
+    { g_param_spec_uint ("threads", NULL,
+                         "Threads evaluating candidates (0 = one per processor); results do not depend on it",
+                         0, 1024, 0,
+                         G_PARAM_READWRITE | G_PARAM_CONSTRUCT
+                           | G_PARAM_STATIC_STRINGS),
+      G_STRUCT_OFFSET (ElkStaticScheduler, threads) },
+  };
+
+  elk_field_properties_install (G_OBJECT_CLASS (klass), props,
+                                G_N_ELEMENTS (props));
 }
 
 static void
