@@ -30,7 +30,7 @@
 
 #include <math.h>
 #include <string.h>
-#include <elk/elk.h>
+#include "elk-compile-private.h"
 
 enum { EV_LOAD, EV_EXEC, EV_STALL };
 
@@ -252,4 +252,53 @@ elk_timeline_run (const ElkChipSpec *spec,
         result->preload_only_s += dt;
     }
   return TRUE;
+}
+
+/**
+ * elk_timeline_run_program:
+ * @spec: the chip
+ * @preload_share: the chip's own cap on a preload's share of each core's
+ *   port, in (0, 1] (the analytic chip's load-noc-share, 1 by default)
+ * @priority: who yields on a busy interconnect (the analytic chip's
+ *   noc-priority; %ELK_TIMELINE_PRELOAD_FIRST by default)
+ * @program: a program of @plans' graph
+ * @plans: the plan tables @program was compiled against
+ * @result: (out caller-allocates): what the run measures
+ * @error: return location for a #GError
+ *
+ * Prices @program exactly as the analytic chip does: every per-operator
+ * cost from elk_program_derive() (never from what the scheduler declared
+ * or estimated), each operator filled by elk_timeline_op_init_from_cost(),
+ * then elk_timeline_run() forward over the program's steps.  A scheduler
+ * may call it to choose among its candidates by the chip's model; the
+ * chip still prices the program itself.
+ *
+ * Returns: %FALSE with @error set when the program does not derive (see
+ *   elk_program_derive()) or a step is out of range.
+ */
+gboolean
+elk_timeline_run_program (const ElkChipSpec *spec,
+                          double preload_share,
+                          ElkTimelinePriority priority,
+                          const ElkProgram *program,
+                          const ElkPlanSet *plans,
+                          ElkTimelineResult *result,
+                          GError **error)
+{
+  guint n = elk_graph_get_n_ops (elk_program_get_graph (program));
+  guint n_steps = elk_program_get_n_steps (program);
+  g_autofree ElkOpCost *costs = elk_program_derive (program, plans, error);
+  g_autofree ElkTimelineOp *ops = NULL;
+  g_autofree ElkStep *steps = NULL;
+
+  if (costs == NULL)
+    return FALSE;
+  ops = g_new (ElkTimelineOp, n);
+  for (guint i = 0; i < n; i++)
+    elk_timeline_op_init_from_cost (&ops[i], &costs[i]);
+  steps = g_new (ElkStep, MAX (n_steps, 1u));
+  for (guint s = 0; s < n_steps; s++)
+    steps[s] = *elk_program_get_step (program, s);
+  return elk_timeline_run (spec, preload_share, priority, n, ops, n_steps,
+                           steps, result, error);
 }

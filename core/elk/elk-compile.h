@@ -28,6 +28,7 @@
 #include <elk/elk-plan.h>
 #include <elk/elk-program.h>
 #include <elk/elk-allocator.h>
+#include <elk/elk-timeline.h>
 
 G_BEGIN_DECLS
 
@@ -260,6 +261,21 @@ struct _ElkEngineParams
   gboolean abandon_on_cap;
 };
 
+/**
+ * ElkEngineRank:
+ * @order: index of the candidate's preload order.
+ * @params: index of its parameter set.
+ * @estimate_s: the engine's latency estimate of the run.
+ *
+ * One candidate of elk_engine_search_ranked().
+ */
+typedef struct
+{
+  guint order;
+  guint params;
+  double estimate_s;
+} ElkEngineRank;
+
 ELK_API ElkEngine *elk_engine_new (const ElkPlanSet *plans,
                                    ElkAllocator *allocator,
                                    GError **error);
@@ -289,6 +305,21 @@ ELK_API gboolean elk_engine_search (const ElkEngine *engine,
                                     guint *best_order,
                                     guint *best_params,
                                     GError **error);
+ELK_API gboolean elk_engine_search_ranked (const ElkEngine *engine,
+                                           GPtrArray *orders,
+                                           const ElkEngineParams *params,
+                                           guint n_params,
+                                           guint n_threads,
+                                           guint top,
+                                           GArray *ranked,
+                                           GError **error);
+ELK_API gboolean elk_timeline_run_program (const ElkChipSpec *spec,
+                                           double preload_share,
+                                           ElkTimelinePriority priority,
+                                           const ElkProgram *program,
+                                           const ElkPlanSet *plans,
+                                           ElkTimelineResult *result,
+                                           GError **error);
 ELK_API ElkProgram *elk_engine_build_program (const ElkEngine *engine,
                                               const ElkEnginePolicy *policy,
                                               const guint32 *order,

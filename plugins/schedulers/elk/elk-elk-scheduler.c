@@ -13,12 +13,22 @@
  * core/compile/elk-orders.c);
  * order-enumeration forces one method or the other, for ablations.  Both
  * contention variants are tried unless contention
- * says otherwise.  The winner is the lowest estimated latency, ties going
- * to the lowest-numbered candidate, so results are identical whatever the
- * thread count.  It is a policy on libelk's backward engine (elk-compile.h)
- * plus the order search.
+ * says otherwise.  The engine's backward estimate ranks the candidates;
+ * with select=estimate the lowest estimate wins, with select=timeline (the
+ * default) every default-order candidate and the select-top best
+ * reordered ones of each contention variant are priced by the analytic chip's own forward model
+ * (elk_timeline_run_program()) and the lowest price wins, because the
+ * backward estimate is several percent off that model (docs/compiler.md,
+ * "Choosing by the chip's model").  Either way Elk-Dyn's candidates are a
+ * subset of Elk-Full's, so with the same options Full is never slower
+ * than Dyn by the measure it chooses by.  Ties go to the lowest-numbered
+ * candidate, so results are identical whatever the thread count.  It is a
+ * policy on libelk's backward engine (elk-compile.h) plus the order
+ * search.
  */
 #include "config.h"
+
+#include <math.h>
 
 /* The engine and its policies are unstable API (elk-compile.h). */
 #define ELK_USE_UNSTABLE_API
@@ -51,6 +61,32 @@ elk_order_search_get_type (void)
   return (GType) type;
 }
 
+/* How the final schedule is chosen among the ranked candidates. */
+typedef enum
+{
+  ELK_SELECT_ESTIMATE,
+  ELK_SELECT_TIMELINE,
+  ELK_SELECT_TIMELINE_DELAY_PRELOAD,
+} ElkSelect;
+
+static GType
+elk_select_get_type (void)
+{
+  static gsize type = 0;
+  static const GEnumValue values[] = {
+    { ELK_SELECT_ESTIMATE, "ELK_SELECT_ESTIMATE", "estimate" },
+    { ELK_SELECT_TIMELINE, "ELK_SELECT_TIMELINE", "timeline" },
+    { ELK_SELECT_TIMELINE_DELAY_PRELOAD, "ELK_SELECT_TIMELINE_DELAY_PRELOAD",
+      "timeline-delay-preload" },
+    { 0, NULL, NULL },
+  };
+
+  if (g_once_init_enter (&type))
+    g_once_init_leave (&type, g_enum_register_static ("ElkElkSelect",
+                                                      values));
+  return (GType) type;
+}
+
 struct _ElkElkScheduler
 {
   GObject parent_instance;
@@ -61,9 +97,11 @@ struct _ElkElkScheduler
   guint threads;
   double theta;
   gint contention;
+  gint select;
+  guint select_top;
 };
 
-enum { PROP_0, PROP_ORDER_SEARCH, PROP_ORDER_ENUMERATION, PROP_MAX_DISPLACEMENT, PROP_MAX_ORDERS, PROP_THREADS, PROP_LOAD_NOC_SHARE, PROP_CONTENTION, N_PROPS };
+enum { PROP_0, PROP_ORDER_SEARCH, PROP_ORDER_ENUMERATION, PROP_MAX_DISPLACEMENT, PROP_MAX_ORDERS, PROP_THREADS, PROP_LOAD_NOC_SHARE, PROP_CONTENTION, PROP_SELECT, PROP_SELECT_TOP, N_PROPS };
 static GParamSpec *properties[N_PROPS];
 
 static void elk_elk_scheduler_iface_init (ElkSchedulerInterface *iface);
@@ -180,6 +218,102 @@ make_orders (const ElkElkScheduler *self, const ElkEngine *engine,
   return orders;
 }
 
+/* One ranked candidate: its order (in @from) and parameter set. */
+typedef struct
+{
+  GPtrArray *from;
+  const ElkEngineParams *params;
+  ElkEngineRank rank;
+} Pick;
+
+static void
+add_picks (GArray *picks, GArray *ranked, GPtrArray *from,
+           const ElkEngineParams *params)
+{
+  for (guint k = 0; k < ranked->len; k++)
+    {
+      Pick p = { from, NULL, g_array_index (ranked, ElkEngineRank, k) };
+      p.params = &params[p.rank.params];
+      g_array_append_val (picks, p);
+    }
+}
+
+/* Runs pick @p again and builds its program. */
+static ElkProgram *
+build_pick (const ElkEngine *engine, const Pick *p, GError **error)
+{
+  const guint32 *order = g_ptr_array_index (p->from, p->rank.order);
+  ElkEngineResult r;
+  ElkProgram *program = NULL;
+
+  elk_engine_result_init (&r, elk_engine_get_n_ops (engine));
+  if (elk_engine_run (engine, order, p->params, &r, error))
+    program = elk_engine_build_program (engine, &elk_policy, order, &r);
+  elk_engine_result_clear (&r);
+  return program;
+}
+
+/* select=estimate: the lowest engine estimate, ties to the earliest pick
+ * (the default order first, as @picks lists it). */
+static ElkProgram *
+choose_by_estimate (const ElkEngine *engine, GArray *picks, GError **error)
+{
+  guint win = 0;
+
+  for (guint k = 1; k < picks->len; k++)
+    if (g_array_index (picks, Pick, k).rank.estimate_s
+        < g_array_index (picks, Pick, win).rank.estimate_s)
+      win = k;
+  return build_pick (engine, &g_array_index (picks, Pick, win), error);
+}
+
+/* select=timeline: every pick is priced by the analytic chip's forward
+ * model (elk_timeline_run_program(), the chip's defaults: full preload
+ * share, and the chosen NoC priority); the lowest price wins, ties going
+ * to the earliest pick. */
+static ElkProgram *
+choose_by_timeline (const ElkElkScheduler *self, const ElkEngine *engine,
+                    GArray *picks, GError **error)
+{
+  const ElkPlanSet *plans = elk_engine_get_plans (engine);
+  ElkTimelinePriority priority = self->select == ELK_SELECT_TIMELINE
+                                   ? ELK_TIMELINE_PRELOAD_FIRST
+                                   : ELK_TIMELINE_EXECUTION_FIRST;
+  ElkProgram *best = NULL;
+  double best_s = INFINITY;
+
+  for (guint k = 0; k < picks->len; k++)
+    {
+      const Pick *p = &g_array_index (picks, Pick, k);
+      ElkProgram *program = build_pick (engine, p, error);
+      ElkTimelineResult tr;
+
+      if (program == NULL
+          || !elk_timeline_run_program (elk_plan_set_get_spec (plans), 1.0,
+                                        priority, program, plans, &tr,
+                                        error))
+        {
+          g_clear_pointer (&program, elk_program_unref);
+          g_clear_pointer (&best, elk_program_unref);
+          return NULL;
+        }
+      g_debug ("pick %u: order %u, %s, share %.2f: estimate %.6g s, "
+               "timeline %.6g s (%+.2f%%)", k, p->rank.order,
+               p->params->delay_exec ? "delay-execution" : "delay-preload",
+               p->params->theta, p->rank.estimate_s, tr.latency_s,
+               100 * (p->rank.estimate_s / tr.latency_s - 1));
+      if (tr.latency_s < best_s)
+        {
+          g_clear_pointer (&best, elk_program_unref);
+          best = program;
+          best_s = tr.latency_s;
+        }
+      else
+        elk_program_unref (program);
+    }
+  return best;
+}
+
 static ElkProgram *
 elk_elk_scheduler_schedule (ElkScheduler *scheduler,
                             const ElkPlanSet *plans,
@@ -188,6 +322,7 @@ elk_elk_scheduler_schedule (ElkScheduler *scheduler,
 {
   ElkElkScheduler *self = ELK_ELK_SCHEDULER (scheduler);
   const gboolean full = self->order_search == ELK_ORDER_SEARCH_FULL;
+  const gboolean by_estimate = self->select == ELK_SELECT_ESTIMATE;
   g_autoptr(ElkEngine) engine = elk_engine_new (plans, allocator, error);
   g_autoptr(GPtrArray) orders = NULL;
   g_autoptr(GPtrArray) identity = NULL;
@@ -196,10 +331,10 @@ elk_elk_scheduler_schedule (ElkScheduler *scheduler,
                                           sizeof (ElkEngineParams));
   g_autoptr(GArray) single = g_array_new (FALSE, FALSE,
                                           sizeof (ElkEngineParams));
-  ElkProgram *program = NULL;
-  ElkEngineResult best, other;
-  guint best_order = 0, best_params = 0, o_order = 0, o_params = 0;
-  gboolean ok;
+  g_autoptr(GArray) ranked = g_array_new (FALSE, FALSE,
+                                          sizeof (ElkEngineRank));
+  g_autoptr(GArray) picks = g_array_new (FALSE, FALSE, sizeof (Pick));
+  ElkProgram *program;
 
   if (engine == NULL)
     return NULL;
@@ -216,14 +351,16 @@ elk_elk_scheduler_schedule (ElkScheduler *scheduler,
       return NULL;
     }
 
-  elk_engine_result_init (&best, elk_engine_get_n_ops (engine));
-  elk_engine_result_init (&other, elk_engine_get_n_ops (engine));
-  ok = elk_engine_search (engine, identity,
-                          (const ElkEngineParams *) ladder->data, ladder->len,
-                          self->threads, &best, &best_order, &best_params,
-                          error);
-  best_order = 0;
-  if (ok && full && orders->len > 1)
+  /* The default order with the whole ladder: Elk-Dyn's candidates, all
+   * of them picks (select=estimate needs only the best). */
+  if (!elk_engine_search_ranked (engine, identity,
+                                 (const ElkEngineParams *) ladder->data,
+                                 ladder->len, self->threads,
+                                 by_estimate ? 1 : ladder->len, ranked,
+                                 error))
+    return NULL;
+  add_picks (picks, ranked, identity, (const ElkEngineParams *) ladder->data);
+  if (full && orders->len > 1)
     {
       /* The artifact gives up a layer order once a step reaches the
        * per-layer preload cap (§3.7 step 7).  A graph without repeated
@@ -233,30 +370,39 @@ elk_elk_scheduler_schedule (ElkScheduler *scheduler,
       if (info.method == ELK_ORDER_ENUM_SUFFIX_TREE)
         for (guint k = 0; k < single->len; k++)
           g_array_index (single, ElkEngineParams, k).abandon_on_cap = FALSE;
-      ok = elk_engine_search (engine, orders,
-                              (const ElkEngineParams *) single->data,
-                              single->len, self->threads, &other, &o_order,
-                              &o_params, error);
-      /* Ties keep the default order. */
-      if (ok && other.latency_s < best.latency_s)
+      if (by_estimate)
         {
-          ElkEngineResult tmp = best;
-          best = other;
-          other = tmp;
-          best_order = o_order;
+          g_array_set_size (ranked, 0);
+          if (!elk_engine_search_ranked (engine, orders,
+                                         (const ElkEngineParams *)
+                                           single->data,
+                                         single->len, self->threads, 1,
+                                         ranked, error))
+            return NULL;
+          add_picks (picks, ranked, orders,
+                     (const ElkEngineParams *) single->data);
+        }
+      /* The engine's estimate is off the chip's model by a different
+       * amount for each contention variant (delay-preload schedules are
+       * estimated under a model the chip does not use), so each variant
+       * sends its own select-top best orders to be priced. */
+      for (guint k = 0; !by_estimate && k < single->len; k++)
+        {
+          const ElkEngineParams *one = &g_array_index (single,
+                                                       ElkEngineParams, k);
+
+          g_array_set_size (ranked, 0);
+          if (!elk_engine_search_ranked (engine, orders, one, 1,
+                                         self->threads, self->select_top,
+                                         ranked, error))
+            return NULL;
+          add_picks (picks, ranked, orders, one);
         }
     }
-  if (ok)
-    {
-      GPtrArray *from = best_order > 0 ? orders : identity;
-      program = elk_engine_build_program (engine, &elk_policy,
-                                          g_ptr_array_index (from,
-                                                             best_order),
-                                          &best);
-      elk_program_set_n_orders (program, full ? orders->len : 1);
-    }
-  elk_engine_result_clear (&best);
-  elk_engine_result_clear (&other);
+  program = by_estimate ? choose_by_estimate (engine, picks, error)
+                        : choose_by_timeline (self, engine, picks, error);
+  if (program != NULL)
+    elk_program_set_n_orders (program, full ? orders->len : 1);
   return program;
 }
 
@@ -295,6 +441,12 @@ elk_elk_scheduler_get_property (GObject *object, guint prop_id, GValue *value,
     case PROP_CONTENTION:
       g_value_set_enum (value, self->contention);
       break;
+    case PROP_SELECT:
+      g_value_set_enum (value, self->select);
+      break;
+    case PROP_SELECT_TOP:
+      g_value_set_uint (value, self->select_top);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
@@ -328,6 +480,12 @@ elk_elk_scheduler_set_property (GObject *object, guint prop_id, const GValue *va
       break;
     case PROP_CONTENTION:
       self->contention = g_value_get_enum (value);
+      break;
+    case PROP_SELECT:
+      self->select = g_value_get_enum (value);
+      break;
+    case PROP_SELECT_TOP:
+      self->select_top = g_value_get_uint (value);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -381,6 +539,18 @@ elk_elk_scheduler_class_init (ElkElkSchedulerClass *klass)
     g_param_spec_enum ("contention", NULL,
                        "How preload and execution traffic share the NoC: delay-execution, delay-preload, or best (try both, keep the faster)",
                        elk_contention_variant_get_type (), ELK_CONTENTION_BEST,
+                       G_PARAM_READWRITE | G_PARAM_CONSTRUCT
+                         | G_PARAM_STATIC_STRINGS);
+  properties[PROP_SELECT] =
+    g_param_spec_enum ("select", NULL,
+                       "How the final schedule is chosen among the candidates the engine's estimate ranks: estimate (the lowest estimate, the artifact's rule), timeline (the lowest price on the analytic chip's own forward model, delay-execution, as the analytic chip measures by default) or timeline-delay-preload (the same model, delay-preload)",
+                       elk_select_get_type (), ELK_SELECT_TIMELINE,
+                       G_PARAM_READWRITE | G_PARAM_CONSTRUCT
+                         | G_PARAM_STATIC_STRINGS);
+  properties[PROP_SELECT_TOP] =
+    g_param_spec_uint ("select-top", NULL,
+                       "With select=timeline, how many of the best-estimated reordered candidates of each contention variant are priced, besides every default-order candidate",
+                       1, 100000, 16,
                        G_PARAM_READWRITE | G_PARAM_CONSTRUCT
                          | G_PARAM_STATIC_STRINGS);
   g_object_class_install_properties (object_class, N_PROPS, properties);
