@@ -132,38 +132,20 @@ run_one (ElkChip *chip, const ElkPlanSet *plans, ElkScheduler *sched,
   return program;
 }
 
-typedef struct
-{
-  ElkChip *chip;
-  ElkChipSpec *spec;
-  ElkGraph *graph;
-  ElkPlanSet *plans;
-} Fixture;
+typedef ElkTestCompileFixture Fixture;
 
 static void
 fixture_setup (Fixture *f, gconstpointer data)
 {
-  g_autoptr(GError) error = NULL;
-
   /* A small chip (64 cores, 64 KiB each) keeps plan tables quick to build
    * while the toy model still does not fit on chip. */
-  f->chip = ELK_CHIP (make (ELK_TYPE_CHIP, "analytic", "cores", 64,
-                            "chips", 1, "sram-kib", 64, "reserved-kib", 1,
-                            "hbm-bw-gbps", 64.0, NULL));
-  f->spec = elk_chip_dup_spec (f->chip, &error);
-  g_assert_no_error (error);
-  f->graph = build_graph (4, 8, 512);
-  f->plans = elk_plan_set_new (f->graph, f->spec, NULL, &error);
-  g_assert_no_error (error);
+  elk_test_compile_fixture_init (f, registry, build_graph (4, 8, 512));
 }
 
 static void
 fixture_teardown (Fixture *f, gconstpointer data)
 {
-  g_clear_pointer (&f->plans, elk_plan_set_unref);
-  g_clear_pointer (&f->graph, elk_graph_unref);
-  g_clear_pointer (&f->spec, elk_chip_spec_free);
-  g_clear_object (&f->chip);
+  elk_test_compile_fixture_clear (f);
 }
 
 static void
@@ -221,19 +203,7 @@ test_determinism (Fixture *f, gconstpointer data)
                                       ELK_ALLOCATOR (alloc), NULL);
 
   g_assert_cmpuint (elk_program_get_n_orders (p1), >, 1);
-  g_assert_cmpuint (elk_program_get_n_orders (p1), ==,
-                    elk_program_get_n_orders (p4));
-  g_assert_cmpfloat (elk_program_get_estimate (p1), ==,
-                     elk_program_get_estimate (p4));
-  g_assert_cmpuint (elk_program_get_n_steps (p1), ==,
-                    elk_program_get_n_steps (p4));
-  for (guint s = 0; s < elk_program_get_n_steps (p1); s++)
-    {
-      g_assert_cmpint (elk_program_get_step (p1, s)->kind, ==,
-                       elk_program_get_step (p4, s)->kind);
-      g_assert_cmpuint (elk_program_get_step (p1, s)->op, ==,
-                        elk_program_get_step (p4, s)->op);
-    }
+  elk_test_assert_same_program (p1, p4);
 }
 
 /* noc-demand: every program op carries the NoC time the scheduler
@@ -416,9 +386,7 @@ main (int argc, char *argv[])
   int ret;
 
   g_test_init (&argc, &argv, NULL);
-  registry = elk_registry_new ();
-  elk_registry_add_default_paths (registry);
-  elk_registry_scan (registry);
+  registry = elk_test_registry_new_default ();
   g_test_add ("/compiler/all-designs", Fixture, NULL, fixture_setup,
               test_all_designs, fixture_teardown);
   g_test_add ("/compiler/determinism", Fixture, NULL, fixture_setup,

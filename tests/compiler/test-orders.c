@@ -406,37 +406,19 @@ build_mlp (void)
   return g;
 }
 
-typedef struct
-{
-  ElkChip *chip;
-  ElkChipSpec *spec;
-  ElkGraph *graph;
-  ElkPlanSet *plans;
-} Fixture;
+typedef ElkTestCompileFixture Fixture;
 
 static void
 fixture_setup (Fixture *f, gconstpointer data)
 {
-  g_autoptr(GError) error = NULL;
-
   /* 64 cores of 64 KiB: the MLP's 7.2 MB of weights do not fit. */
-  f->chip = ELK_CHIP (make (ELK_TYPE_CHIP, "analytic", "cores", 64,
-                            "chips", 1, "sram-kib", 64, "reserved-kib", 1,
-                            "hbm-bw-gbps", 64.0, NULL));
-  f->spec = elk_chip_dup_spec (f->chip, &error);
-  g_assert_no_error (error);
-  f->graph = build_mlp ();
-  f->plans = elk_plan_set_new (f->graph, f->spec, NULL, &error);
-  g_assert_no_error (error);
+  elk_test_compile_fixture_init (f, registry, build_mlp ());
 }
 
 static void
 fixture_teardown (Fixture *f, gconstpointer data)
 {
-  g_clear_pointer (&f->plans, elk_plan_set_unref);
-  g_clear_pointer (&f->graph, elk_graph_unref);
-  g_clear_pointer (&f->spec, elk_chip_spec_free);
-  g_clear_object (&f->chip);
+  elk_test_compile_fixture_clear (f);
 }
 
 static ElkProgram *
@@ -513,19 +495,7 @@ test_threads (Fixture *f, gconstpointer data)
   g_test_summary ("The suffix-tree search gives the same program on 1 and "
                   "2 threads.");
   g_assert_cmpuint (elk_program_get_n_orders (p1), >, 1);
-  g_assert_cmpuint (elk_program_get_n_orders (p1), ==,
-                    elk_program_get_n_orders (p2));
-  g_assert_cmpfloat (elk_program_get_estimate (p1), ==,
-                     elk_program_get_estimate (p2));
-  g_assert_cmpuint (elk_program_get_n_steps (p1), ==,
-                    elk_program_get_n_steps (p2));
-  for (guint s = 0; s < elk_program_get_n_steps (p1); s++)
-    {
-      g_assert_cmpint (elk_program_get_step (p1, s)->kind, ==,
-                       elk_program_get_step (p2, s)->kind);
-      g_assert_cmpuint (elk_program_get_step (p1, s)->op, ==,
-                        elk_program_get_step (p2, s)->op);
-    }
+  elk_test_assert_same_program (p1, p2);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -587,9 +557,7 @@ main (int argc, char *argv[])
   int ret;
 
   g_test_init (&argc, &argv, NULL);
-  registry = elk_registry_new ();
-  elk_registry_add_default_paths (registry);
-  elk_registry_scan (registry);
+  registry = elk_test_registry_new_default ();
   g_test_add_func ("/orders/suffix-tree/brute-force", test_brute_force);
   g_test_add_func ("/orders/suffix-tree/fig14", test_fig14);
   g_test_add_func ("/orders/suffix-tree/cap", test_cap);

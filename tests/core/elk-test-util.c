@@ -131,3 +131,72 @@ elk_test_run_program (ElkChip *chip, ElkProgram *program, ElkTrace *trace,
     return NULL;
   return elk_chip_run_traced (chip, program, plans, trace, error);
 }
+
+/* The registry the in-tree tests use: the default plugin paths (meson's
+ * test environment points ELK_PLUGIN_PATH at the build tree), scanned. */
+ElkRegistry *
+elk_test_registry_new_default (void)
+{
+  ElkRegistry *registry = elk_registry_new ();
+
+  elk_registry_add_default_paths (registry);
+  elk_registry_scan (registry);
+  return registry;
+}
+
+/**
+ * elk_test_compile_fixture_init:
+ * @f: the fixture to fill
+ * @registry: where the analytic chip is found
+ * @graph: (transfer full): the graph to compile
+ *
+ * Sets @f up to schedule @graph on the small analytic chip the compiler
+ * tests share: 64 cores of 64 KiB (1 KiB reserved), one chip, 64 GB/s of
+ * HBM, so that plan tables are quick to build and toy models still do not
+ * fit on chip.
+ */
+void
+elk_test_compile_fixture_init (ElkTestCompileFixture *f,
+                               ElkRegistry *registry, ElkGraph *graph)
+{
+  g_autoptr (GError) error = NULL;
+
+  f->chip = ELK_CHIP (elk_test_make (registry, ELK_TYPE_CHIP, "analytic",
+                                     "cores", 64, "chips", 1, "sram-kib", 64,
+                                     "reserved-kib", 1, "hbm-bw-gbps", 64.0,
+                                     NULL));
+  f->spec = elk_chip_dup_spec (f->chip, &error);
+  g_assert_no_error (error);
+  f->graph = graph;
+  f->plans = elk_plan_set_new (f->graph, f->spec, NULL, &error);
+  g_assert_no_error (error);
+}
+
+void
+elk_test_compile_fixture_clear (ElkTestCompileFixture *f)
+{
+  g_clear_pointer (&f->plans, elk_plan_set_unref);
+  g_clear_pointer (&f->graph, elk_graph_unref);
+  g_clear_pointer (&f->spec, elk_chip_spec_free);
+  g_clear_object (&f->chip);
+}
+
+/* Asserts that two programs of one graph are the same schedule: the same
+ * number of candidate orders, estimate and steps, step by step. */
+void
+elk_test_assert_same_program (ElkProgram *a, ElkProgram *b)
+{
+  g_assert_cmpuint (elk_program_get_n_orders (a), ==,
+                    elk_program_get_n_orders (b));
+  g_assert_cmpfloat (elk_program_get_estimate (a), ==,
+                     elk_program_get_estimate (b));
+  g_assert_cmpuint (elk_program_get_n_steps (a), ==,
+                    elk_program_get_n_steps (b));
+  for (guint s = 0; s < elk_program_get_n_steps (a); s++)
+    {
+      g_assert_cmpint (elk_program_get_step (a, s)->kind, ==,
+                       elk_program_get_step (b, s)->kind);
+      g_assert_cmpuint (elk_program_get_step (a, s)->op, ==,
+                        elk_program_get_step (b, s)->op);
+    }
+}

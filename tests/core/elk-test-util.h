@@ -12,3 +12,19 @@ GObject *elk_test_make (ElkRegistry *registry, GType kind, const char *name,
 void elk_test_complete_plans (ElkChip *chip, ElkProgram *program);
 ElkMetrics *elk_test_run_program (ElkChip *chip, ElkProgram *program,
                                   ElkTrace *trace, GError **error);
+ElkRegistry *elk_test_registry_new_default (void);
+
+/* A graph's plans on the compiler tests' small analytic chip
+ * (elk_test_compile_fixture_init()). */
+typedef struct
+{
+  ElkChip *chip;
+  ElkChipSpec *spec;
+  ElkGraph *graph;
+  ElkPlanSet *plans;
+} ElkTestCompileFixture;
+
+void elk_test_compile_fixture_init (ElkTestCompileFixture *f,
+                                    ElkRegistry *registry, ElkGraph *graph);
+void elk_test_compile_fixture_clear (ElkTestCompileFixture *f);
+void elk_test_assert_same_program (ElkProgram *a, ElkProgram *b);

@@ -667,9 +667,7 @@ main (int argc, char *argv[])
 
   g_test_init (&argc, &argv, NULL);
 
-  registry = elk_registry_new ();
-  elk_registry_add_default_paths (registry);
-  elk_registry_scan (registry);
+  registry = elk_test_registry_new_default ();
 
   g_test_add_func ("/chip-props/defaults", test_defaults);
   g_test_add_func ("/chip-props/own-type", test_own_type);

@@ -702,9 +702,7 @@ main (int argc, char *argv[])
                     g_getenv ("ELK_PLUGIN_PATH"), NULL);
   g_setenv ("ELK_PLUGIN_PATH", path, TRUE);
 
-  registry = elk_registry_new ();
-  elk_registry_add_default_paths (registry);
-  elk_registry_scan (registry);
+  registry = elk_test_registry_new_default ();
 
   for (guint c = 0; c < G_N_ELEMENTS (chip_names); c++)
     {

@@ -909,9 +909,7 @@ main (int argc, char *argv[])
   int ret;
 
   g_test_init (&argc, &argv, NULL);
-  registry = elk_registry_new ();
-  elk_registry_add_default_paths (registry);
-  elk_registry_scan (registry);
+  registry = elk_test_registry_new_default ();
   g_test_add_func ("/ipu-pod/functional/all-plans", test_ops_all_plans);
   g_test_add_func ("/ipu-pod/functional/hand-plans", test_ops_hand_plans);
   g_test_add_func ("/ipu-pod/functional/bad-input", test_bad_input);

@@ -1287,9 +1287,7 @@ main (int argc, char *argv[])
   int ret;
 
   g_test_init (&argc, &argv, NULL);
-  registry = elk_registry_new ();
-  elk_registry_add_default_paths (registry);
-  elk_registry_scan (registry);
+  registry = elk_test_registry_new_default ();
   tally.table = g_string_new (NULL);
   g_test_add_func ("/ipu-pod/onnx/subset", test_subset);
   g_test_add_func ("/ipu-pod/onnx/squeezenet", test_squeezenet);

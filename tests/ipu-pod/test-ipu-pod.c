@@ -591,9 +591,7 @@ main (int argc, char *argv[])
   int ret;
 
   g_test_init (&argc, &argv, NULL);
-  registry = elk_registry_new ();
-  elk_registry_add_default_paths (registry);
-  elk_registry_scan (registry);
+  registry = elk_test_registry_new_default ();
   g_test_add_func ("/ipu-pod/spec", test_spec);
   g_test_add_func ("/ipu-pod/single-op", test_single_op);
   g_test_add_func ("/ipu-pod/contention", test_contention);
