@@ -48,8 +48,8 @@ static const OpFamily *const families[] = {
   &elk__onnx_elementwise_family,
 };
 
-static const OpInfo *
-find_op (const char *op_type)
+const OpInfo *
+elk__onnx_find_op (const char *op_type)
 {
   for (guint f = 0; f < G_N_ELEMENTS (families); f++)
     for (guint i = 0; i < families[f]->n_ops; i++)
@@ -78,8 +78,8 @@ node_free (gpointer data)
   g_free (n);
 }
 
-static void
-loader_clear (Loader *l)
+void
+elk__onnx_loader_clear (Loader *l)
 {
   if (l->model != NULL)
     onnx__model_proto__free_unpacked (l->model, NULL);
@@ -96,8 +96,8 @@ loader_clear (Loader *l)
   g_free (l->dir);
 }
 
-static gboolean
-check_outputs (Loader *l, gboolean compare, GError **error)
+gboolean
+elk__onnx_check_outputs (Loader *l, gboolean compare, GError **error)
 {
   const Onnx__GraphProto *g = l->model->graph;
 
@@ -163,41 +163,105 @@ check_outputs (Loader *l, gboolean compare, GError **error)
 }
 
 static gboolean
-infer_all (Loader *l, GError **error)
+infer_node (Loader *l, Node *n, GError **error)
+{
+  const char *d = n->p->domain;
+
+  if (d != NULL && *d != '\0' && strcmp (d, "ai.onnx") != 0)
+    return elk__onnx_node_unsupported (l, n, error, "elk reads the default "
+                                       "ai.onnx domain only");
+  n->info = elk__onnx_find_op (n->p->op_type);
+  if (n->info == NULL)
+    return elk__onnx_node_unsupported (l, n, error, NULL);
+  for (guint k = 0; k < n->n_in; k++)
+    if (n->in[k] != NULL && n->in[k]->dtype == DT_UNDEFINED)
+      return elk__onnx_node_error (l, n, error,
+                                   "input '%s' has no known type or shape "
+                                   "(its producer does not define it)",
+                                   n->in[k]->name);
+  if (!n->info->infer (l, n, error))
+    return FALSE;
+  for (guint k = 0; k < n->n_out; k++)
+    if (n->out[k] != NULL && n->out[k]->dtype == DT_UNDEFINED
+        && n->out[k]->n_uses > 0)
+      return elk__onnx_node_unsupported (l, n, error, "this output is not "
+                                         "implemented");
+  return TRUE;
+}
+
+/* A node reads the output of a node that failed (in a survey). */
+static gboolean
+node_blocked (Loader *l, const Node *n)
+{
+  for (guint k = 0; k < n->n_in; k++)
+    if (n->in[k] != NULL && n->in[k]->producer >= 0
+        && ((Node *) g_ptr_array_index (l->nodes, n->in[k]->producer))
+             ->failed)
+      return TRUE;
+  return FALSE;
+}
+
+/* Records @n's failure in @issues: the message without the file name,
+ * which every loader error starts with. */
+static void
+add_issue (Loader *l, GPtrArray *issues, Node *n, GError *error)
+{
+  Issue *issue = g_new0 (Issue, 1);
+  const char *msg = error->message;
+  gsize len = strlen (l->path);
+
+  if (strncmp (msg, l->path, len) == 0 && strncmp (msg + len, ": ", 2) == 0)
+    msg += len + 2;
+  issue->node = n;
+  issue->reason = g_strdup (msg);
+  g_ptr_array_add (issues, issue);
+  n->failed = TRUE;
+}
+
+void
+elk__onnx_issue_free (gpointer data)
+{
+  Issue *issue = data;
+  g_free (issue->reason);
+  g_free (issue);
+}
+
+/**
+ * elk__onnx_infer_all:
+ * @issues: (nullable): %NULL to stop at the first failure; otherwise a
+ *   survey: every failing node is added to @issues as an #Issue and the
+ *   nodes reading its outputs are skipped (marked failed, not added).
+ *
+ * Shape inference and constant folding over every node, in topological
+ * order.  Returns: %FALSE with @error set on the first failure when
+ * @issues is %NULL; %TRUE otherwise.
+ */
+gboolean
+elk__onnx_infer_all (Loader *l, GPtrArray *issues, GError **error)
 {
   for (guint i = 0; i < l->nodes->len; i++)
     {
       Node *n = g_ptr_array_index (l->nodes, i);
-      const char *d = n->p->domain;
+      g_autoptr (GError) local = NULL;
 
-      if (d != NULL && *d != '\0' && strcmp (d, "ai.onnx") != 0)
-        return elk__onnx_node_unsupported (l, n, error,
-                                           "elk reads the default "
-                                           "ai.onnx domain only");
-      n->info = find_op (n->p->op_type);
-      if (n->info == NULL)
-        return elk__onnx_node_unsupported (l, n, error, NULL);
-      for (guint k = 0; k < n->n_in; k++)
-        if (n->in[k] != NULL && n->in[k]->dtype == DT_UNDEFINED)
-          return elk__onnx_node_error (l, n, error,
-                                       "input '%s' has no known type or "
-                                       "shape (its producer does not "
-                                       "define it)", n->in[k]->name);
-      if (!n->info->infer (l, n, error))
-        return FALSE;
-      for (guint k = 0; k < n->n_out; k++)
-        if (n->out[k] != NULL && n->out[k]->dtype == DT_UNDEFINED
-            && n->out[k]->n_uses > 0)
-          return elk__onnx_node_unsupported (l, n, error, "this output is not "
-                                             "implemented");
+      if (issues == NULL)
+        {
+          if (!infer_node (l, n, error))
+            return FALSE;
+          continue;
+        }
+      if (node_blocked (l, n))
+        n->failed = TRUE;
+      else if (!infer_node (l, n, &local))
+        add_issue (l, issues, n, local);
     }
   return TRUE;
 }
 
 /* Graph inputs that turned out to be weights count as parameters, as
  * initializers and Constant nodes do. */
-static void
-count_weight_inputs (Loader *l)
+void
+elk__onnx_count_weight_inputs (Loader *l)
 {
   const Onnx__GraphProto *g = l->model->graph;
   for (size_t i = 0; i < g->n_input; i++)
@@ -210,35 +274,51 @@ count_weight_inputs (Loader *l)
 }
 
 static gboolean
-lower_all (Loader *l, GError **error)
+lower_node (Loader *l, Node *n, GError **error)
+{
+  Value *out = n->out[0];
+
+  if (n->fuse == FUSE_SKIP)
+    return TRUE;
+  if (n->fuse == FUSE_LAYERNORM)
+    return elk__onnx_emit_layernorm (l, n, n->ln_x, n->ln_scale, n->ln_bias,
+                                     out, error);
+  if (n->info->lower == NULL || n->view || out == NULL
+      || out->kind != VK_ACT)
+    return TRUE;
+  return n->info->lower (l, n, error);
+}
+
+/**
+ * elk__onnx_lower_all:
+ * @issues: (nullable): as for elk__onnx_infer_all(); a survey lowers every
+ *   node that shape inference accepted and records the ones that fail.
+ *
+ * Lowers every node into the graph's einsum operators.
+ */
+gboolean
+elk__onnx_lower_all (Loader *l, GPtrArray *issues, GError **error)
 {
   for (guint i = 0; i < l->nodes->len; i++)
     {
       Node *n = g_ptr_array_index (l->nodes, i);
-      Value *out = n->out[0];
+      g_autoptr (GError) local = NULL;
 
       n->layer = elk__onnx_layer_of (l, n->p->name);
-      if (n->fuse == FUSE_SKIP)
-        continue;
-      if (n->fuse == FUSE_LAYERNORM)
+      if (issues == NULL)
         {
-          if (!elk__onnx_emit_layernorm (l, n, n->ln_x, n->ln_scale,
-                                         n->ln_bias,
-                                         out, error))
+          if (!lower_node (l, n, error))
             return FALSE;
           continue;
         }
-      if (n->info->lower == NULL || n->view || out == NULL
-          || out->kind != VK_ACT)
-        continue;
-      if (!n->info->lower (l, n, error))
-        return FALSE;
+      if (!n->failed && !lower_node (l, n, &local))
+        add_issue (l, issues, n, local);
     }
   return TRUE;
 }
 
-static void
-set_attributes (Loader *l)
+void
+elk__onnx_set_attributes (Loader *l)
 {
   const Onnx__GraphProto *g = l->model->graph;
   char buf[64];
@@ -291,6 +371,102 @@ set_attributes (Loader *l)
 }
 
 /**
+ * elk__onnx_loader_open:
+ * @l: a zeroed loader; free it with elk__onnx_loader_clear() whatever this
+ *   returns
+ *
+ * Sets @l up for @path: the options, the file mapped, its nesting checked
+ * and decoded, and an empty graph named after the model.
+ */
+gboolean
+elk__onnx_loader_open (Loader *l, const char *path,
+                       const ElkOnnxOptions *options, GError **error)
+{
+  g_autoptr (GError) local_error = NULL;
+  g_autofree char *base = NULL;
+  gsize len;
+
+  if (options != NULL)
+    l->opts = *options;
+  else
+    elk__onnx_options_init (&l->opts);
+  l->path = path;
+  l->dir = g_path_get_dirname (path);
+  l->values = g_hash_table_new (g_str_hash, g_str_equal);
+  l->value_list = g_ptr_array_new_with_free_func (elk__onnx_value_free);
+  l->nodes = g_ptr_array_new_with_free_func (node_free);
+  l->bindings = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
+                                       g_free);
+  l->used_bindings = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
+                                            NULL);
+  l->input_is_data = g_array_new (FALSE, TRUE, sizeof (gboolean));
+  l->input_forced = g_array_new (FALSE, TRUE, sizeof (gboolean));
+  l->layer_keys = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
+                                         NULL);
+
+  if (l->opts.dtype != NULL && *l->opts.dtype != '\0'
+      && strcmp (l->opts.dtype, "file") != 0)
+    {
+      l->dtype_override = TRUE;
+      if (strcmp (l->opts.dtype, "f32") == 0
+          || strcmp (l->opts.dtype, "fp32") == 0)
+        l->float_dtype = ELK_DTYPE_F32;
+      else if (strcmp (l->opts.dtype, "f16") == 0
+               || strcmp (l->opts.dtype, "fp16") == 0)
+        l->float_dtype = ELK_DTYPE_F16;
+      else if (strcmp (l->opts.dtype, "bf16") == 0)
+        l->float_dtype = ELK_DTYPE_BF16;
+      else
+        {
+          g_set_error (error, ELK_GRAPH_ERROR, ELK_GRAPH_ERROR_INVALID,
+                       "%s: unknown dtype '%s' (expected file, fp32, fp16 "
+                       "or bf16)", path, l->opts.dtype);
+          return FALSE;
+        }
+    }
+
+  l->file = g_mapped_file_new (path, FALSE, &local_error);
+  if (l->file == NULL)
+    {
+      g_set_error (error, ELK_GRAPH_ERROR, ELK_GRAPH_ERROR_INVALID,
+                   "%s: cannot read the model: %s", path,
+                   local_error->message);
+      return FALSE;
+    }
+  len = g_mapped_file_get_length (l->file);
+  if (len == 0 || len > l->opts.max_file_size)
+    {
+      g_set_error (error, ELK_GRAPH_ERROR, ELK_GRAPH_ERROR_LIMIT,
+                   "%s: the file has %zu bytes; a model must have between 1 "
+                   "and %" G_GUINT64_FORMAT " (the max-file-size limit; "
+                   "raise the onnx frontend's 'max-file-size' parameter "
+                   "for a larger file)", path, len, l->opts.max_file_size);
+      return FALSE;
+    }
+  if (!elk__onnx_check_nesting (
+        l, (const guint8 *) g_mapped_file_get_contents (l->file), len, error))
+    return FALSE;
+  l->model = onnx__model_proto__unpack (
+    NULL, len, (const uint8_t *) g_mapped_file_get_contents (l->file));
+  if (l->model == NULL)
+    {
+      g_set_error (error, ELK_GRAPH_ERROR, ELK_GRAPH_ERROR_INVALID,
+                   "%s: not a valid ONNX model: the protobuf data is "
+                   "truncated or corrupted", path);
+      return FALSE;
+    }
+
+  base = g_path_get_basename (path);
+  if (g_str_has_suffix (base, ".onnx"))
+    base[strlen (base) - 5] = '\0';
+  l->graph = elk_graph_new (l->opts.name != NULL && *l->opts.name != '\0'
+                              ? l->opts.name
+                              : base);
+  elk_graph_set_attribute (l->graph, "model", elk_graph_get_name (l->graph));
+  return TRUE;
+}
+
+/**
  * elk__onnx_load:
  * @path: the .onnx file
  * @options: (nullable): loader options; %NULL for the defaults
@@ -303,100 +479,23 @@ elk__onnx_load (const char *path, const ElkOnnxOptions *options,
                 GError **error)
 {
   Loader l = { 0 };
-  g_autoptr (GError) local_error = NULL;
-  g_autofree char *base = NULL;
-  gsize len;
   ElkGraph *result = NULL;
 
   g_return_val_if_fail (path != NULL, NULL);
 
-  if (options != NULL)
-    l.opts = *options;
-  else
-    elk__onnx_options_init (&l.opts);
-  l.path = path;
-  l.dir = g_path_get_dirname (path);
-  l.values = g_hash_table_new (g_str_hash, g_str_equal);
-  l.value_list = g_ptr_array_new_with_free_func (elk__onnx_value_free);
-  l.nodes = g_ptr_array_new_with_free_func (node_free);
-  l.bindings = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
-                                      g_free);
-  l.used_bindings = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
-                                           NULL);
-  l.input_is_data = g_array_new (FALSE, TRUE, sizeof (gboolean));
-  l.input_forced = g_array_new (FALSE, TRUE, sizeof (gboolean));
-  l.layer_keys = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
-                                        NULL);
-
-  if (l.opts.dtype != NULL && *l.opts.dtype != '\0'
-      && strcmp (l.opts.dtype, "file") != 0)
-    {
-      l.dtype_override = TRUE;
-      if (strcmp (l.opts.dtype, "f32") == 0
-          || strcmp (l.opts.dtype, "fp32") == 0)
-        l.float_dtype = ELK_DTYPE_F32;
-      else if (strcmp (l.opts.dtype, "f16") == 0
-               || strcmp (l.opts.dtype, "fp16") == 0)
-        l.float_dtype = ELK_DTYPE_F16;
-      else if (strcmp (l.opts.dtype, "bf16") == 0)
-        l.float_dtype = ELK_DTYPE_BF16;
-      else
-        {
-          g_set_error (error, ELK_GRAPH_ERROR, ELK_GRAPH_ERROR_INVALID,
-                       "%s: unknown dtype '%s' (expected file, fp32, fp16 "
-                       "or bf16)", path, l.opts.dtype);
-          goto out;
-        }
-    }
-
-  l.file = g_mapped_file_new (path, FALSE, &local_error);
-  if (l.file == NULL)
-    {
-      g_set_error (error, ELK_GRAPH_ERROR, ELK_GRAPH_ERROR_INVALID,
-                   "%s: cannot read the model: %s", path,
-                   local_error->message);
-      goto out;
-    }
-  len = g_mapped_file_get_length (l.file);
-  if (len == 0 || len > l.opts.max_file_size)
-    {
-      g_set_error (error, ELK_GRAPH_ERROR, ELK_GRAPH_ERROR_LIMIT,
-                   "%s: the file has %zu bytes; a model must have between 1 "
-                   "and %" G_GUINT64_FORMAT " (the max-file-size limit; "
-                   "raise the onnx frontend's 'max-file-size' parameter "
-                   "for a larger file)", path, len, l.opts.max_file_size);
-      goto out;
-    }
-  if (!elk__onnx_check_nesting (
-        &l, (const guint8 *) g_mapped_file_get_contents (l.file), len, error))
-    goto out;
-  l.model = onnx__model_proto__unpack (
-    NULL, len, (const uint8_t *) g_mapped_file_get_contents (l.file));
-  if (l.model == NULL)
-    {
-      g_set_error (error, ELK_GRAPH_ERROR, ELK_GRAPH_ERROR_INVALID,
-                   "%s: not a valid ONNX model: the protobuf data is "
-                   "truncated or corrupted", path);
-      goto out;
-    }
-
-  base = g_path_get_basename (path);
-  if (g_str_has_suffix (base, ".onnx"))
-    base[strlen (base) - 5] = '\0';
-  l.graph = elk_graph_new (l.opts.name != NULL && *l.opts.name != '\0'
-                             ? l.opts.name
-                             : base);
-  elk_graph_set_attribute (l.graph, "model", elk_graph_get_name (l.graph));
-
-  if (!elk__onnx_check_model (&l, error) || !elk__onnx_parse_dims (&l, error)
+  if (!elk__onnx_loader_open (&l, path, options, error)
+      || !elk__onnx_check_model (&l, error)
+      || !elk__onnx_parse_dims (&l, error)
       || !elk__onnx_load_initializers (&l, error)
       || !elk__onnx_load_inputs (&l, error)
-      || !elk__onnx_load_nodes (&l, error) || !check_outputs (&l, FALSE, error)
-      || !infer_all (&l, error) || !check_outputs (&l, TRUE, error))
+      || !elk__onnx_load_nodes (&l, error)
+      || !elk__onnx_check_outputs (&l, FALSE, error)
+      || !elk__onnx_infer_all (&l, NULL, error)
+      || !elk__onnx_check_outputs (&l, TRUE, error))
     goto out;
-  count_weight_inputs (&l);
+  elk__onnx_count_weight_inputs (&l);
   elk__onnx_fuse_patterns (&l);
-  if (!lower_all (&l, error))
+  if (!elk__onnx_lower_all (&l, NULL, error))
     goto out;
   if (elk_graph_get_n_ops (l.graph) == 0)
     {
@@ -407,10 +506,10 @@ elk__onnx_load (const char *path, const ElkOnnxOptions *options,
                    l.nodes->len);
       goto out;
     }
-  set_attributes (&l);
+  elk__onnx_set_attributes (&l);
   result = g_steal_pointer (&l.graph);
 
 out:
-  loader_clear (&l);
+  elk__onnx_loader_clear (&l);
   return result;
 }

@@ -61,4 +61,9 @@ ElkGraph *elk__onnx_load (const char *path,
                           const ElkOnnxOptions *options,
                           GError **error);
 
+/* The report elk-onnx-info prints (elk-onnx-describe.c). */
+char *elk__onnx_describe (const char *path,
+                          const ElkOnnxOptions *options,
+                          GError **error);
+
 G_END_DECLS

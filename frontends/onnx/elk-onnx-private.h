@@ -108,6 +108,9 @@ struct _Node
   Value *ln_x, *ln_scale, *ln_bias;
   /* A Conv whose BatchNormalization was folded into it. */
   Node *bn;
+  /* A survey (elk__onnx_describe) found the node unsupported, or it reads
+   * the output of one that is. */
+  gboolean failed;
 };
 
 struct _OpInfo
@@ -154,6 +157,14 @@ extern const OpFamily elk__onnx_layout_family;
 extern const OpFamily elk__onnx_linear_family;
 extern const OpFamily elk__onnx_norm_family;
 extern const OpFamily elk__onnx_elementwise_family;
+
+/* A node a survey cannot import, and why (the error message without the
+ * file name). */
+typedef struct
+{
+  const Node *node;
+  char *reason;
+} Issue;
 
 /* One einsum operator under construction (elk-onnx-emit.c). */
 typedef struct
@@ -284,5 +295,18 @@ gboolean elk__onnx_reduce_axes (Loader *l, Node *n, gboolean *reduced,
 
 /* elk-onnx-fuse.c */
 void elk__onnx_fuse_patterns (Loader *l);
+/* elk-onnx-loader.c */
+const OpInfo *elk__onnx_find_op (const char *op_type);
+gboolean elk__onnx_loader_open (Loader *l, const char *path,
+                                const ElkOnnxOptions *options,
+                                GError **error);
+void elk__onnx_loader_clear (Loader *l);
+gboolean elk__onnx_check_outputs (Loader *l, gboolean compare,
+                                  GError **error);
+gboolean elk__onnx_infer_all (Loader *l, GPtrArray *issues, GError **error);
+void elk__onnx_count_weight_inputs (Loader *l);
+gboolean elk__onnx_lower_all (Loader *l, GPtrArray *issues, GError **error);
+void elk__onnx_set_attributes (Loader *l);
+void elk__onnx_issue_free (gpointer data);
 
 G_END_DECLS

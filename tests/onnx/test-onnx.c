@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/wait.h>
 #include <glib/gstdio.h>
 
 #include <elk/elk.h>
@@ -1719,6 +1720,193 @@ test_limits (void)
   rm_rf (dir);
 }
 
+/* ------------------------------------------------------------------ */
+/* elk-onnx-info                                                       */
+
+static void
+assert_contains (const char *text, const char *want)
+{
+  if (strstr (text, want) == NULL)
+    g_error ("the report lacks \"%s\":\n%s", want, text);
+}
+
+/* The report on a graph-only corpus model: one model input, the weights
+ * counted, and the import line agreeing with elk__onnx_load. */
+static void
+test_info_corpus (void)
+{
+  REQUIRE_CORPUS (path, "torch-generated/bert_base_encoder_graphonly.onnx");
+  g_autoptr (GError) error = NULL;
+  g_autoptr (ElkGraph) g = load_ok (path, NULL);
+  g_autofree char *report = elk__onnx_describe (path, NULL, &error);
+  g_autofree char *imports = NULL;
+
+  g_assert_no_error (error);
+  g_assert_nonnull (report);
+  assert_contains (report, "opsets: ai.onnx 14");
+  assert_contains (report, "  input                    INT64    [1, 128]\n");
+  assert_contains (report, "graph inputs used as weights");
+  assert_contains (report, "symbolic dimensions: none");
+  assert_contains (report, "MatMul\n");
+  g_assert_null (strstr (report, "unsupported"));
+  imports = g_strdup_printf ("imports: %u elk operators, %.4g GFLOP, %s "
+                             "parameters",
+                             elk_graph_get_n_ops (g),
+                             elk_graph_get_total_flops (g) / 1e9,
+                             elk_graph_get_attribute (g, "params"));
+  assert_contains (report, imports);
+}
+
+/* x[batch, seq, 64] @ W -> Det -> Relu: the symbols get suggestions, Det
+ * is reported with the loader's reason and Relu as not checked. */
+static void
+test_info_unsupported (void)
+{
+  g_autofree char *dir = make_tmpdir ();
+  g_autofree char *path = g_build_filename (dir, "det.onnx", NULL);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (Builder) b = builder_small ("batch", "seq");
+  g_autofree char *report = NULL;
+  ElkOnnxOptions options;
+  Onnx__NodeProto *relu;
+
+  /* mm -> h -> det -> d -> relu -> y */
+  relu = g_ptr_array_index (b->nodes, 1);
+  relu->input[0] = arena_strdup (b->arena, "d");
+  g_ptr_array_insert (b->nodes, 1, make_node (b->arena, "Det", "det", "h",
+                                              NULL, "d"));
+  builder_write (b, path);
+
+  report = elk__onnx_describe (path, NULL, &error);
+  g_assert_no_error (error);
+  g_test_message ("%s", report);
+  assert_contains (report, "  x                        FLOAT    "
+                           "[batch, seq, 64]\n");
+  assert_contains (report, "  batch                first in x[0]"
+                           "                     suggested 1 (a batch)\n");
+  assert_contains (report, "suggested 128 (a sequence length)");
+  assert_contains (report, "suggested binding: dims=\"batch=1,seq=128\"");
+  assert_contains (report, "opsets: ai.onnx 13");
+  assert_contains (report, "       1  Det  unsupported: elk has no such "
+                           "operator\n");
+  assert_contains (report, "check with dims=\"batch=1,seq=128\":\n"
+                           "  1 unsupported node:\n"
+                           "    node 'det' (op Det, domain ai.onnx, opset "
+                           "13) is not supported\n"
+                           "  1 node after them (reading their outputs) "
+                           "not checked\n");
+  g_clear_pointer (&report, g_free);
+
+  /* A binding from the user is kept and the rest suggested. */
+  elk__onnx_options_init (&options);
+  options.dims = "batch=4";
+  report = elk__onnx_describe (path, &options, &error);
+  g_assert_no_error (error);
+  assert_contains (report, "suggested 4 (bound by dims)");
+  assert_contains (report, "dims=\"batch=4,seq=128\"");
+  g_clear_pointer (&report, g_free);
+
+  /* Without Det the same model imports. */
+  relu->input[0] = arena_strdup (b->arena, "h");
+  g_ptr_array_remove_index (b->nodes, 1);
+  builder_write (b, path);
+  report = elk__onnx_describe (path, NULL, &error);
+  g_assert_no_error (error);
+  assert_contains (report, "imports: 2 elk operators");
+  rm_rf (dir);
+}
+
+/* A model refused as a whole still gets its inputs and operators. */
+static void
+test_info_refused_model (void)
+{
+  g_autofree char *dir = make_tmpdir ();
+  g_autofree char *path = g_build_filename (dir, "opset.onnx", NULL);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (Builder) b = builder_small ("batch", "seq");
+  g_autofree char *report = NULL;
+
+  b->opset.version = ELK_ONNX_MAX_OPSET + 5;
+  builder_write (b, path);
+  report = elk__onnx_describe (path, NULL, &error);
+  g_assert_no_error (error);
+  assert_contains (report, "[batch, seq, 64]");
+  assert_contains (report, "       1  MatMul\n");
+  assert_contains (report, "cannot be imported: opset 23 of domain ai.onnx "
+                           "is not supported");
+  rm_rf (dir);
+}
+
+/* A missing or corrupt file is an error naming it, from the function and
+ * from the tool (exit status 1, the message on stderr). */
+static void
+test_info_errors (void)
+{
+  g_autofree char *dir = make_tmpdir ();
+  g_autofree char *missing = g_build_filename (dir, "missing.onnx", NULL);
+  g_autofree char *corrupt = g_build_filename (dir, "corrupt.onnx", NULL);
+  g_autofree char *good = g_build_filename (dir, "good.onnx", NULL);
+  const char *build = g_getenv ("ELK_BUILD_ROOT");
+  g_autoptr (GError) error = NULL;
+  g_autoptr (Builder) b = builder_small ("batch", "seq");
+  char *report;
+
+  builder_write (b, good);
+  g_file_set_contents (corrupt, "\x0a\xff\xff\xff", 4, &error);
+  g_assert_no_error (error);
+  report = elk__onnx_describe (missing, NULL, &error);
+  g_assert_null (report);
+  assert_error_mentions (error, ELK_GRAPH_ERROR, ELK_GRAPH_ERROR_INVALID,
+                         missing, "cannot read the model");
+  g_clear_error (&error);
+  report = elk__onnx_describe (corrupt, NULL, &error);
+  g_assert_null (report);
+  assert_error_mentions (error, ELK_GRAPH_ERROR, ELK_GRAPH_ERROR_INVALID,
+                         corrupt, "truncated or corrupted");
+  g_clear_error (&error);
+
+  if (build == NULL)
+    {
+      g_test_skip ("ELK_BUILD_ROOT is not set: the tool is not run");
+      rm_rf (dir);
+      return;
+    }
+  {
+    g_autofree char *tool = g_build_filename (build, "frontends", "onnx",
+                                              "elk-onnx-info", NULL);
+    const char *files[] = { missing, corrupt, good };
+    for (guint i = 0; i < G_N_ELEMENTS (files); i++)
+      {
+        g_autofree char *out = NULL, *err = NULL;
+        int status;
+        const char *argv[] = { tool, "--dims=batch=2", files[i], NULL };
+
+        g_spawn_sync (NULL, (char **) argv, NULL, G_SPAWN_DEFAULT, NULL,
+                      NULL, &out, &err, &status, &error);
+        g_assert_no_error (error);
+        if (i < 2)
+          {
+            g_assert_true (g_spawn_check_wait_status (status, NULL) == FALSE);
+            g_assert_true (WIFEXITED (status) && WEXITSTATUS (status) == 1);
+            assert_contains (err, files[i]);
+            g_assert_cmpstr (out, ==, "");
+          }
+        else
+          {
+            ElkOnnxOptions options;
+            g_autofree char *want = NULL;
+            elk__onnx_options_init (&options);
+            options.dims = "batch=2";
+            want = elk__onnx_describe (good, &options, &error);
+            g_assert_no_error (error);
+            g_assert_true (g_spawn_check_wait_status (status, NULL));
+            g_assert_cmpstr (out, ==, want);
+          }
+      }
+  }
+  rm_rf (dir);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -1751,5 +1939,9 @@ main (int argc, char **argv)
                    test_immediates_bad_attribute);
   g_test_add_func ("/onnx/limits", test_limits);
   g_test_add_func ("/onnx/plugin", test_plugin);
+  g_test_add_func ("/onnx/info/corpus", test_info_corpus);
+  g_test_add_func ("/onnx/info/unsupported", test_info_unsupported);
+  g_test_add_func ("/onnx/info/refused-model", test_info_refused_model);
+  g_test_add_func ("/onnx/info/errors", test_info_errors);
   return g_test_run ();
 }
