@@ -12,6 +12,15 @@
 
 #include <elk/elk-chip-props.h>
 
+/**
+ * elk_bandwidth_units_get_type:
+ *
+ * Gets the type of the bandwidth-units enumeration.
+ *
+ * Returns: the #GType of the #ElkBandwidthUnits enumeration.
+ *
+ * Since: 0.1
+ */
 GType
 elk_bandwidth_units_get_type (void)
 {

@@ -6,9 +6,24 @@
 #include <elk/elk-chip-spec.h>
 #include <elk/elk-error.h>
 
+/**
+ * elk_chip_spec_get_type:
+ *
+ * The boxed type of #ElkChipSpec, copied with elk_chip_spec_copy() and
+ * freed with elk_chip_spec_free().
+ *
+ * Returns: the #GType of #ElkChipSpec.
+ */
 ELK_DEFINE_BOXED_TYPE (ElkChipSpec, elk_chip_spec, elk_chip_spec_copy,
                      elk_chip_spec_free)
 
+/**
+ * elk_topology_get_type:
+ *
+ * Gets the type of the interconnect topology enumeration.
+ *
+ * Returns: the #GType of the #ElkTopology enumeration.
+ */
 GType
 elk_topology_get_type (void)
 {
@@ -26,6 +41,15 @@ elk_topology_get_type (void)
   return (GType) type;
 }
 
+/**
+ * elk_topology_to_string:
+ * @topology: an interconnect topology
+ *
+ * Names a topology, as the chips' "topology" property writes it.
+ *
+ * Returns: (transfer none): "all-to-all", "mesh", "torus" or "ring", or
+ *   "invalid".
+ */
 const char *
 elk_topology_to_string (ElkTopology topology)
 {
@@ -37,6 +61,7 @@ elk_topology_to_string (ElkTopology topology)
 
 /**
  * elk_cost_coeffs_init_ipu_mk2:
+ * @cost: (out caller-allocates): the coefficients to fill
  *
  * Fills @cost with the IPU MK2 coefficients of the Elk artifact's cost
  * formulas (t10-plan-space.md §2.4, elk-paper.md §3.2): the MatMul AMP
@@ -85,13 +110,16 @@ elk_cost_coeffs_init_ipu_mk2 (ElkCostCoeffs *cost)
 
 /**
  * elk_chip_spec_init_ipu_pod4:
+ * @spec: (out caller-allocates): the spec to fill; a name it already holds
+ *   is freed
  *
- * The emulated system of elk-paper.md §2.3: 4 IPU MK2 chips, 5888 cores,
- * 624 KiB SRAM per core with an 8 KiB receive buffer, 1.325 GHz, 5.5 GB/s
- * per core all-to-all, 640 GB/s between chips, 16 HBM3E modules giving
- * 16 TB/s.  Peak MatMul is 128 FLOP/cycle/core (1000 TFLOP/s for the pod
- * in the paper's rounding; 5888 x 128 x 1.325e9 = 998.6e12 here, which is
- * what the cost formula implies) and 31.2 TFLOP/s for everything else.
+ * Fills @spec with the emulated system of elk-paper.md §2.3: 4 IPU MK2
+ * chips, 5888 cores, 624 KiB SRAM per core with an 8 KiB receive buffer,
+ * 1.325 GHz, 5.5 GB/s per core all-to-all, 640 GB/s between chips, 16
+ * HBM3E modules giving 16 TB/s.  Peak MatMul is 128 FLOP/cycle/core (1000
+ * TFLOP/s for the pod in the paper's rounding; 5888 x 128 x 1.325e9 =
+ * 998.6e12 here, which is what the cost formula implies) and 31.2 TFLOP/s
+ * for everything else.
  */
 void
 elk_chip_spec_init_ipu_pod4 (ElkChipSpec *spec)
@@ -119,7 +147,11 @@ elk_chip_spec_init_ipu_pod4 (ElkChipSpec *spec)
 
 /**
  * elk_chip_spec_new_ipu_pod4:
- * Returns: (transfer full): a spec with the IPU-POD4 defaults.
+ *
+ * Creates a spec with the defaults of elk_chip_spec_init_ipu_pod4().
+ *
+ * Returns: (transfer full): a spec with the IPU-POD4 defaults; free it with
+ *   elk_chip_spec_free().
  */
 ElkChipSpec *
 elk_chip_spec_new_ipu_pod4 (void)
@@ -129,6 +161,15 @@ elk_chip_spec_new_ipu_pod4 (void)
   return spec;
 }
 
+/**
+ * elk_chip_spec_copy:
+ * @spec: a spec
+ *
+ * Copies @spec, name included.
+ *
+ * Returns: (transfer full): a copy of @spec; free it with
+ *   elk_chip_spec_free().
+ */
 ElkChipSpec *
 elk_chip_spec_copy (const ElkChipSpec *spec)
 {
@@ -137,6 +178,12 @@ elk_chip_spec_copy (const ElkChipSpec *spec)
   return copy;
 }
 
+/**
+ * elk_chip_spec_free:
+ * @spec: (transfer full) (nullable): a spec, or %NULL
+ *
+ * Frees @spec and its name.
+ */
 void
 elk_chip_spec_free (ElkChipSpec *spec)
 {
@@ -148,6 +195,10 @@ elk_chip_spec_free (ElkChipSpec *spec)
 
 /**
  * elk_chip_spec_get_usable_sram:
+ * @spec: a spec
+ *
+ * Gets the SRAM per core the compiler may use.
+ *
  * Returns: per-core bytes the compiler may allocate (SRAM minus reserve).
  */
 guint64
@@ -199,6 +250,10 @@ elk_chip_spec_get_load_time (const ElkChipSpec *spec,
 
 /**
  * elk_chip_spec_get_noc_bw:
+ * @spec: a spec
+ *
+ * Gets the total bandwidth of the on-chip interconnect.
+ *
  * Returns: the aggregate interconnect bandwidth in bytes/s: per-core port
  *   rate times cores for all-to-all, four links per core for mesh and torus,
  *   two for a ring.
@@ -221,8 +276,15 @@ elk_chip_spec_get_noc_bw (const ElkChipSpec *spec)
 
 /**
  * elk_chip_spec_validate:
+ * @spec: a spec
+ * @error: return location for a #GError
  *
- * Checks that a spec describes a machine the compiler can target.
+ * Checks that a spec describes a machine the compiler can target: positive
+ * core counts, sizes, rates and bandwidths, a reserve below the SRAM, and a
+ * grid that matches the cores for a mesh or torus.
+ *
+ * Returns: %TRUE if the spec is usable; %FALSE with @error set
+ *   (%ELK_CHIP_ERROR_CONFIG, naming the field) otherwise.
  */
 gboolean
 elk_chip_spec_validate (const ElkChipSpec *spec, GError **error)

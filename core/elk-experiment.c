@@ -31,6 +31,13 @@ extern const char elk__experiment_schema[];
 #define ELK_EXPERIMENT_MAX_AXES 64
 #define ELK_EXPERIMENT_MAX_AXIS_VALUES 1000000
 
+/**
+ * elk_experiment_get_type:
+ *
+ * Gets the type of loaded experiments.
+ *
+ * Returns: the #GType of #ElkExperiment.
+ */
 G_DEFINE_FINAL_TYPE (ElkExperiment, elk_experiment, G_TYPE_OBJECT)
 
 static void
@@ -100,7 +107,10 @@ elk_experiment_init (ElkExperiment *self)
 /**
  * elk_experiment_get_schema:
  *
- * Returns: the RelaxNG schema experiment files are validated against.
+ * Gets the schema of experiment files.
+ *
+ * Returns: (transfer none): the RelaxNG schema experiment files are
+ *   validated against, as text (compiled into the library).
  */
 const char *
 elk_experiment_get_schema (void)
@@ -720,14 +730,18 @@ check_size_limit (const char *path, guint64 size, GError **error)
 
 /**
  * elk_experiment_load_from_data:
- * @data: (array length=length): the file's contents
- * @length: their length
+ * @data: (array length=length) (element-type guint8): the file's contents
+ * @length: their length in bytes
  * @path: (type filename): the file's path, used in messages and to resolve
  *   relative paths
  * @registry: the registry plugins are looked up in
  * @error: return location for a #GError
  *
- * Returns: (transfer full) (nullable): the validated experiment.
+ * Like elk_experiment_load(), for contents already in memory (an
+ * experiment built in code, or read by the caller).
+ *
+ * Returns: (transfer full) (nullable): the validated experiment, or %NULL
+ *   with @error set in the %ELK_EXPERIMENT_ERROR domain.
  */
 ElkExperiment *
 elk_experiment_load_from_data (const char *data,
@@ -783,7 +797,12 @@ elk_experiment_load_from_data (const char *data,
  * @registry: the registry plugins are looked up in
  * @error: return location for a #GError
  *
- * Returns: (transfer full) (nullable): the validated experiment.
+ * Loads an experiment file and validates all of it before anything runs:
+ * the schema, every plugin it names and every <param> value against the
+ * plugin's property.  Errors name the file, the line and the parameter.
+ *
+ * Returns: (transfer full) (nullable): the validated experiment, or %NULL
+ *   with @error set in the %ELK_EXPERIMENT_ERROR domain.
  */
 ElkExperiment *
 elk_experiment_load (const char *path, ElkRegistry *registry, GError **error)
@@ -815,12 +834,29 @@ elk_experiment_load (const char *path, ElkRegistry *registry, GError **error)
   return elk_experiment_load_from_data (data, length, path, registry, error);
 }
 
+/**
+ * elk_experiment_get_path:
+ * @self: a loaded experiment
+ *
+ * Gets the experiment file's path.
+ *
+ * Returns: (transfer none) (type filename): the experiment file's path, as
+ *   given to elk_experiment_load().
+ */
 const char *
 elk_experiment_get_path (ElkExperiment *self)
 {
   return self->path;
 }
 
+/**
+ * elk_experiment_get_name:
+ * @self: a loaded experiment
+ *
+ * Gets the experiment's name.
+ *
+ * Returns: (transfer none): the experiment's name, from the file.
+ */
 const char *
 elk_experiment_get_name (ElkExperiment *self)
 {
@@ -829,7 +865,12 @@ elk_experiment_get_name (ElkExperiment *self)
 
 /**
  * elk_experiment_get_hash:
- * Returns: the SHA-256 of the experiment file, recorded in results.
+ * @self: a loaded experiment
+ *
+ * Gets the checksum that identifies the experiment in results.
+ *
+ * Returns: (transfer none): the SHA-256 of the experiment file (changed by
+ *   elk_experiment_set_quick()), recorded in results.
  */
 const char *
 elk_experiment_get_hash (ElkExperiment *self)
@@ -839,6 +880,9 @@ elk_experiment_get_hash (ElkExperiment *self)
 
 /**
  * elk_experiment_can_trace:
+ * @self: a loaded experiment
+ *
+ * Tells whether the experiment's chip can record traces.
  *
  * Returns: whether the experiment's chip backend can record traces.
  */
@@ -850,6 +894,7 @@ elk_experiment_can_trace (ElkExperiment *self)
 
 /**
  * elk_experiment_set_trace_point:
+ * @self: a loaded experiment
  * @point: a point whose run records a trace, or -1 for none
  *
  * Asks for a trace of one point, in addition to any the file asks for.
@@ -892,24 +937,60 @@ elk_experiment_set_quick (ElkExperiment *self)
   self->hash = g_compute_checksum_for_string (G_CHECKSUM_SHA256, salted, -1);
 }
 
+/**
+ * elk_experiment_get_n_points:
+ * @self: a loaded experiment
+ *
+ * Counts the experiment points.
+ *
+ * Returns: the number of experiment points: the product of the sweep axes'
+ *   lengths, 1 without a sweep.
+ */
 guint
 elk_experiment_get_n_points (ElkExperiment *self)
 {
   return self->n_points;
 }
 
+/**
+ * elk_experiment_get_n_schedulers:
+ * @self: a loaded experiment
+ *
+ * Counts the schedulers the experiment compares.
+ *
+ * Returns: the number of schedulers (designs) the experiment compares.
+ */
 guint
 elk_experiment_get_n_schedulers (ElkExperiment *self)
 {
   return self->schedulers->len;
 }
 
+/**
+ * elk_experiment_get_output_dir:
+ * @self: a loaded experiment
+ *
+ * Gets the folder the results go to.
+ *
+ * Returns: (transfer none) (type filename): the output folder the file
+ *   names, resolved against the experiment file's folder.
+ */
 const char *
 elk_experiment_get_output_dir (ElkExperiment *self)
 {
   return self->output_dir;
 }
 
+/**
+ * elk_experiment_get_scheduler_label:
+ * @self: a loaded experiment
+ * @index: a scheduler index, below elk_experiment_get_n_schedulers()
+ *
+ * Gets the label of one of the experiment's schedulers.
+ *
+ * Returns: (transfer none): the label of scheduler @index, which names its
+ *   rows in the results.
+ */
 const char *
 elk_experiment_get_scheduler_label (ElkExperiment *self, guint index)
 {
@@ -931,8 +1012,14 @@ axis_index (ElkExperiment *self, guint point, guint axis)
 
 /**
  * elk_experiment_dup_point_label:
- * Returns: (transfer full): "frontend.batch=32 chip.hbm-bw-gbps=8000", or
- *   "" for an experiment without sweep.
+ * @self: a loaded experiment
+ * @point: a point, below elk_experiment_get_n_points()
+ *
+ * Describes an experiment point by its sweep values.
+ *
+ * Returns: (transfer full): the point's sweep values, as
+ *   "frontend.batch=32 chip.hbm-bw-gbps=8000", or "" for an experiment
+ *   without sweep.  Free it with g_free().
  */
 char *
 elk_experiment_dup_point_label (ElkExperiment *self, guint point)
@@ -966,6 +1053,7 @@ elk__experiment_allocator_for (ElkExperiment *self, guint scheduler_index)
 
 /**
  * elk_experiment_create_component:
+ * @self: a loaded experiment
  * @point: the experiment point, below elk_experiment_get_n_points()
  * @kind: %ELK_TYPE_FRONTEND, %ELK_TYPE_CHIP, %ELK_TYPE_SCHEDULER or
  *   %ELK_TYPE_ALLOCATOR (inside libelk also the <plans> type)
@@ -976,7 +1064,8 @@ elk__experiment_allocator_for (ElkExperiment *self, guint scheduler_index)
  * Plugins check combinations of properties when they are used (load,
  * dup_spec, schedule), where they can report errors.
  *
- * Returns: (transfer full) (nullable): the object.
+ * Returns: (transfer full) (nullable): the object, or %NULL with @error
+ *   set.
  */
 GObject *
 elk_experiment_create_component (ElkExperiment *self,

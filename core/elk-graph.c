@@ -29,13 +29,26 @@ struct _ElkGraph
   GHashTable *attributes; /* key -> value */
 };
 
+/**
+ * elk_graph_get_type:
+ *
+ * The boxed type of #ElkGraph.  Copying the boxed value takes a reference
+ * (elk_graph_ref()) and freeing it drops one (elk_graph_unref()).
+ *
+ * Returns: the #GType of #ElkGraph.
+ */
 ELK_DEFINE_BOXED_TYPE (ElkGraph, elk_graph, elk_graph_ref, elk_graph_unref)
 
 /**
  * elk_graph_new:
- * @name: a name for the model, used in results.
+ * @name: (nullable): a name for the model, used in results ("model" when
+ *   %NULL)
  *
- * Returns: (transfer full): a new empty graph.
+ * Creates an empty graph.  A frontend then adds the tensors and operators
+ * in execution order with elk_graph_add_tensor() and elk_graph_add_op().
+ *
+ * Returns: (transfer full): a new empty graph with one reference; drop it
+ *   with elk_graph_unref().
  */
 ElkGraph *
 elk_graph_new (const char *name)
@@ -53,6 +66,15 @@ elk_graph_new (const char *name)
   return graph;
 }
 
+/**
+ * elk_graph_ref:
+ * @graph: a graph
+ *
+ * Takes a reference to @graph.  Graphs are read-only once a frontend has
+ * built them, so threads share them through references.
+ *
+ * Returns: (transfer full): @graph
+ */
 ElkGraph *
 elk_graph_ref (ElkGraph *graph)
 {
@@ -61,6 +83,13 @@ elk_graph_ref (ElkGraph *graph)
   return graph;
 }
 
+/**
+ * elk_graph_unref:
+ * @graph: (transfer full): a graph
+ *
+ * Drops a reference to @graph and frees it, its operators and its tensors
+ * with the last one.
+ */
 void
 elk_graph_unref (ElkGraph *graph)
 {
@@ -85,18 +114,42 @@ elk_graph_unref (ElkGraph *graph)
   g_free (graph);
 }
 
+/**
+ * elk_graph_get_name:
+ * @graph: a graph
+ *
+ * Gets the model's name.
+ *
+ * Returns: (transfer none): the model's name, as given to elk_graph_new().
+ */
 const char *
 elk_graph_get_name (const ElkGraph *graph)
 {
   return graph->name;
 }
 
+/**
+ * elk_graph_get_n_ops:
+ * @graph: a graph
+ *
+ * Gets how many operators the graph has.
+ *
+ * Returns: the number of operators.
+ */
 guint
 elk_graph_get_n_ops (const ElkGraph *graph)
 {
   return graph->ops->len;
 }
 
+/**
+ * elk_graph_get_n_tensors:
+ * @graph: a graph
+ *
+ * Gets how many tensors the graph has.
+ *
+ * Returns: the number of tensors.
+ */
 guint
 elk_graph_get_n_tensors (const ElkGraph *graph)
 {
@@ -105,6 +158,12 @@ elk_graph_get_n_tensors (const ElkGraph *graph)
 
 /**
  * elk_graph_get_op:
+ * @graph: a graph
+ * @index: an operator index, below elk_graph_get_n_ops()
+ *
+ * Gets an operator.  The struct belongs to the graph and stays valid as
+ * long as the graph does; it must not be modified.
+ *
  * Returns: (transfer none): operator @index in execution order.
  */
 const ElkOp *
@@ -116,6 +175,12 @@ elk_graph_get_op (const ElkGraph *graph, guint index)
 
 /**
  * elk_graph_get_tensor:
+ * @graph: a graph
+ * @index: a tensor id, below elk_graph_get_n_tensors()
+ *
+ * Gets a tensor.  The struct belongs to the graph and stays valid as long
+ * as the graph does; it must not be modified.
+ *
  * Returns: (transfer none): tensor @index.
  */
 const ElkTensor *
@@ -127,7 +192,12 @@ elk_graph_get_tensor (const ElkGraph *graph, guint index)
 
 /**
  * elk_graph_find_tensor:
- * Returns: the id of the tensor called @name, or -1.
+ * @graph: a graph
+ * @name: a tensor name
+ *
+ * Looks a tensor up by name.
+ *
+ * Returns: the id of the tensor called @name, or -1 if there is none.
  */
 gint
 elk_graph_find_tensor (const ElkGraph *graph, const char *name)
@@ -135,6 +205,16 @@ elk_graph_find_tensor (const ElkGraph *graph, const char *name)
   return GPOINTER_TO_INT (g_hash_table_lookup (graph->tensor_ids, name)) - 1;
 }
 
+/**
+ * elk_dtype_get_size:
+ * @dtype: an element type
+ *
+ * Gets the size of one element of @dtype.
+ *
+ * Returns: the size of one element in bytes, or 0 for
+ *   %ELK_DTYPE_QUANTIZED (whose tensors state their byte size) and for an
+ *   invalid value.
+ */
 guint
 elk_dtype_get_size (ElkDType dtype)
 {
@@ -158,6 +238,15 @@ elk_dtype_get_size (ElkDType dtype)
     }
 }
 
+/**
+ * elk_dtype_to_string:
+ * @dtype: an element type
+ *
+ * Names an element type, as results and messages write it.
+ *
+ * Returns: (transfer none): the type's name ("f32", "bf16", ...), or
+ *   "invalid".
+ */
 const char *
 elk_dtype_to_string (ElkDType dtype)
 {
@@ -166,6 +255,15 @@ elk_dtype_to_string (ElkDType dtype)
   return (guint) dtype < G_N_ELEMENTS (names) ? names[dtype] : "invalid";
 }
 
+/**
+ * elk_op_kind_to_string:
+ * @kind: an operator cost class
+ *
+ * Names an operator cost class, as results and messages write it.
+ *
+ * Returns: (transfer none): the class's name ("matmul", "elementwise", ...),
+ *   or "invalid".
+ */
 const char *
 elk_op_kind_to_string (ElkOpKind kind)
 {
@@ -175,6 +273,15 @@ elk_op_kind_to_string (ElkOpKind kind)
   return (guint) kind < G_N_ELEMENTS (names) ? names[kind] : "invalid";
 }
 
+/**
+ * elk_tensor_origin_to_string:
+ * @origin: where a tensor lives
+ *
+ * Names a tensor origin, as results and messages write it.
+ *
+ * Returns: (transfer none): "weight", "kv-cache" or "activation", or
+ *   "invalid".
+ */
 const char *
 elk_tensor_origin_to_string (ElkTensorOrigin origin)
 {
@@ -184,7 +291,7 @@ elk_tensor_origin_to_string (ElkTensorOrigin origin)
 
 /**
  * elk_graph_add_tensor:
- * @graph: a graph
+ * @graph: a graph being built
  * @name: a unique name
  * @dtype: element type
  * @origin: where the tensor lives before use
@@ -194,7 +301,11 @@ elk_tensor_origin_to_string (ElkTensorOrigin origin)
  *   %ELK_DTYPE_QUANTIZED)
  * @error: return location for a #GError
  *
- * Returns: the new tensor's id, or -1 with @error set.
+ * Appends a tensor.  Its id is its index, used by elk_graph_add_op() and
+ * elk_graph_get_tensor().
+ *
+ * Returns: the new tensor's id, or -1 with @error set in the
+ *   %ELK_GRAPH_ERROR domain.
  */
 gint
 elk_graph_add_tensor (ElkGraph *graph,
@@ -627,6 +738,9 @@ elk_graph_add_op (ElkGraph *graph,
 
 /**
  * elk_graph_set_op_flops:
+ * @graph: a graph being built
+ * @op: an operator index
+ * @flops: the operator's floating point operations
  *
  * Overrides the default FLOP count of an operator (for instance softmax's
  * exp, sum and divide per element).
@@ -640,9 +754,12 @@ elk_graph_set_op_flops (ElkGraph *graph, guint op, double flops)
 
 /**
  * elk_graph_set_attribute:
+ * @graph: a graph
+ * @key: the fact's name
+ * @value: its value
  *
  * Records a model fact for results and inspection ("params", "layers",
- * "phase").  Later values replace earlier ones.
+ * "phase").  Later values replace earlier ones; both strings are copied.
  */
 void
 elk_graph_set_attribute (ElkGraph *graph, const char *key, const char *value)
@@ -650,6 +767,16 @@ elk_graph_set_attribute (ElkGraph *graph, const char *key, const char *value)
   g_hash_table_replace (graph->attributes, g_strdup (key), g_strdup (value));
 }
 
+/**
+ * elk_graph_get_attribute:
+ * @graph: a graph
+ * @key: the fact's name
+ *
+ * Looks up a model fact recorded by the frontend.
+ *
+ * Returns: (transfer none) (nullable): the value recorded for @key with
+ *   elk_graph_set_attribute(), or %NULL.
+ */
 const char *
 elk_graph_get_attribute (const ElkGraph *graph, const char *key)
 {
@@ -658,11 +785,14 @@ elk_graph_get_attribute (const ElkGraph *graph, const char *key)
 
 /**
  * elk_graph_validate:
+ * @graph: a graph
+ * @error: return location for a #GError
  *
  * Checks what a frontend could get wrong as a whole: an empty graph, a
  * tensor read before any operator (or HBM) produced it.
  *
- * Returns: %TRUE if the graph is usable.
+ * Returns: %TRUE if the graph is usable; %FALSE with @error set in the
+ *   %ELK_GRAPH_ERROR domain otherwise.
  */
 gboolean
 elk_graph_validate (const ElkGraph *graph, GError **error)
@@ -709,6 +839,14 @@ elk_graph_validate (const ElkGraph *graph, GError **error)
   return TRUE;
 }
 
+/**
+ * elk_graph_get_total_flops:
+ * @graph: a graph
+ *
+ * Sums the FLOP counts of every operator.
+ *
+ * Returns: the floating point operations of all operators.
+ */
 double
 elk_graph_get_total_flops (const ElkGraph *graph)
 {
@@ -720,6 +858,10 @@ elk_graph_get_total_flops (const ElkGraph *graph)
 
 /**
  * elk_op_get_hbm_bytes:
+ * @graph: the graph of @op
+ * @op: an operator of @graph
+ *
+ * Counts what one operator's preload reads from HBM.
  *
  * Returns: the bytes @op reads from HBM: the sum of its weight and KV-cache
  *   inputs.  A tensor read by two operators is counted for both, since
@@ -739,6 +881,15 @@ elk_op_get_hbm_bytes (const ElkGraph *graph, const ElkOp *op)
   return bytes;
 }
 
+/**
+ * elk_graph_get_hbm_bytes:
+ * @graph: a graph
+ *
+ * Counts what the preloads of the whole graph read from HBM.
+ *
+ * Returns: the bytes all operators read from HBM, elk_op_get_hbm_bytes()
+ *   summed over the graph.
+ */
 guint64
 elk_graph_get_hbm_bytes (const ElkGraph *graph)
 {
@@ -749,6 +900,15 @@ elk_graph_get_hbm_bytes (const ElkGraph *graph)
   return total;
 }
 
+/**
+ * elk_graph_get_n_layers:
+ * @graph: a graph
+ *
+ * Counts the repeated layers of the model.
+ *
+ * Returns: the number of repeated layers: one more than the largest layer
+ *   index of an operator, 0 when no operator belongs to a layer.
+ */
 guint
 elk_graph_get_n_layers (const ElkGraph *graph)
 {
@@ -760,10 +920,15 @@ elk_graph_get_n_layers (const ElkGraph *graph)
 
 /**
  * elk_op_dup_signature:
+ * @graph: the graph of @op
+ * @op: an operator of @graph
+ *
+ * Makes the key under which the plan space caches an operator's table.
  *
  * Returns: (transfer full): a string that is equal for two operators exactly
  *   when the plan space treats them alike: kind, extents, accesses, and each
- *   operand's element size and origin.  Plan tables are cached by it.
+ *   operand's element size and origin.  Plan tables are cached by it.  Free
+ *   it with g_free().
  */
 char *
 elk_op_dup_signature (const ElkGraph *graph, const ElkOp *op)

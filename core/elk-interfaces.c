@@ -17,9 +17,40 @@
 #include <elk/elk-allocator.h>
 #include <elk/elk-error.h>
 
+/**
+ * elk_frontend_get_type:
+ *
+ * Gets the type of the frontend interface.
+ *
+ * Returns: the #GType of the #ElkFrontend interface.
+ */
 G_DEFINE_INTERFACE (ElkFrontend, elk_frontend, G_TYPE_OBJECT)
+
+/**
+ * elk_chip_get_type:
+ *
+ * Gets the type of the chip backend interface.
+ *
+ * Returns: the #GType of the #ElkChip interface.
+ */
 G_DEFINE_INTERFACE (ElkChip, elk_chip, G_TYPE_OBJECT)
+
+/**
+ * elk_scheduler_get_type:
+ *
+ * Gets the type of the scheduler interface.
+ *
+ * Returns: the #GType of the #ElkScheduler interface.
+ */
 G_DEFINE_INTERFACE (ElkScheduler, elk_scheduler, G_TYPE_OBJECT)
+
+/**
+ * elk_allocator_get_type:
+ *
+ * Gets the type of the allocator interface.
+ *
+ * Returns: the #GType of the #ElkAllocator interface.
+ */
 G_DEFINE_INTERFACE (ElkAllocator, elk_allocator, G_TYPE_OBJECT)
 
 static void
@@ -100,6 +131,8 @@ elk_frontend_load (ElkFrontend *self, GError **error)
  * @self: a chip backend
  * @error: return location for a #GError
  *
+ * Asks the backend for its machine description and checks it.
+ *
  * Returns: (transfer full) (nullable): the machine description, validated
  *   with elk_chip_spec_validate(), or %NULL with @error set.
  */
@@ -127,6 +160,8 @@ elk_chip_dup_spec (ElkChip *self, GError **error)
  * @plans: the plan tables it was compiled with
  * @error: return location for a #GError
  *
+ * Checks @program with elk_program_validate() and runs it on the backend's
+ * own model of the machine. *
  * Returns: (transfer full) (nullable): the metrics, or %NULL with @error
  *   set.  Metrics with a negative or non-finite latency are a contract
  *   error.
@@ -142,9 +177,12 @@ elk_chip_run (ElkChip *self,
 
 /**
  * elk_chip_type_can_trace:
- * @type: a type implementing ElkChip
+ * @type: a type implementing #ElkChip
  *
- * Returns: whether the backend implements run_traced().
+ * Tells whether a chip backend type can record traces.
+ *
+ * Returns: whether the backend implements run_traced(), that is, whether
+ *   experiments that ask for traces can use it.
  */
 gboolean
 elk_chip_type_can_trace (GType type)
@@ -227,6 +265,8 @@ elk_chip_run_traced (ElkChip *self,
  * @allocator: the allocator the experiment chose
  * @error: return location for a #GError
  *
+ * Asks the scheduler for a program and checks it before anyone runs it.
+ *
  * Returns: (transfer full) (nullable): the program, checked with
  *   elk_program_validate(), or %NULL with @error set.
  */
@@ -263,11 +303,13 @@ elk_scheduler_schedule (ElkScheduler *self,
  * elk_allocator_allocate:
  * @self: an allocator
  * @request: what to allocate
- * @result: (out caller-allocates): the allocation; its preload_entries
- *   array must hold request->n_preloaded entries
+ * @result: the allocation, filled in; its preload_entries array is the
+ *   caller's and must hold request->n_preloaded entries
  * @fits: (out): whether an allocation within the budget exists
  * @error: return location for a #GError
  *
+ * Asks the allocator to split the SRAM budget of @request and checks the
+ * answer. *
  * Returns: %FALSE with @error set on failure; otherwise %TRUE, with @fits
  *   telling whether @result holds an allocation.  An allocation larger than
  *   the budget, or with an entry index out of range, is a contract error.

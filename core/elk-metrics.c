@@ -7,13 +7,25 @@
 
 #include <elk/elk-metrics.h>
 
+/**
+ * elk_metrics_get_type:
+ *
+ * The boxed type of #ElkMetrics, copied with elk_metrics_copy() and freed
+ * with elk_metrics_free().
+ *
+ * Returns: the #GType of #ElkMetrics.
+ */
 ELK_DEFINE_BOXED_TYPE (ElkMetrics, elk_metrics, elk_metrics_copy,
                      elk_metrics_free)
 
 /**
  * elk_metrics_new:
- * @model: which model produces the numbers, stated in results.
- * Returns: (transfer full): zeroed metrics.
+ * @model: which model produces the numbers, stated in results (copied)
+ *
+ * Creates zeroed metrics for a chip backend to fill.
+ *
+ * Returns: (transfer full): zeroed metrics; free them with
+ *   elk_metrics_free().
  */
 ElkMetrics *
 elk_metrics_new (const char *model)
@@ -23,6 +35,14 @@ elk_metrics_new (const char *model)
   return metrics;
 }
 
+/**
+ * elk_metrics_copy:
+ * @metrics: metrics
+ *
+ * Copies @metrics, model string included.
+ *
+ * Returns: (transfer full): a copy; free it with elk_metrics_free().
+ */
 ElkMetrics *
 elk_metrics_copy (const ElkMetrics *metrics)
 {
@@ -31,6 +51,12 @@ elk_metrics_copy (const ElkMetrics *metrics)
   return copy;
 }
 
+/**
+ * elk_metrics_free:
+ * @metrics: (transfer full) (nullable): metrics, or %NULL
+ *
+ * Frees @metrics and its model string.
+ */
 void
 elk_metrics_free (ElkMetrics *metrics)
 {
@@ -43,16 +69,16 @@ elk_metrics_free (ElkMetrics *metrics)
 /**
  * elk_metrics_first_difference:
  * @a: metrics
- * @b: metrics
+ * @b: metrics to compare with @a
  * @value_a: (out) (optional): @a's value of the field that differs
  * @value_b: (out) (optional): @b's value of it
  *
  * Compares two measurements number by number, bit for bit (so NAN equals
  * NAN and 0 differs from -0), as determinism and trust checks need.
  *
- * Returns: (nullable): the name of the first numeric field in which @a and
- *   @b differ, or %NULL when every number is identical.  The model strings
- *   are not compared.
+ * Returns: (transfer none) (nullable): the name of the first numeric field
+ *   in which @a and @b differ, or %NULL when every number is identical.
+ *   The model strings are not compared.
  */
 const char *
 elk_metrics_first_difference (const ElkMetrics *a,

@@ -26,6 +26,13 @@ struct _ElkPlugin
   GPtrArray *claims;       /* "kind/name" of every feature it tried to add */
 };
 
+/**
+ * elk_plugin_get_type:
+ *
+ * Gets the type of loaded plugins.
+ *
+ * Returns: the #GType of #ElkPlugin.
+ */
 G_DEFINE_FINAL_TYPE (ElkPlugin, elk_plugin, G_TYPE_OBJECT)
 
 static void
@@ -239,6 +246,15 @@ elk_plugin_add_feature (ElkPlugin *plugin,
   return TRUE;
 }
 
+/**
+ * elk_plugin_get_name:
+ * @plugin: a loaded plugin
+ *
+ * Gets the plugin's name.
+ *
+ * Returns: (transfer none): the plugin's name, from its descriptor (equal to
+ *   the <name> of its libelk-<name>.so file).
+ */
 const char *
 elk_plugin_get_name (ElkPlugin *plugin)
 {
@@ -247,10 +263,13 @@ elk_plugin_get_name (ElkPlugin *plugin)
 
 /**
  * elk_plugin_get_filename:
+ * @plugin: a loaded plugin
  *
- * Returns: (type filename): the plugin file as an absolute path (made
- *   absolute against the working folder, "." and ".." removed; symbolic
- *   links are not resolved).
+ * Gets the file the plugin was loaded from.
+ *
+ * Returns: (transfer none) (type filename): the plugin file as an absolute
+ *   path (made absolute against the working folder, "." and ".." removed;
+ *   symbolic links are not resolved).
  */
 const char *
 elk_plugin_get_filename (ElkPlugin *plugin)
@@ -260,10 +279,13 @@ elk_plugin_get_filename (ElkPlugin *plugin)
 
 /**
  * elk_plugin_get_sha256:
+ * @plugin: a loaded plugin
  *
- * Returns: the SHA-256 of the plugin file's bytes, in lowercase hex, as
- *   read just before the file was loaded.  results.json records it for
- *   every plugin a run used.
+ * Gets the checksum that identifies the plugin file.
+ *
+ * Returns: (transfer none): the SHA-256 of the plugin file's bytes, in
+ *   lowercase hex, as read just before the file was loaded.  results.json
+ *   records it for every plugin a run used.
  */
 const char *
 elk_plugin_get_sha256 (ElkPlugin *plugin)
@@ -271,18 +293,43 @@ elk_plugin_get_sha256 (ElkPlugin *plugin)
   return plugin->sha256;
 }
 
+/**
+ * elk_plugin_get_description:
+ * @plugin: a loaded plugin
+ *
+ * Gets the plugin's description.
+ *
+ * Returns: (transfer none): the plugin's one-line description.
+ */
 const char *
 elk_plugin_get_description (ElkPlugin *plugin)
 {
   return plugin->description;
 }
 
+/**
+ * elk_plugin_get_version:
+ * @plugin: a loaded plugin
+ *
+ * Gets the plugin's own version.
+ *
+ * Returns: (transfer none): the plugin's own version, from its descriptor.
+ */
 const char *
 elk_plugin_get_version (ElkPlugin *plugin)
 {
   return plugin->version;
 }
 
+/**
+ * elk_plugin_get_abi_version:
+ * @plugin: a loaded plugin
+ *
+ * Gets the plugin ABI the plugin was built for.
+ *
+ * Returns: the %ELK_PLUGIN_ABI_VERSION the plugin was built with (always the
+ *   library's, since the loader refuses any other).
+ */
 guint
 elk_plugin_get_abi_version (ElkPlugin *plugin)
 {

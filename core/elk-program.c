@@ -20,15 +20,27 @@ struct _ElkProgram
   ElkProgramAssumptions assumptions;
 };
 
+/**
+ * elk_program_get_type:
+ *
+ * The boxed type of #ElkProgram.  Copying the boxed value takes a reference
+ * (elk_program_ref()) and freeing it drops one (elk_program_unref()).
+ *
+ * Returns: the #GType of #ElkProgram.
+ */
 ELK_DEFINE_BOXED_TYPE (ElkProgram, elk_program, elk_program_ref,
                      elk_program_unref)
 
 /**
  * elk_program_new:
- * @graph: the graph the program runs
- * Returns: (transfer full): an empty program with one ElkProgramOp per
+ * @graph: the graph the program runs; the program keeps a reference
+ *
+ * Creates an empty program for a scheduler to fill.
+ *
+ * Returns: (transfer full): an empty program with one #ElkProgramOp per
  *   operator: zeroed plans, no declarations (%ELK_PROGRAM_UNDECLARED), no
- *   predictions (NAN), the full interconnect share for every preload.
+ *   predictions (NAN), the full interconnect share for every preload.  Drop
+ *   it with elk_program_unref().
  */
 ElkProgram *
 elk_program_new (ElkGraph *graph)
@@ -56,6 +68,14 @@ elk_program_new (ElkGraph *graph)
   return program;
 }
 
+/**
+ * elk_program_ref:
+ * @program: a program
+ *
+ * Takes a reference to @program.
+ *
+ * Returns: (transfer full): @program
+ */
 ElkProgram *
 elk_program_ref (ElkProgram *program)
 {
@@ -63,6 +83,13 @@ elk_program_ref (ElkProgram *program)
   return program;
 }
 
+/**
+ * elk_program_unref:
+ * @program: (transfer full): a program
+ *
+ * Drops a reference to @program and frees it with the last one (which also
+ * drops its reference to the graph).
+ */
 void
 elk_program_unref (ElkProgram *program)
 {
@@ -76,7 +103,11 @@ elk_program_unref (ElkProgram *program)
 
 /**
  * elk_program_get_graph:
- * Returns: (transfer none): the graph.
+ * @program: a program
+ *
+ * Gets the graph the program was made for.
+ *
+ * Returns: (transfer none): the graph the program runs.
  */
 ElkGraph *
 elk_program_get_graph (const ElkProgram *program)
@@ -84,6 +115,14 @@ elk_program_get_graph (const ElkProgram *program)
   return program->graph;
 }
 
+/**
+ * elk_program_add_preload:
+ * @program: a program being built
+ * @op: an operator index
+ *
+ * Appends a preload_async(@op) step.  The device rules are checked by
+ * elk_program_validate(), not here.
+ */
 void
 elk_program_add_preload (ElkProgram *program, guint32 op)
 {
@@ -91,6 +130,14 @@ elk_program_add_preload (ElkProgram *program, guint32 op)
   g_array_append_val (program->steps, step);
 }
 
+/**
+ * elk_program_add_execute:
+ * @program: a program being built
+ * @op: an operator index
+ *
+ * Appends an execute(@op) step.  The device rules are checked by
+ * elk_program_validate(), not here.
+ */
 void
 elk_program_add_execute (ElkProgram *program, guint32 op)
 {
@@ -98,12 +145,29 @@ elk_program_add_execute (ElkProgram *program, guint32 op)
   g_array_append_val (program->steps, step);
 }
 
+/**
+ * elk_program_get_n_steps:
+ * @program: a program
+ *
+ * Gets how many device calls the program makes.
+ *
+ * Returns: the number of steps.
+ */
 guint
 elk_program_get_n_steps (const ElkProgram *program)
 {
   return program->steps->len;
 }
 
+/**
+ * elk_program_get_step:
+ * @program: a program
+ * @index: a step index, below elk_program_get_n_steps()
+ *
+ * Gets one device call of the program.
+ *
+ * Returns: (transfer none): step @index, owned by @program.
+ */
 const ElkStep *
 elk_program_get_step (const ElkProgram *program, guint index)
 {
@@ -113,7 +177,13 @@ elk_program_get_step (const ElkProgram *program, guint index)
 
 /**
  * elk_program_get_op:
- * Returns: (transfer none): the writable per-operator record of @op.
+ * @program: a program being built
+ * @op: an operator index
+ *
+ * Gets the per-operator record for a scheduler to fill in.
+ *
+ * Returns: (transfer none): the writable per-operator record of @op, owned
+ *   by @program.
  */
 ElkProgramOp *
 elk_program_get_op (ElkProgram *program, guint32 op)
@@ -122,6 +192,16 @@ elk_program_get_op (ElkProgram *program, guint32 op)
   return &program->ops[op];
 }
 
+/**
+ * elk_program_peek_op:
+ * @program: a program
+ * @op: an operator index
+ *
+ * Reads what the program records for one operator.
+ *
+ * Returns: (transfer none): the per-operator record of @op, owned by
+ *   @program; read-only.
+ */
 const ElkProgramOp *
 elk_program_peek_op (const ElkProgram *program, guint32 op)
 {
@@ -131,9 +211,11 @@ elk_program_peek_op (const ElkProgram *program, guint32 op)
 
 /**
  * elk_program_set_estimate:
+ * @program: a program
+ * @latency_s: the scheduler's latency estimate in seconds
  *
  * Records the scheduler's own latency estimate, kept in results beside the
- * backend's measurement.
+ * backend's measurement and never priced.
  */
 void
 elk_program_set_estimate (ElkProgram *program, double latency_s)
@@ -141,6 +223,15 @@ elk_program_set_estimate (ElkProgram *program, double latency_s)
   program->estimate_s = latency_s;
 }
 
+/**
+ * elk_program_get_estimate:
+ * @program: a program
+ *
+ * Gets the scheduler's own latency estimate.
+ *
+ * Returns: the scheduler's latency estimate in seconds, as recorded with
+ *   elk_program_set_estimate().
+ */
 double
 elk_program_get_estimate (const ElkProgram *program)
 {
@@ -149,8 +240,11 @@ elk_program_get_estimate (const ElkProgram *program)
 
 /**
  * elk_program_set_n_orders:
+ * @program: a program
+ * @n_orders: the number of preload orders evaluated
  *
- * Records how many preload orders the scheduler evaluated.
+ * Records how many preload orders the scheduler evaluated (1 in a new
+ * program), for results.
  */
 void
 elk_program_set_n_orders (ElkProgram *program, guint n_orders)
@@ -158,6 +252,14 @@ elk_program_set_n_orders (ElkProgram *program, guint n_orders)
   program->n_orders = n_orders;
 }
 
+/**
+ * elk_program_get_n_orders:
+ * @program: a program
+ *
+ * Gets how many preload orders the scheduler evaluated.
+ *
+ * Returns: the number of preload orders the scheduler evaluated.
+ */
 guint
 elk_program_get_n_orders (const ElkProgram *program)
 {
@@ -166,6 +268,8 @@ elk_program_get_n_orders (const ElkProgram *program)
 
 /**
  * elk_program_set_assumptions:
+ * @program: a program
+ * @assumptions: what the program takes for granted
  *
  * Records what the program takes for granted about the machine (see
  * #ElkProgramAssumptions); a new program assumes nothing.
@@ -177,6 +281,14 @@ elk_program_set_assumptions (ElkProgram *program,
   program->assumptions = assumptions;
 }
 
+/**
+ * elk_program_get_assumptions:
+ * @program: a program
+ *
+ * Gets what the program takes for granted about the machine.
+ *
+ * Returns: what the program takes for granted about the machine.
+ */
 ElkProgramAssumptions
 elk_program_get_assumptions (const ElkProgram *program)
 {
@@ -414,7 +526,7 @@ derive (const ElkProgram *program, const ElkPlanSet *plans,
 }
 
 /**
- * elk_program_derive:
+ * elk_program_derive: (skip)
  * @program: a program
  * @plans: the plan tables it was compiled with (their graph, chip spec
  *   and options)
@@ -429,10 +541,15 @@ derive (const ElkProgram *program, const ElkPlanSet *plans,
  * #ElkProgramOp).  The program's #ElkProgramAssumptions, which only a
  * bound sets, are applied and reported with the results.
  *
- * Returns: (transfer full) (array) (nullable): one #ElkOpCost per
- *   operator (free with g_free()), or %NULL with
- *   %ELK_SCHEDULE_ERROR_INVALID_PROGRAM if the steps break the structural
- *   rules or a plan is not what the cost model gives.
+ * The result is a C array with one element per operator of the graph and
+ * no length of its own, which bindings cannot size: it is skipped in the
+ * introspection data.
+ *
+ * Returns: (transfer full) (nullable): one #ElkOpCost per operator
+ *   (elk_graph_get_n_ops() of the program's graph; free the array with
+ *   g_free()), or %NULL with %ELK_SCHEDULE_ERROR_INVALID_PROGRAM if the
+ *   steps break the structural rules or a plan is not what the cost model
+ *   gives.
  */
 ElkOpCost *
 elk_program_derive (const ElkProgram *program,

@@ -56,6 +56,13 @@ typedef struct
   char *reason;
 } Claim;
 
+/**
+ * elk_registry_get_type:
+ *
+ * Gets the type of plugin registries.
+ *
+ * Returns: the #GType of #ElkRegistry.
+ */
 G_DEFINE_FINAL_TYPE (ElkRegistry, elk_registry, G_TYPE_OBJECT)
 
 static void
@@ -125,6 +132,10 @@ elk_registry_init (ElkRegistry *self)
 /**
  * elk_registry_new:
  *
+ * Creates a registry.  Add folders with elk_registry_add_path() or
+ * elk_registry_add_default_paths(), then load them with
+ * elk_registry_scan().
+ *
  * Returns: (transfer full): an empty registry with no search path.
  */
 ElkRegistry *
@@ -135,8 +146,11 @@ elk_registry_new (void)
 
 /**
  * elk_registry_add_path:
+ * @self: a registry
  * @dir: (type filename): a folder scanned recursively (a few levels) by
  *   elk_registry_scan()
+ *
+ * Appends @dir to the search path.
  */
 void
 elk_registry_add_path (ElkRegistry *self, const char *dir)
@@ -148,6 +162,7 @@ elk_registry_add_path (ElkRegistry *self, const char *dir)
 
 /**
  * elk_registry_add_default_paths:
+ * @self: a registry
  *
  * Adds the folders of ELK_PLUGIN_PATH (colon-separated), then those of
  * ELK_PLUGIN_SYSTEM_PATH, or the installed plugin folder when that
@@ -266,6 +281,7 @@ scan_dir (ElkRegistry *self, const char *dir, guint depth)
 
 /**
  * elk_registry_scan:
+ * @self: a registry
  *
  * Loads every plugin file on the search path.  Files that fail are kept
  * with their reason (elk_registry_get_failures()); they never stop the
@@ -498,6 +514,7 @@ record_claims (ElkRegistry *self, ElkPlugin *plugin, const GError *error)
 
 /**
  * elk_registry_load_file:
+ * @self: a registry
  * @path: (type filename): a plugin file
  * @error: return location for a #GError
  *
@@ -507,7 +524,8 @@ record_claims (ElkRegistry *self, ElkPlugin *plugin, const GError *error)
  * elk_registry_get_ignored().
  *
  * Returns: %TRUE on success (also when the file, or one with the same
- *   bytes, was already loaded).
+ *   bytes, was already loaded); %FALSE with @error set in the
+ *   %ELK_PLUGIN_ERROR or %ELK_REGISTRY_ERROR domain otherwise.
  */
 gboolean
 elk_registry_load_file (ElkRegistry *self, const char *path, GError **error)
@@ -723,6 +741,7 @@ feature_file (const ElkFeature *feature)
 
 /**
  * elk_registry_list_providers:
+ * @self: a registry
  * @kind: an interface type
  * @name: a feature name
  *
@@ -730,7 +749,8 @@ feature_file (const ElkFeature *feature)
  * provides it, in load order.  More than one means the name is shadowed:
  * elk_registry_find() refuses it unless a file is chosen.
  *
- * Returns: (transfer container) (element-type ElkFeature): the providers.
+ * Returns: (transfer container) (element-type ElkFeature): the providers;
+ *   the features belong to @self, the array to the caller.
  */
 GPtrArray *
 elk_registry_list_providers (ElkRegistry *self, GType kind, const char *name)
@@ -773,13 +793,15 @@ list_claims (ElkRegistry *self, GType kind, const char *name)
 
 /**
  * elk_registry_get_failed_providers:
+ * @self: a registry
  * @kind: an interface type
  * @name: a feature name
  *
  * The plugin files that tried to add @kind @name but then failed to load,
  * each with the reason, as "file: reason" lines.
  *
- * Returns: (transfer full): a %NULL-terminated array, empty if none.
+ * Returns: (transfer full): a %NULL-terminated array, empty if none; free
+ *   it with g_strfreev().
  */
 GStrv
 elk_registry_get_failed_providers (ElkRegistry *self,
@@ -800,10 +822,15 @@ elk_registry_get_failed_providers (ElkRegistry *self,
 
 /**
  * elk_registry_lookup:
+ * @self: a registry
+ * @kind: an interface type (%ELK_TYPE_SCHEDULER, ...)
+ * @name: a feature name
+ *
+ * Looks up a feature by kind and name, without an error.
  *
  * Returns: (transfer none) (nullable): the feature of @kind called @name,
- *   or %NULL if there is none, or if more than one plugin file provides
- *   (or tried to provide) it; elk_registry_find() says which.
+ *   owned by @self, or %NULL if there is none, or if more than one plugin
+ *   file provides (or tried to provide) it; elk_registry_find() says which.
  */
 const ElkFeature *
 elk_registry_lookup (ElkRegistry *self, GType kind, const char *name)
@@ -887,6 +914,7 @@ set_not_found (ElkRegistry *self, GType kind, const char *name,
 
 /**
  * elk_registry_find_in_file:
+ * @self: a registry
  * @kind: an interface type
  * @name: a feature name
  * @plugin_file: (nullable) (type filename): the plugin file that must
@@ -902,7 +930,8 @@ set_not_found (ElkRegistry *self, GType kind, const char *name,
  * feature of that file is used, and a name it does not provide is an
  * error even when another file provides it.
  *
- * Returns: (transfer none) (nullable): the feature, or %NULL with @error.
+ * Returns: (transfer none) (nullable): the feature, owned by @self, or
+ *   %NULL with @error set.
  */
 const ElkFeature *
 elk_registry_find_in_file (ElkRegistry *self,
@@ -985,13 +1014,18 @@ elk_registry_find_in_file (ElkRegistry *self,
 
 /**
  * elk_registry_find:
+ * @self: a registry
+ * @kind: an interface type (%ELK_TYPE_SCHEDULER, ...)
+ * @name: a feature name
+ * @error: return location for a #GError
  *
  * Like elk_registry_lookup(), but a missing feature is an error that lists
  * the features of that kind and notes the files that failed to load, and
  * a feature that more than one plugin file provides is an error naming
  * every file (elk_registry_find_in_file() with no file).
  *
- * Returns: (transfer none) (nullable): the feature, or %NULL with @error.
+ * Returns: (transfer none) (nullable): the feature, owned by @self, or
+ *   %NULL with @error set in the %ELK_REGISTRY_ERROR domain.
  */
 const ElkFeature *
 elk_registry_find (ElkRegistry *self,
@@ -1004,10 +1038,14 @@ elk_registry_find (ElkRegistry *self,
 
 /**
  * elk_registry_list_features:
+ * @self: a registry
  * @kind: an interface type, or %G_TYPE_INVALID for all kinds
  *
+ * Lists the loaded features of one kind, or of all kinds.
+ *
  * Returns: (transfer container) (element-type ElkFeature): the features of
- *   @kind sorted by name.
+ *   @kind sorted by name; the features belong to @self, the array to the
+ *   caller.
  */
 GPtrArray *
 elk_registry_list_features (ElkRegistry *self, GType kind)
@@ -1024,7 +1062,13 @@ elk_registry_list_features (ElkRegistry *self, GType kind)
 
 /**
  * elk_registry_get_plugins:
- * Returns: (transfer container) (element-type ElkPlugin): loaded plugins.
+ * @self: a registry
+ *
+ * Lists the loaded plugins.
+ *
+ * Returns: (transfer container) (element-type ElkPlugin): the loaded
+ *   plugins in load order; the array is the caller's, the plugins belong to
+ *   @self.
  */
 GPtrArray *
 elk_registry_get_plugins (ElkRegistry *self)
@@ -1034,7 +1078,13 @@ elk_registry_get_plugins (ElkRegistry *self)
 
 /**
  * elk_registry_get_failures:
- * Returns: (transfer none) (element-type ElkLoadFailure): rejected files.
+ * @self: a registry
+ *
+ * Files that elk_registry_scan() or elk_registry_load_file() rejected,
+ * with the reason.
+ *
+ * Returns: (transfer none) (element-type ElkLoadFailure): the rejected
+ *   files, owned by @self.
  */
 const GPtrArray *
 elk_registry_get_failures (ElkRegistry *self)
@@ -1044,13 +1094,15 @@ elk_registry_get_failures (ElkRegistry *self)
 
 /**
  * elk_registry_get_ignored:
+ * @self: a registry
  *
  * Files that elk_registry_scan() saw and did not load on purpose, with
  * the reason (%ELK_PLUGIN_ERROR_IGNORED): a shared module not named
  * libelk-<name>.so, or a file with the same bytes as one already loaded.
  * They are not errors.
  *
- * Returns: (transfer none) (element-type ElkLoadFailure): ignored files.
+ * Returns: (transfer none) (element-type ElkLoadFailure): the ignored
+ *   files, owned by @self.
  */
 const GPtrArray *
 elk_registry_get_ignored (ElkRegistry *self)
@@ -1059,6 +1111,15 @@ elk_registry_get_ignored (ElkRegistry *self)
   return self->ignored;
 }
 
+/**
+ * elk_kind_to_string:
+ * @kind: an interface type
+ *
+ * Names an extension point, as experiment files and tools write it.
+ *
+ * Returns: (transfer none): "frontend", "scheduler", "allocator" or
+ *   "chip", or "unknown" for any other type.
+ */
 const char *
 elk_kind_to_string (GType kind)
 {
@@ -1073,6 +1134,14 @@ elk_kind_to_string (GType kind)
   return "unknown";
 }
 
+/**
+ * elk_kind_from_string:
+ * @kind: "frontend", "scheduler", "allocator" or "chip"
+ *
+ * Finds the extension point an experiment file or a tool names.
+ *
+ * Returns: the interface type named @kind, or %G_TYPE_INVALID.
+ */
 GType
 elk_kind_from_string (const char *kind)
 {

@@ -774,7 +774,7 @@ struct _ElkRunSession
 };
 
 /**
- * elk_run_session_begin:
+ * elk_run_session_begin: (skip)
  * @self: a loaded experiment
  * @options: output folder, progress, resume and shard (n_jobs, isolate
  *   and timeout are the driver's business)
@@ -783,7 +783,14 @@ struct _ElkRunSession
  * Opens the output folder's journal (keeping an earlier run's points with
  * @options->resume) and works out which points remain.
  *
- * Returns: (transfer full) (nullable): the session.
+ * Run sessions are for drivers written in C (MPI ranks, job schedulers):
+ * elk_run_session_finish() and elk_run_session_abort() consume the
+ * session, which has no copy function, so the session API is left out of
+ * the introspection data.  Other languages use elk_experiment_run().
+ *
+ * Returns: (transfer full) (nullable): the session, to be ended with
+ *   elk_run_session_finish() or elk_run_session_abort(); %NULL with @error
+ *   set.
  */
 ElkRunSession *
 elk_run_session_begin (ElkExperiment *self,
@@ -842,11 +849,14 @@ elk_run_session_begin (ElkExperiment *self,
 }
 
 /**
- * elk_run_session_get_todo:
+ * elk_run_session_get_todo: (skip)
+ * @session: a run session
  * @n_points: (out): how many points remain
  *
+ * Lists the points a session still has to run.
+ *
  * Returns: (array length=n_points) (transfer none): the points to run, in
- *   point order.
+ *   point order, owned by @session.
  */
 const guint *
 elk_run_session_get_todo (ElkRunSession *session, guint *n_points)
@@ -874,13 +884,17 @@ session_add_record (ElkRunSession *session,
 }
 
 /**
- * elk_run_session_add_line:
+ * elk_run_session_add_line: (skip)
+ * @session: a run session
  * @line: a point's journal line, as elk_experiment_run_point_line() or
  *   elk_experiment_dup_failed_point_line() made it
  * @wall_s: how long the point took, for the progress line
+ * @error: return location for a #GError
  *
  * Records a finished point durably.  A line that is corrupt, names no
  * point of this experiment, or names one already recorded is an error.
+ *
+ * Returns: %TRUE if the line was recorded; %FALSE with @error set.
  */
 gboolean
 elk_run_session_add_line (ElkRunSession *session,
@@ -916,13 +930,17 @@ elk_run_session_add_line (ElkRunSession *session,
 }
 
 /**
- * elk_run_session_finish:
+ * elk_run_session_finish: (skip)
+ * @session: (transfer full): a run session; freed
  * @status: (out): whether every point succeeded
+ * @error: return location for a #GError
  *
  * Closes the journal and writes results.csv, results.json and
  * timings.csv from it.  Points never added are missing from the results
  * (and an error says how many), so a driver must add a failed line for a
  * point it could not run.  Frees @session.
+ *
+ * Returns: %TRUE if the results were written; %FALSE with @error set.
  */
 gboolean
 elk_run_session_finish (ElkRunSession *session,
@@ -954,7 +972,8 @@ elk_run_session_finish (ElkRunSession *session,
 }
 
 /**
- * elk_run_session_abort:
+ * elk_run_session_abort: (skip)
+ * @session: (transfer full): a run session; freed
  *
  * Frees @session without writing results; the journal keeps every point
  * recorded so far.
@@ -976,11 +995,15 @@ elk_run_session_abort (ElkRunSession *session)
 
 /**
  * elk_experiment_dup_failed_point_line:
+ * @self: a loaded experiment
  * @point: a point of the experiment
  * @message: why it failed
  *
+ * Makes the journal line of a point that could not run.
+ *
  * Returns: (transfer full): a journal line recording @point as failed for
  *   every design, for drivers whose worker died before it could report.
+ *   Free it with g_free().
  */
 char *
 elk_experiment_dup_failed_point_line (ElkExperiment *self,

@@ -40,11 +40,22 @@ struct _ElkTrace
   GHashTable *group_pids;    /* string id -> pid */
 };
 
+/**
+ * elk_trace_get_type:
+ *
+ * The boxed type of #ElkTrace.  Copying the boxed value takes a reference
+ * (elk_trace_ref()) and freeing it drops one (elk_trace_unref()).
+ *
+ * Returns: the #GType of #ElkTrace.
+ */
 ELK_DEFINE_BOXED_TYPE (ElkTrace, elk_trace, elk_trace_ref, elk_trace_unref)
 
 /**
  * elk_trace_new:
- * Returns: (transfer full): an empty trace.
+ *
+ * Creates an empty trace.
+ *
+ * Returns: (transfer full): an empty trace; drop it with elk_trace_unref().
  */
 ElkTrace *
 elk_trace_new (void)
@@ -61,6 +72,14 @@ elk_trace_new (void)
   return trace;
 }
 
+/**
+ * elk_trace_ref:
+ * @trace: a trace
+ *
+ * Takes a reference to @trace.
+ *
+ * Returns: (transfer full): @trace
+ */
 ElkTrace *
 elk_trace_ref (ElkTrace *trace)
 {
@@ -68,6 +87,12 @@ elk_trace_ref (ElkTrace *trace)
   return trace;
 }
 
+/**
+ * elk_trace_unref:
+ * @trace: (transfer full): a trace
+ *
+ * Drops a reference to @trace and frees it with the last one.
+ */
 void
 elk_trace_unref (ElkTrace *trace)
 {
@@ -99,8 +124,11 @@ intern (ElkTrace *trace, const char *s)
 
 /**
  * elk_trace_add_track:
+ * @trace: a trace
  * @group: a process-level group ("chip 0", "HBM", "links")
  * @name: the track ("core 17 compute", "controller 3")
+ *
+ * Adds a track.  Both strings are copied.
  *
  * Returns: the track id for elk_trace_add_span() and
  *   elk_trace_add_counter().
@@ -152,6 +180,11 @@ add_event (ElkTrace *trace,
 
 /**
  * elk_trace_add_span:
+ * @trace: a trace
+ * @track: a track id from elk_trace_add_track()
+ * @name: what the track was busy with (copied)
+ * @start_s: when it started, in seconds of simulated time
+ * @duration_s: how long it lasted, in seconds
  *
  * Records that @track was busy with @name from @start_s for @duration_s.
  */
@@ -167,6 +200,11 @@ elk_trace_add_span (ElkTrace *trace,
 
 /**
  * elk_trace_add_counter:
+ * @trace: a trace
+ * @track: a track id from elk_trace_add_track()
+ * @name: the counter (copied)
+ * @time_s: when it took @value, in seconds of simulated time
+ * @value: the counter's value
  *
  * Records the value of counter @name of @track at @time_s.
  */
@@ -180,6 +218,14 @@ elk_trace_add_counter (ElkTrace *trace,
   add_event (trace, track, name, TRUE, time_s, value);
 }
 
+/**
+ * elk_trace_get_n_events:
+ * @trace: a trace
+ *
+ * Counts the events recorded so far.
+ *
+ * Returns: the number of spans and counter samples recorded.
+ */
 guint
 elk_trace_get_n_events (const ElkTrace *trace)
 {
@@ -204,11 +250,15 @@ write_string (FILE *out, const char *s)
 
 /**
  * elk_trace_write:
+ * @trace: a trace
  * @path: (type filename): the JSON file to write
+ * @error: return location for a #GError
  *
- * Writes the trace under a temporary name and renames it into place.
+ * Writes the trace as Chrome / Perfetto JSON under a temporary name and
+ * renames it into place, so that a reader never sees half a file.
  *
- * Returns: %TRUE on success.
+ * Returns: %TRUE on success; %FALSE with @error set (a #GFileError) if the
+ *   file cannot be written.
  */
 gboolean
 elk_trace_write (const ElkTrace *trace, const char *path, GError **error)

@@ -20,6 +20,12 @@
 
 G_BEGIN_DECLS
 
+/**
+ * ELK_ALLOCATOR_EXTENSION_POINT:
+ *
+ * The kind name of #ElkAllocator features, as experiment files and tools write
+ * it ("allocator").
+ */
 #define ELK_ALLOCATOR_EXTENSION_POINT "allocator"
 
 /**
@@ -44,8 +50,9 @@ typedef enum
  * @plans: the plan tables of the graph.
  * @exec_op: the executing operator E.
  * @n_preloaded: number of preloaded operators p.
- * @preloaded: the p preloaded operators.
- * @preloaded_fixed: (nullable): for each preloaded operator, the index
+ * @preloaded: (array length=n_preloaded): the p preloaded operators.
+ * @preloaded_fixed: (array length=n_preloaded) (nullable): for each
+ *   preloaded operator, the index
  *   into its cold_hot table already chosen when it was scheduled (its
  *   execute-state plan is then fixed), or -1 when free; %NULL: all free.
  * @sram_budget: per-core bytes to split.
@@ -77,13 +84,16 @@ typedef struct
  * ElkAllocResult:
  * @exec_entry: index into E's cold_hot table (the request's own when it
  *   fixed E's entry).
- * @preload_entries: caller-allocated, n_preloaded indices into each Qj's
- *   cold_hot table.
+ * @preload_entries: (array): caller-allocated, n_preloaded indices into
+ *   each Qj's cold_hot table.
  * @exec_s: E's execution time.
  * @warmup_s: sum of the data-distribution times of E.
  * @penalty_s: the allocator's contention estimate.
  * @cost_s: the objective the allocator minimised.
  * @bytes: per-core bytes used (E's hot plus the Qj's cold sizes).
+ *
+ * What an allocator chose for one #ElkAllocRequest.  The caller owns the
+ * struct and its preload_entries array.
  */
 typedef struct
 {
@@ -96,6 +106,14 @@ typedef struct
   guint64 bytes;
 } ElkAllocResult;
 
+/**
+ * ElkAllocator:
+ *
+ * The allocator interface: splits each core's SRAM between an executing
+ * operator and the operators preloaded next to it.  Implementations keep
+ * no per-call state in the object, so one allocator serves several
+ * threads at once.
+ */
 #define ELK_TYPE_ALLOCATOR (elk_allocator_get_type ())
 ELK_API
 G_DECLARE_INTERFACE (ElkAllocator, elk_allocator, ELK, ALLOCATOR, GObject)
@@ -119,6 +137,20 @@ struct _ElkAllocatorInterface
                         GError **error);
   /* Append new vfuncs here only; give them defaults in default_init. */
 };
+
+/**
+ * ElkAllocatorInterface::allocate:
+ * @self: an allocator
+ * @request: what to allocate
+ * @result: the allocation, filled in; its preload_entries array is the
+ *   caller's and holds request->n_preloaded entries
+ * @error: return location for a #GError
+ *
+ * Allocates for one executing operator.
+ *
+ * Returns: %TRUE with @result filled in; %FALSE without an error when
+ *   nothing fits; %FALSE with @error set on failure.
+ */
 
 ELK_API gboolean elk_allocator_allocate (ElkAllocator *self,
                                          const ElkAllocRequest *request,

@@ -27,6 +27,9 @@ G_BEGIN_DECLS
  * @ELK_TOPOLOGY_MESH: 2-D mesh, @mesh_rows x @mesh_cols per chip.
  * @ELK_TOPOLOGY_TORUS: 2-D torus.
  * @ELK_TOPOLOGY_RING: a ring of all cores.
+ *
+ * The on-chip interconnect of a chip, which sets how the plan space and
+ * the chips price inter-core traffic.
  */
 typedef enum
 {
@@ -36,6 +39,11 @@ typedef enum
   ELK_TOPOLOGY_RING,
 } ElkTopology;
 
+/**
+ * ELK_TYPE_TOPOLOGY:
+ *
+ * The #GType of #ElkTopology.
+ */
 #define ELK_TYPE_TOPOLOGY (elk_topology_get_type ())
 ELK_API GType elk_topology_get_type (void);
 
@@ -129,6 +137,11 @@ typedef struct
  * @hbm_bw: total HBM bandwidth in bytes/s.
  * @hbm_latency: HBM access latency in seconds.
  * @cost: kernel and transfer coefficients.
+ *
+ * What the compiler knows about a chip.  A boxed type copied by value
+ * (elk_chip_spec_copy(), elk_chip_spec_free()); #ElkPlanSet keeps its own
+ * copy.  Embedded by value where a plugin reads it, so its layout is part
+ * of the plugin ABI (see #ElkPlan).
  */
 typedef struct
 {
@@ -152,6 +165,11 @@ typedef struct
   ElkCostCoeffs cost;
 } ElkChipSpec;
 
+/**
+ * ELK_TYPE_CHIP_SPEC:
+ *
+ * The #GType of #ElkChipSpec.
+ */
 #define ELK_TYPE_CHIP_SPEC (elk_chip_spec_get_type ())
 ELK_API GType elk_chip_spec_get_type (void);
 

@@ -15,8 +15,21 @@
 
 G_BEGIN_DECLS
 
+/**
+ * ELK_CHIP_EXTENSION_POINT:
+ *
+ * The kind name of #ElkChip features, as experiment files and tools write
+ * it ("chip").
+ */
 #define ELK_CHIP_EXTENSION_POINT "chip"
 
+/**
+ * ElkChip:
+ *
+ * The chip backend interface: describes a machine (elk_chip_dup_spec())
+ * and runs compiled programs on its own model of it (elk_chip_run()), so
+ * that it can disagree with the compiler's estimates.
+ */
 #define ELK_TYPE_CHIP (elk_chip_get_type ())
 ELK_API
 G_DECLARE_INTERFACE (ElkChip, elk_chip, ELK, CHIP, GObject)
@@ -49,6 +62,44 @@ struct _ElkChipInterface
                              GError **error);
   /* Append new vfuncs here only; give them defaults in default_init. */
 };
+
+/**
+ * ElkChipInterface::dup_spec:
+ * @self: a chip backend
+ * @error: return location for a #GError
+ *
+ * Describes the machine from the backend's properties.
+ *
+ * Returns: (transfer full) (nullable): a new spec, or %NULL with @error
+ *   set.
+ */
+
+/**
+ * ElkChipInterface::run:
+ * @self: a chip backend
+ * @program: a validated program
+ * @plans: the plan tables it was compiled with
+ * @error: return location for a #GError
+ *
+ * Runs @program on the backend's own model of the machine.
+ *
+ * Returns: (transfer full) (nullable): new metrics, or %NULL with @error
+ *   set.
+ */
+
+/**
+ * ElkChipInterface::run_traced:
+ * @self: a chip backend
+ * @program: a validated program
+ * @plans: the plan tables it was compiled with
+ * @trace: where to record timelines
+ * @error: return location for a #GError
+ *
+ * Like run, also recording timelines in @trace.  Optional.
+ *
+ * Returns: (transfer full) (nullable): new metrics, or %NULL with @error
+ *   set.
+ */
 
 ELK_API ElkChipSpec *elk_chip_dup_spec (ElkChip *self, GError **error);
 ELK_API ElkMetrics *elk_chip_run (ElkChip *self,

@@ -32,6 +32,8 @@ G_BEGIN_DECLS
  * @ELK_PLUGIN_ERROR_IGNORED: the file was not loaded on purpose: it is not
  *   named `libelk-<name>.so`, or it has the same content as a plugin file
  *   loaded before (elk_registry_get_ignored()).
+ *
+ * Error codes of the %ELK_PLUGIN_ERROR domain: loading plugin files.
  */
 typedef enum
 {
@@ -57,6 +59,9 @@ typedef enum
  * @ELK_REGISTRY_ERROR_AMBIGUOUS: more than one plugin file provides (or
  *   tried to provide) the feature, and no file was chosen; the message
  *   names every file.
+ *
+ * Error codes of the %ELK_REGISTRY_ERROR domain: registering and
+ * looking up features.
  */
 typedef enum
 {
@@ -80,6 +85,8 @@ typedef enum
  * @ELK_EXPERIMENT_ERROR_MISSING_FILE: a path parameter names a missing file.
  * @ELK_EXPERIMENT_ERROR_INVALID: anything else inconsistent in the file
  *   (duplicate labels, an unsupported format version, a sweep over nothing).
+ *
+ * Error codes of the %ELK_EXPERIMENT_ERROR domain: experiment files.
  */
 typedef enum
 {
@@ -100,6 +107,8 @@ typedef enum
  *   tensor, bad einsum spec, shape disagreeing with the iteration space).
  * @ELK_GRAPH_ERROR_UNSUPPORTED: the model uses something elk cannot express.
  * @ELK_GRAPH_ERROR_LIMIT: a resource limit was exceeded.
+ *
+ * Error codes of the %ELK_GRAPH_ERROR domain: operator graphs.
  */
 typedef enum
 {
@@ -114,6 +123,9 @@ typedef enum
  *   what must stay resident, does not fit the chip's cores and SRAM.
  * @ELK_SCHEDULE_ERROR_INVALID_PROGRAM: a program breaks the device rules.
  * @ELK_SCHEDULE_ERROR_FAILED: any other scheduling failure.
+ *
+ * Error codes of the %ELK_SCHEDULE_ERROR domain: plan tables,
+ * allocation, scheduling and program checks.
  */
 typedef enum
 {
@@ -128,6 +140,8 @@ typedef enum
  * @ELK_CHIP_ERROR_RUN: running a program failed.
  * @ELK_CHIP_ERROR_BELOW_BOUND: a run reported a latency below the physical
  *   lower bound, which is always a bug in the backend or the program.
+ *
+ * Error codes of the %ELK_CHIP_ERROR domain: chip specs and backends.
  */
 typedef enum
 {
@@ -136,11 +150,41 @@ typedef enum
   ELK_CHIP_ERROR_BELOW_BOUND,
 } ElkChipError;
 
+/**
+ * ELK_PLUGIN_ERROR:
+ *
+ * The error domain of plugin loading, with the codes of #ElkPluginError.
+ */
 #define ELK_PLUGIN_ERROR (elk_plugin_error_quark ())
+/**
+ * ELK_REGISTRY_ERROR:
+ *
+ * The error domain of the registry, with the codes of #ElkRegistryError.
+ */
 #define ELK_REGISTRY_ERROR (elk_registry_error_quark ())
+/**
+ * ELK_EXPERIMENT_ERROR:
+ *
+ * The error domain of experiments, with the codes of #ElkExperimentError.
+ */
 #define ELK_EXPERIMENT_ERROR (elk_experiment_error_quark ())
+/**
+ * ELK_GRAPH_ERROR:
+ *
+ * The error domain of graphs, with the codes of #ElkGraphError.
+ */
 #define ELK_GRAPH_ERROR (elk_graph_error_quark ())
+/**
+ * ELK_SCHEDULE_ERROR:
+ *
+ * The error domain of scheduling, with the codes of #ElkScheduleError.
+ */
 #define ELK_SCHEDULE_ERROR (elk_schedule_error_quark ())
+/**
+ * ELK_CHIP_ERROR:
+ *
+ * The error domain of chips, with the codes of #ElkChipError.
+ */
 #define ELK_CHIP_ERROR (elk_chip_error_quark ())
 
 ELK_API GQuark elk_plugin_error_quark (void);

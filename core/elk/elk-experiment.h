@@ -15,6 +15,15 @@
 
 G_BEGIN_DECLS
 
+/**
+ * ElkExperiment:
+ *
+ * An experiment file, loaded and validated by elk_experiment_load(): a
+ * frontend, a chip, a default allocator, one or more labelled schedulers,
+ * optional sweep axes whose cartesian product gives the experiment
+ * points, and an output folder.  elk_experiment_run() runs every point
+ * and writes the results.
+ */
 #define ELK_TYPE_EXPERIMENT (elk_experiment_get_type ())
 ELK_API
 G_DECLARE_FINAL_TYPE (ElkExperiment, elk_experiment, ELK, EXPERIMENT, GObject)
@@ -36,6 +45,9 @@ G_DECLARE_FINAL_TYPE (ElkExperiment, elk_experiment, ELK, EXPERIMENT, GObject)
  * @self_exe: (nullable): the elk-run executable, for @isolate.
  * @trace_point: a point to record a trace of (as if the file said
  *   <output trace="true"/> for that point only), or -1.
+ *
+ * How elk_experiment_run() runs an experiment.  The strings belong to the
+ * caller.
  */
 typedef struct
 {
@@ -57,6 +69,9 @@ typedef struct
  * @ELK_RUN_POINTS_FAILED: some points failed; their rows say why.
  * @ELK_RUN_PLUGIN_FAILED: some points failed because a plugin broke its
  *   contract or failed on its own.
+ *
+ * How a run went, beyond the errors that stop it (elk-run's exit status
+ * follows it).
  */
 typedef enum
 {

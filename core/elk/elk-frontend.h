@@ -11,8 +11,21 @@
 
 G_BEGIN_DECLS
 
+/**
+ * ELK_FRONTEND_EXTENSION_POINT:
+ *
+ * The kind name of #ElkFrontend features, as experiment files and tools write
+ * it ("frontend").
+ */
 #define ELK_FRONTEND_EXTENSION_POINT "frontend"
 
+/**
+ * ElkFrontend:
+ *
+ * The frontend interface: turns a model description into an #ElkGraph.
+ * Everything it needs comes from its GObject properties, which an
+ * experiment sets from <param> elements.
+ */
 #define ELK_TYPE_FRONTEND (elk_frontend_get_type ())
 ELK_API
 G_DECLARE_INTERFACE (ElkFrontend, elk_frontend, ELK, FRONTEND, GObject)
@@ -32,6 +45,17 @@ struct _ElkFrontendInterface
   ElkGraph *(*load) (ElkFrontend *self, GError **error);
   /* Append new vfuncs here only; give them defaults in default_init. */
 };
+
+/**
+ * ElkFrontendInterface::load:
+ * @self: a frontend
+ * @error: return location for a #GError
+ *
+ * Builds the graph from the frontend's properties.
+ *
+ * Returns: (transfer full) (nullable): a new graph, or %NULL with @error
+ *   set.
+ */
 
 ELK_API ElkGraph *elk_frontend_load (ElkFrontend *self, GError **error);
 

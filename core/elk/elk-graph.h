@@ -20,17 +20,40 @@
 
 G_BEGIN_DECLS
 
-/* Upper bounds that keep the hot structs fixed-size, so that the plan search
- * allocates nothing per plan.  Eight loop dimensions cover conv (n, c, k, h,
- * w, r, s) and batched attention; four operands cover fused operators with
- * three inputs (elk-paper.md §3.9). */
+/**
+ * ELK_MAX_DIMS:
+ *
+ * The most loop dimensions an operator (and axes a tensor) may have.
+ * Upper bounds keep the hot structs fixed-size, so that the plan search
+ * allocates nothing per plan.  Eight loop dimensions cover conv (n, c, k,
+ * h, w, r, s) and batched attention.  Part of the ABI: #ElkPlan and #ElkOp
+ * embed arrays of this length.
+ */
 #define ELK_MAX_DIMS 8
+
+/**
+ * ELK_MAX_OPERANDS:
+ *
+ * The most tensors an operator may touch, output included: four cover
+ * fused operators with three inputs (elk-paper.md §3.9).  Part of the ABI,
+ * like %ELK_MAX_DIMS.
+ */
 #define ELK_MAX_OPERANDS 4
 
 /**
  * ElkDType:
- * Element types.  %ELK_DTYPE_QUANTIZED marks block-quantized storage (GGUF
- * Q4_K and friends) whose byte size is given explicitly per tensor.
+ * @ELK_DTYPE_F32: 32-bit float.
+ * @ELK_DTYPE_F16: 16-bit IEEE half float.
+ * @ELK_DTYPE_BF16: 16-bit bfloat.
+ * @ELK_DTYPE_F8: 8-bit float.
+ * @ELK_DTYPE_I8: 8-bit integer.
+ * @ELK_DTYPE_I32: 32-bit integer.
+ * @ELK_DTYPE_I64: 64-bit integer.
+ * @ELK_DTYPE_F64: 64-bit float.
+ * @ELK_DTYPE_QUANTIZED: block-quantized storage (GGUF Q4_K and friends)
+ *   whose byte size is given explicitly per tensor.
+ *
+ * Element types of tensors.
  */
 typedef enum
 {
@@ -65,9 +88,19 @@ typedef enum
 
 /**
  * ElkOpKind:
+ * @ELK_OP_MATMUL: a (batched) matrix multiplication.
+ * @ELK_OP_ELEMENTWISE: a two-input elementwise operator (add, mul, ...).
+ * @ELK_OP_UNARY: a one-input elementwise operator (relu, exp, ...).
+ * @ELK_OP_REDUCE: a reduction along some axes (sum, max, norms).
+ * @ELK_OP_GATHER: an indexed gather (embedding look-up).
+ * @ELK_OP_SLICE: a slice, which moves bytes without arithmetic.
+ * @ELK_OP_CONV: a convolution.
+ * @ELK_OP_POOL: a pooling window.
+ * @ELK_OP_N_KINDS: the number of kinds; not a kind.
+ *
  * The cost class of an operator, which selects its per-core kernel cost
  * formula (reference/t10-plan-space.md §2.4).  The frontend's own operator
- * name (softmax, rmsnorm, ...) is kept separately in ElkOp.type.
+ * name (softmax, rmsnorm, ...) is kept separately in #ElkOp.type.
  */
 typedef enum
 {
@@ -93,6 +126,9 @@ typedef enum
  * @n_elements: product of @shape.
  * @bytes: storage size in bytes; for %ELK_DTYPE_QUANTIZED the real
  *   block-quantized size.
+ *
+ * A tensor of a graph.  It belongs to the graph (elk_graph_get_tensor())
+ * and is read-only.
  */
 typedef struct
 {
@@ -112,6 +148,9 @@ typedef struct
  * @dims: for each axis, the loop dimension indexing it, and in dims[a][1]
  *   either -1 or a second loop dimension for a window axis (extent of the
  *   axis = sum of the two extents minus one).
+ *
+ * How one operand of an operator is indexed by the operator's loop
+ * dimensions.
  */
 typedef struct
 {
@@ -133,6 +172,10 @@ typedef struct
  * @tensors: tensor ids, output first.
  * @access: how each operand's axes are indexed by the loop dimensions.
  * @flops: floating point operations of the whole operator.
+ *
+ * An operator of a graph: an einsum-style iteration space and the tensors
+ * it touches.  It belongs to the graph (elk_graph_get_op()) and is
+ * read-only.
  */
 typedef struct
 {
@@ -150,6 +193,14 @@ typedef struct
   double flops;
 } ElkOp;
 
+/**
+ * ElkGraph:
+ *
+ * The operator graph a frontend builds: operators in execution order and
+ * the tensors they read and write.  A reference-counted boxed type
+ * (elk_graph_ref(), elk_graph_unref()), read-only once built, so threads
+ * and plan sets share it.
+ */
 typedef struct _ElkGraph ElkGraph;
 
 #define ELK_TYPE_GRAPH (elk_graph_get_type ())

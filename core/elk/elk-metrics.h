@@ -27,6 +27,9 @@ G_BEGIN_DECLS
  * @overlap_s: time both were busy.
  * @stall_s: time either was stalled by a busy interconnect.
  * @model: which model produced the numbers ("analytic timeline §3.8", ...).
+ *
+ * What a chip backend reports after running a program.  A boxed type
+ * copied by value (elk_metrics_copy(), elk_metrics_free()).
  */
 typedef struct
 {

@@ -46,6 +46,12 @@ G_BEGIN_DECLS
  * @shift_events: rotation shifts per core over the whole plan, summed over
  *   the tensors each shift moves (each costs the syncs of one shift).
  * @shift_bytes: bytes one core sends in rotation shifts over all steps.
+ *
+ * One partition plan of one operator and its cost.  Plans are plain
+ * structs read in the schedulers' inner loops, embedded by value in
+ * #ElkProgramOp and stored in arrays in #ElkPlanTable, so their layout is
+ * part of the plugin ABI: any change of size or field offset bumps
+ * %ELK_PLUGIN_ABI_VERSION (tests/core/test-abi-layout.c enforces it).
  */
 typedef struct
 {
@@ -99,16 +105,22 @@ typedef struct
  * @op: the operator (of the graph the set was built for) the table was
  *   first built for; identical operators share the table.
  * @n_plans: number of kept plans.
- * @plans: kept plans.
+ * @plans: (array length=n_plans): kept plans.
  * @n_hot: length of @hot_front.
- * @hot_front: indices into @plans, ascending hot_bytes, strictly
- *   decreasing time_s (the execute-state Pareto front).
+ * @hot_front: (array length=n_hot): indices into @plans, ascending
+ *   hot_bytes, strictly decreasing time_s (the execute-state Pareto front).
  * @n_cold_hot: length of @cold_hot.
- * @cold_hot: the cold-hot table, sorted by cold_bytes then hot_bytes.
+ * @cold_hot: (array length=n_cold_hot): the cold-hot table, sorted by
+ *   cold_bytes then hot_bytes.
  * @min_cold_bytes: per-core bytes of an even, unreplicated shard of the
  *   operator's HBM data (0 if it reads nothing from HBM).
  * @hbm_bytes: bytes the operator reads from HBM.
  * @n_enumerated: plans enumerated to build the table (for benchmarks).
+ *
+ * What schedulers and allocators need to know about one operator's plans.
+ * The tables of a graph belong to its #ElkPlanSet and are read-only.  For
+ * bindings, #ElkPlanTable is a boxed type whose copy is deep
+ * (elk_plan_table_copy()), so that a copy outlives the set.
  */
 typedef struct
 {
@@ -197,6 +209,14 @@ typedef struct
   ElkNocDemand noc_demand;
 } ElkPlanOptions;
 
+/**
+ * ElkPlanSet:
+ *
+ * The plan tables of a whole graph on one chip, built once per (graph,
+ * chip spec, options) by elk_plan_set_new() and shared read-only between
+ * schedulers and threads.  Identical operators share one table.  A
+ * reference-counted boxed type (elk_plan_set_ref(), elk_plan_set_unref()).
+ */
 typedef struct _ElkPlanSet ElkPlanSet;
 
 #define ELK_TYPE_PLAN_SET (elk_plan_set_get_type ())
@@ -217,6 +237,11 @@ elk_plan_set_get_options (const ElkPlanSet *set);
 ELK_API double elk_plan_get_noc_demand (const ElkPlan *plan,
                                         ElkNocDemand demand);
 ELK_API ElkGraph *elk_plan_set_get_graph (const ElkPlanSet *set);
+
+#define ELK_TYPE_PLAN_TABLE (elk_plan_table_get_type ())
+ELK_API GType elk_plan_table_get_type (void);
+ELK_API ElkPlanTable *elk_plan_table_copy (const ElkPlanTable *table);
+ELK_API void elk_plan_table_free (ElkPlanTable *table);
 
 ELK_API const ElkPlan *elk_plan_table_get_fastest (const ElkPlanTable *table);
 ELK_API const ElkPlan *elk_plan_table_get_smallest (const ElkPlanTable *table);

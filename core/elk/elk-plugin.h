@@ -24,17 +24,45 @@
 
 G_BEGIN_DECLS
 
-/* Bump when any Interface struct, a struct plugins fill or read
- * (ElkProgramOp, ElkAllocRequest) or the descriptor layout changes
- * incompatibly.  2: ElkProgramOp split into decisions, checked
- * declarations and predictions; ElkAllocRequest.contention and exec_fixed
- * replace noc_share. */
+/**
+ * ELK_PLUGIN_ABI_VERSION:
+ *
+ * The plugin ABI a plugin is built for, recorded in its descriptor; the
+ * loader refuses a plugin of any other number before running its code.
+ *
+ * Bump it when an Interface struct or the descriptor changes
+ * incompatibly, and whenever the size or a field offset of a public
+ * struct changes (#ElkPlan, #ElkProgramOp, #ElkAllocRequest, ...): plugins
+ * read those structs by field, and #ElkPlan is embedded by value in
+ * others.  tests/core/test-abi-layout.c pins every such layout for the
+ * current number and fails on a change without a bump.  2: ElkProgramOp
+ * split into decisions, checked declarations and predictions;
+ * ElkAllocRequest.contention and exec_fixed replace noc_share.
+ */
 #define ELK_PLUGIN_ABI_VERSION 2u
 
+/**
+ * ElkPlugin:
+ *
+ * A loaded plugin file: its descriptor's name, description and version,
+ * its file and checksum.  Plugins belong to the #ElkRegistry that loaded
+ * them.
+ */
 #define ELK_TYPE_PLUGIN (elk_plugin_get_type ())
 ELK_API
 G_DECLARE_FINAL_TYPE (ElkPlugin, elk_plugin, ELK, PLUGIN, GObject)
 
+/**
+ * ElkPluginRegisterFunc:
+ * @plugin: the plugin being loaded
+ * @error: return location for a #GError
+ *
+ * A plugin's register function: adds its features with
+ * elk_plugin_add_feature().
+ *
+ * Returns: %TRUE on success; %FALSE with @error set, which makes the
+ *   loader reject the file with %ELK_PLUGIN_ERROR_INIT_FAILED.
+ */
 typedef gboolean (*ElkPluginRegisterFunc) (ElkPlugin *plugin, GError **error);
 
 /**
@@ -45,6 +73,9 @@ typedef gboolean (*ElkPluginRegisterFunc) (ElkPlugin *plugin, GError **error);
  * @version: the plugin's own version.
  * @register_features: adds the plugin's features.
  * @reserved: zero; room to grow without an ABI bump.
+ *
+ * What a plugin's one exported symbol returns; made by
+ * ELK_PLUGIN_DEFINE().
  */
 typedef struct
 {
@@ -56,6 +87,18 @@ typedef struct
   gpointer reserved[4];
 } ElkPluginDesc;
 
+/**
+ * ELK_PLUGIN_DEFINE:
+ * @name_: the plugin name, a C identifier ('-' in the file name written
+ *   as '_')
+ * @description_: one line describing the plugin
+ * @version_: the plugin's own version, as a string
+ * @register_: its #ElkPluginRegisterFunc
+ *
+ * Defines and exports the plugin's descriptor getter,
+ * elk_plugin_<name>_get_desc(), with the current %ELK_PLUGIN_ABI_VERSION.
+ * Use it once per plugin file.
+ */
 #define ELK_PLUGIN_DEFINE(name_, description_, version_, register_)           \
   ELK_PLUGIN_EXPORT const ElkPluginDesc *elk_plugin_##name_##_get_desc (void); \
   const ElkPluginDesc *elk_plugin_##name_##_get_desc (void)                    \
@@ -116,6 +159,9 @@ ELK_API void elk_field_property_get (GObject *object,
  * @name: the feature name, unique within its kind.
  * @type: the implementation type.
  * @plugin: (nullable): the plugin that added it, %NULL for built-ins.
+ *
+ * A feature: an implementation of one of the four interfaces, under a
+ * name unique within its kind.  Owned by the #ElkRegistry.
  */
 typedef struct
 {

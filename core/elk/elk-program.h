@@ -25,6 +25,14 @@
 
 G_BEGIN_DECLS
 
+/**
+ * ElkStepKind:
+ * @ELK_STEP_PRELOAD: preload_async(op): load the operator's HBM data into
+ *   its preload-state layout.
+ * @ELK_STEP_EXECUTE: execute(op): run the operator.
+ *
+ * The two device calls of a program.
+ */
 typedef enum
 {
   ELK_STEP_PRELOAD,
@@ -35,6 +43,8 @@ typedef enum
  * ElkStep:
  * @kind: preload_async or execute.
  * @op: the operator.
+ *
+ * One device call of a program.
  */
 typedef struct
 {
@@ -85,6 +95,9 @@ typedef struct
  * program from elk_program_derive() alone, so a scheduler cannot change a
  * measurement without changing its plans or its step order
  * (docs/plugin-guide.md, "The trust model").
+ *
+ * The struct embeds two #ElkPlan by value, so its layout is part of the
+ * plugin ABI (see #ElkPlan).
  */
 typedef struct
 {
@@ -123,6 +136,14 @@ typedef enum
   ELK_PROGRAM_ASSUME_PRIVATE_PRELOAD_NETWORK = 1 << 1,
 } ElkProgramAssumptions;
 
+/**
+ * ElkProgram:
+ *
+ * What a scheduler produces and a chip runs: the device calls in order,
+ * and per operator an #ElkProgramOp.  A reference-counted boxed type
+ * (elk_program_ref(), elk_program_unref()) that holds a reference to its
+ * graph.
+ */
 typedef struct _ElkProgram ElkProgram;
 
 #define ELK_TYPE_PROGRAM (elk_program_get_type ())

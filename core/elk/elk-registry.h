@@ -19,6 +19,13 @@
 
 G_BEGIN_DECLS
 
+/**
+ * ElkRegistry:
+ *
+ * The set of loaded plugin files and the features they add, looked up by
+ * kind and name.  An ordinary object: tools create one and scan the
+ * search path; tests create their own with their own path.
+ */
 #define ELK_TYPE_REGISTRY (elk_registry_get_type ())
 ELK_API
 G_DECLARE_FINAL_TYPE (ElkRegistry, elk_registry, ELK, REGISTRY, GObject)
@@ -27,6 +34,9 @@ G_DECLARE_FINAL_TYPE (ElkRegistry, elk_registry, ELK, REGISTRY, GObject)
  * ElkLoadFailure:
  * @filename: the file that was rejected.
  * @error: why.
+ *
+ * A plugin file the registry did not load, and why.  Owned by the
+ * registry.
  */
 typedef struct
 {

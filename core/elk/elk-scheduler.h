@@ -14,8 +14,21 @@
 
 G_BEGIN_DECLS
 
+/**
+ * ELK_SCHEDULER_EXTENSION_POINT:
+ *
+ * The kind name of #ElkScheduler features, as experiment files and tools write
+ * it ("scheduler").
+ */
 #define ELK_SCHEDULER_EXTENSION_POINT "scheduler"
 
+/**
+ * ElkScheduler:
+ *
+ * The scheduler interface: decides, for a graph on a chip, which operators
+ * are preloaded while each one executes, with which plans, and in which
+ * order the preloads are issued, and returns an #ElkProgram.
+ */
 #define ELK_TYPE_SCHEDULER (elk_scheduler_get_type ())
 ELK_API
 G_DECLARE_INTERFACE (ElkScheduler, elk_scheduler, ELK, SCHEDULER, GObject)
@@ -38,6 +51,20 @@ struct _ElkSchedulerInterface
                            GError **error);
   /* Append new vfuncs here only; give them defaults in default_init. */
 };
+
+/**
+ * ElkSchedulerInterface::schedule:
+ * @self: a scheduler
+ * @plans: the plan tables of the graph on the target chip
+ * @allocator: the allocator the experiment chose
+ * @error: return location for a #GError
+ *
+ * Builds the program.  elk_scheduler_schedule() checks it with
+ * elk_program_validate().
+ *
+ * Returns: (transfer full) (nullable): a new program, or %NULL with
+ *   @error set.
+ */
 
 ELK_API ElkProgram *elk_scheduler_schedule (ElkScheduler *self,
                                             const ElkPlanSet *plans,

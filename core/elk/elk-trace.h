@@ -15,6 +15,13 @@
 
 G_BEGIN_DECLS
 
+/**
+ * ElkTrace:
+ *
+ * Timelines a chip backend records while it runs a program, written as a
+ * Chrome / Perfetto JSON trace.  A reference-counted boxed type
+ * (elk_trace_ref(), elk_trace_unref()).
+ */
 typedef struct _ElkTrace ElkTrace;
 
 #define ELK_TYPE_TRACE (elk_trace_get_type ())

@@ -28,9 +28,25 @@ struct _ElkPlanSet
 };
 
 /* libelk's G_DEFINE_BOXED_TYPE without the -Wpedantic trip (elk-private.h). */
+
+/**
+ * elk_plan_set_get_type:
+ *
+ * The boxed type of #ElkPlanSet.  Copying the boxed value takes a reference
+ * (elk_plan_set_ref()) and freeing it drops one (elk_plan_set_unref()).
+ *
+ * Returns: the #GType of #ElkPlanSet.
+ */
 ELK_DEFINE_BOXED_TYPE (ElkPlanSet, elk_plan_set, elk_plan_set_ref,
                        elk_plan_set_unref)
 
+/**
+ * elk_plan_enumeration_get_type:
+ *
+ * Gets the type of the plan-space enumeration.
+ *
+ * Returns: the #GType of the #ElkPlanEnumeration enumeration.
+ */
 GType
 elk_plan_enumeration_get_type (void)
 {
@@ -48,6 +64,13 @@ elk_plan_enumeration_get_type (void)
   return (GType) type;
 }
 
+/**
+ * elk_noc_demand_get_type:
+ *
+ * Gets the type of the interconnect-demand enumeration.
+ *
+ * Returns: the #GType of the #ElkNocDemand enumeration.
+ */
 GType
 elk_noc_demand_get_type (void)
 {
@@ -67,6 +90,10 @@ elk_noc_demand_get_type (void)
 
 /**
  * elk_plan_get_noc_demand:
+ * @plan: an evaluated plan
+ * @demand: what counts as the execution's own traffic
+ *
+ * Gets how much interconnect time a plan's execution needs for itself.
  *
  * Returns: the interconnect time @plan's execution needs for its own
  *   traffic under @demand (see #ElkNocDemand), in seconds.
@@ -252,6 +279,11 @@ elk_plan_set_new (ElkGraph *graph,
 
 /**
  * elk_plan_set_ref:
+ * @set: a plan set
+ *
+ * Takes a reference to @set.  A set is read-only once built, so threads
+ * and schedulers share it through references.
+ *
  * Returns: (transfer full): @set
  */
 ElkPlanSet *
@@ -262,6 +294,13 @@ elk_plan_set_ref (ElkPlanSet *set)
   return set;
 }
 
+/**
+ * elk_plan_set_unref:
+ * @set: (transfer full): a plan set
+ *
+ * Drops a reference to @set and frees it, its tables and its copy of the
+ * chip spec with the last one.
+ */
 void
 elk_plan_set_unref (ElkPlanSet *set)
 {
@@ -272,10 +311,13 @@ elk_plan_set_unref (ElkPlanSet *set)
 
 /**
  * elk_plan_set_get_table:
+ * @set: a plan set
  * @op: an operator index of the set's graph
  *
- * Returns: (transfer none): the table of @op, shared with every operator of
- *   the same signature.
+ * Gets the plan table of one operator.
+ *
+ * Returns: (transfer none): the table of @op, owned by @set and shared with
+ *   every operator of the same signature.
  */
 const ElkPlanTable *
 elk_plan_set_get_table (const ElkPlanSet *set, guint op)
@@ -287,6 +329,10 @@ elk_plan_set_get_table (const ElkPlanSet *set, guint op)
 
 /**
  * elk_plan_set_get_n_distinct:
+ * @set: a plan set
+ *
+ * Counts the distinct plan tables of the set.
+ *
  * Returns: the number of distinct tables (operator signatures).
  */
 guint
@@ -298,10 +344,13 @@ elk_plan_set_get_n_distinct (const ElkPlanSet *set)
 
 /**
  * elk_plan_set_get_distinct:
+ * @set: a plan set
  * @index: below elk_plan_set_get_n_distinct()
  *
- * Returns: (transfer none): distinct table @index; tables are numbered in
- *   the order of the first operator that uses them.
+ * Gets one of the distinct plan tables.
+ *
+ * Returns: (transfer none): distinct table @index, owned by @set; tables are
+ *   numbered in the order of the first operator that uses them.
  */
 const ElkPlanTable *
 elk_plan_set_get_distinct (const ElkPlanSet *set, guint index)
@@ -313,6 +362,10 @@ elk_plan_set_get_distinct (const ElkPlanSet *set, guint index)
 
 /**
  * elk_plan_set_get_spec:
+ * @set: a plan set
+ *
+ * Gets the chip spec the set was built for.
+ *
  * Returns: (transfer none): the set's copy of the chip spec.
  */
 const ElkChipSpec *
@@ -324,9 +377,12 @@ elk_plan_set_get_spec (const ElkPlanSet *set)
 
 /**
  * elk_plan_set_get_options:
+ * @set: a plan set
  *
- * Returns: the options the tables were built with (the defaults when
- *   elk_plan_set_new() was given %NULL).
+ * Gets the options the set was built with.
+ *
+ * Returns: (transfer none): the options the tables were built with (the
+ *   defaults when elk_plan_set_new() was given %NULL), owned by @set.
  */
 const ElkPlanOptions *
 elk_plan_set_get_options (const ElkPlanSet *set)
@@ -336,6 +392,10 @@ elk_plan_set_get_options (const ElkPlanSet *set)
 
 /**
  * elk_plan_set_get_graph:
+ * @set: a plan set
+ *
+ * Gets the graph the set was built for.
+ *
  * Returns: (transfer none): the graph the set was built for.
  */
 ElkGraph *
@@ -347,7 +407,12 @@ elk_plan_set_get_graph (const ElkPlanSet *set)
 
 /**
  * elk_plan_table_get_fastest:
- * Returns: (transfer none): the fastest plan (the largest of the front).
+ * @table: a plan table
+ *
+ * Gets the fastest plan of a table.
+ *
+ * Returns: (transfer none): the fastest plan (the largest of the front),
+ *   owned by @table.
  */
 const ElkPlan *
 elk_plan_table_get_fastest (const ElkPlanTable *table)
@@ -358,8 +423,12 @@ elk_plan_table_get_fastest (const ElkPlanTable *table)
 
 /**
  * elk_plan_table_get_smallest:
+ * @table: a plan table
+ *
+ * Gets the plan of a table with the smallest execute-state footprint.
+ *
  * Returns: (transfer none): the plan with the smallest hot footprint (the
- *   slowest of the front).
+ *   slowest of the front), owned by @table.
  */
 const ElkPlan *
 elk_plan_table_get_smallest (const ElkPlanTable *table)
@@ -370,11 +439,14 @@ elk_plan_table_get_smallest (const ElkPlanTable *table)
 
 /**
  * elk_plan_table_best_within:
+ * @table: a plan table
  * @hot_budget: per-core bytes available to the executing operator
  *
+ * Gets the fastest plan of a table that fits a per-core budget.
+ *
  * Returns: (transfer none) (nullable): the fastest plan whose hot
- *   footprint is at most @hot_budget, or %NULL if even the smallest plan
- *   is larger.
+ *   footprint is at most @hot_budget, owned by @table, or %NULL if even the
+ *   smallest plan is larger.
  */
 const ElkPlan *
 elk_plan_table_best_within (const ElkPlanTable *table, guint64 hot_budget)
@@ -396,6 +468,7 @@ elk_plan_table_best_within (const ElkPlanTable *table, guint64 hot_budget)
 
 /**
  * elk_plan_table_lookup:
+ * @table: a plan table
  * @cold_bytes: the per-core preload footprint the operator has
  * @hot_budget: the per-core bytes its execute state may take, cold bytes
  *   included (an absolute hot size, not the increment over @cold_bytes)
@@ -407,8 +480,9 @@ elk_plan_table_best_within (const ElkPlanTable *table, guint64 hot_budget)
  * entry with hot_bytes <= @hot_budget and the least exec_s + warmup_s is
  * returned, the smaller hot size on ties.
  *
- * Returns: (transfer none) (nullable): the entry, or %NULL if the table has
- *   no cold size <= @cold_bytes or none of that group fits @hot_budget.
+ * Returns: (transfer none) (nullable): the entry, owned by @table, or %NULL
+ *   if the table has no cold size <= @cold_bytes or none of that group fits
+ *   @hot_budget.
  */
 const ElkColdHot *
 elk_plan_table_lookup (const ElkPlanTable *table,
@@ -502,6 +576,9 @@ elk_plan_evaluate (const ElkGraph *graph,
  *   factor of which divides @cold's
  * @noc_bytes: (out) (optional): bytes moved between cores, all cores
  * @error: return location for a #GError
+ *
+ * Prices the data distribution that turns an operator's preload-state
+ * layout into its execute-state layout.
  *
  * Returns: the data-distribution time in seconds from @cold to @hot, or a
  *   negative value with %ELK_SCHEDULE_ERROR_INVALID_PROGRAM if the pair is

@@ -483,7 +483,6 @@ elk__plan_table_clear (ElkPlanTable *table)
 
 /**
  * elk__plan_build_table:
- *
  * @artifact_order: reproduce the artifact's quirks (validation only)
  *
  * Builds the table of @op on @spec.  Fails with
