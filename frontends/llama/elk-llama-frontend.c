@@ -19,6 +19,8 @@ G_DECLARE_FINAL_TYPE (ElkLlamaFrontend, elk_llama_frontend, ELK,
 #define ELK_TYPE_LLAMA_PHASE (elk_llama_phase_get_type ())
 #define ELK_TYPE_LLAMA_DTYPE (elk_llama_dtype_get_type ())
 #define ELK_TYPE_LLAMA_GRANULARITY (elk_llama_granularity_get_type ())
+#define ELK_TYPE_LLAMA_ROUTING (elk_llama_routing_get_type ())
+GType elk_llama_routing_get_type (void);
 GType elk_llama_phase_get_type (void);
 GType elk_llama_dtype_get_type (void);
 GType elk_llama_granularity_get_type (void);
@@ -43,6 +45,11 @@ G_DEFINE_ENUM_TYPE (ElkLlamaGranularity, elk_llama_granularity,
                     G_DEFINE_ENUM_VALUE (LLAMA_GRANULARITY_ELK, "elk"),
                     G_DEFINE_ENUM_VALUE (LLAMA_GRANULARITY_ARTIFACT,
                                          "artifact"))
+
+G_DEFINE_ENUM_TYPE (ElkLlamaRouting, elk_llama_routing,
+                    G_DEFINE_ENUM_VALUE (LLAMA_ROUTING_UNIFORM, "uniform"),
+                    G_DEFINE_ENUM_VALUE (LLAMA_ROUTING_SKEWED, "skewed"),
+                    G_DEFINE_ENUM_VALUE (LLAMA_ROUTING_FILE, "file"))
 
 struct _ElkLlamaFrontend
 {
@@ -69,6 +76,11 @@ enum
   PROP_SPLIT_FACTOR,
   PROP_SPLIT_CORES,
   PROP_GRANULARITY,
+  PROP_ROUTING,
+  PROP_ROUTING_SKEW,
+  PROP_ROUTING_FILE,
+  PROP_ROUTING_SEED,
+  PROP_MLA_ABSORB,
   PROP_MAX_FILE_SIZE,
   PROP_MAX_CONFIG_SIZE,
   PROP_MAX_TENSORS,
@@ -165,6 +177,21 @@ elk_llama_frontend_get_property (GObject *object, guint prop_id,
     case PROP_GRANULARITY:
       g_value_set_enum (value, self->options.granularity);
       break;
+    case PROP_ROUTING:
+      g_value_set_enum (value, self->options.routing);
+      break;
+    case PROP_ROUTING_SKEW:
+      g_value_set_double (value, self->options.routing_skew);
+      break;
+    case PROP_ROUTING_FILE:
+      g_value_set_string (value, self->options.routing_file);
+      break;
+    case PROP_ROUTING_SEED:
+      g_value_set_uint64 (value, self->options.routing_seed);
+      break;
+    case PROP_MLA_ABSORB:
+      g_value_set_boolean (value, self->options.mla_absorb);
+      break;
     case PROP_MAX_FILE_SIZE:
       g_value_set_uint64 (value, self->limits.max_file_size);
       break;
@@ -237,6 +264,22 @@ elk_llama_frontend_set_property (GObject *object, guint prop_id,
     case PROP_GRANULARITY:
       self->options.granularity = g_value_get_enum (value);
       break;
+    case PROP_ROUTING:
+      self->options.routing = g_value_get_enum (value);
+      break;
+    case PROP_ROUTING_SKEW:
+      self->options.routing_skew = g_value_get_double (value);
+      break;
+    case PROP_ROUTING_FILE:
+      g_free (self->options.routing_file);
+      self->options.routing_file = g_value_dup_string (value);
+      break;
+    case PROP_ROUTING_SEED:
+      self->options.routing_seed = g_value_get_uint64 (value);
+      break;
+    case PROP_MLA_ABSORB:
+      self->options.mla_absorb = g_value_get_boolean (value);
+      break;
     case PROP_MAX_FILE_SIZE:
       self->limits.max_file_size = g_value_get_uint64 (value);
       break;
@@ -270,6 +313,7 @@ elk_llama_frontend_finalize (GObject *object)
 
   g_free (self->model);
   g_free (self->preset);
+  g_free (self->options.routing_file);
   G_OBJECT_CLASS (elk_llama_frontend_parent_class)->finalize (object);
 }
 
@@ -351,6 +395,35 @@ elk_llama_frontend_class_init (ElkLlamaFrontendClass *klass)
       "HBM tensor with a preload (docs/compiler.md, \"The baseline gap\"). "
       "Llama-structured decode graphs only",
       ELK_TYPE_LLAMA_GRANULARITY, LLAMA_GRANULARITY_ELK, rw);
+  props[PROP_ROUTING] = g_param_spec_enum (
+      "routing", "Expert routing",
+      "Mixture-of-experts models: how tokens choose their top-k experts in "
+      "the sampled routing the graph is built for. uniform: every k-subset "
+      "alike; skewed: expert i weighs 1/(i+1)^routing-skew (Zipf); file: "
+      "per-layer expert frequencies from routing-file",
+      ELK_TYPE_LLAMA_ROUTING, LLAMA_ROUTING_UNIFORM, rw);
+  props[PROP_ROUTING_SKEW] = g_param_spec_double (
+      "routing-skew", "Routing skew",
+      "Zipf exponent of routing=skewed (0 = uniform weights)", 0.0, 64.0,
+      1.0, rw);
+  props[PROP_ROUTING_FILE] = g_param_spec_string (
+      "routing-file", "Routing file",
+      "routing=file: a text file with one line per MoE layer, '<layer> f0 "
+      "f1 ... f(E-1)' (frequencies or counts, normalised per layer), and "
+      "optionally a line '* f0 ...' for the layers not listed; '#' starts "
+      "a comment. Relative to the experiment file",
+      NULL, rw | ELK_PARAM_PATH);
+  props[PROP_ROUTING_SEED] = g_param_spec_uint64 (
+      "routing-seed", "Routing seed",
+      "Seed of the sampled routing: the same seed gives the same experts "
+      "per layer", 0, G_MAXUINT64, 0, rw);
+  props[PROP_MLA_ABSORB] = g_param_spec_boolean (
+      "mla-absorb", "Absorbed MLA decode",
+      "Multi-head latent attention (DeepSeek-V2/V3) in decode: fold the "
+      "key up-projection into the query and the value up-projection after "
+      "attention, so scores and context are computed on the cached latent "
+      "instead of decompressing it into per-head keys and values",
+      FALSE, rw);
 
   /* Resource limits (docs/reliability.md).  Counts are checked against
    * the file size first, so these only matter for honest files. */

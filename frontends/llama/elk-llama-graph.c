@@ -59,6 +59,14 @@ typedef struct
   GPtrArray *prev;        /* base names of the previous op's operands */
   guint64 spill_bytes;    /* bytes of the spilled activation copies */
   guint64 constant_bytes; /* eps, RoPE tables, masks */
+
+  /* Mixture of experts: the routing model and the generator of the
+   * sampled routing (moe_ffn); tokens per expert of the current layer. */
+  LlamaRoutingTable *routing;
+  GRand *rand;
+  guint64 *expert_tokens;
+  guint64 experts_loaded; /* distinct routed experts, summed over layers */
+  guint moe_layers;
 } Builder;
 
 void
@@ -75,6 +83,11 @@ elk__llama_build_options_init (LlamaBuildOptions *options)
   options->split_factor = -1;
   options->split_cores = LLAMA_DEFAULT_SPLIT_CORES;
   options->granularity = LLAMA_GRANULARITY_ELK;
+  options->routing = LLAMA_ROUTING_UNIFORM;
+  options->routing_skew = 1.0;
+  options->routing_file = NULL;
+  options->routing_seed = 0;
+  options->mla_absorb = FALSE;
 }
 
 const char *
@@ -564,9 +577,25 @@ norm_step (Builder *B, gint layer, const char *name, const char *suffix,
  * spell norms out the same way (Multiply, Sum, Divide, Add, Sqrt, Divide,
  * Multiply); the mean's division and the epsilon are folded into rsqrt.
  * @file_name is the GGUF name of the norm's tensors. */
+static gboolean norm_width (Builder *B, gint layer, const char *name,
+                            const char *file_name, const char *x,
+                            guint64 rows, guint64 width, char **out,
+                            GError **error);
+
 static gboolean
 norm (Builder *B, gint layer, const char *name, const char *file_name,
       const char *x, guint64 rows, char **out, GError **error)
+{
+  return norm_width (B, layer, name, file_name, x, rows, B->m->hidden, out,
+                     error);
+}
+
+/* A norm over rows of @width (the hidden size, or an MLA rank, or a head
+ * for Qwen3's query and key norms). */
+static gboolean
+norm_width (Builder *B, gint layer, const char *name, const char *file_name,
+            const char *x, guint64 rows, guint64 width, char **out,
+            GError **error)
 {
   const LlamaModel *m = B->m;
   g_autofree char *gw = g_strdup_printf ("%s.weight", name);
@@ -579,7 +608,7 @@ norm (Builder *B, gint layer, const char *name, const char *file_name,
   Operand in[2];
 
   set_ext (B, 'm', rows);
-  set_ext (B, 'k', m->hidden);
+  set_ext (B, 'k', width);
   if (B->artifact)
     {
       /* The artifact's seven operators (RMSNorm only, checked in setup):
@@ -847,6 +876,52 @@ qkv_artifact (Builder *B, guint layer, const char *qkv, guint64 wqkv,
          && rope (B, L, qr, q, "bqhe", m->n_heads, q_rot, error);
 }
 
+/* Softmax of the scores @x over the key axis "s" (@s_axes without "s" is
+ * @r_axes): max, exp(x - max), sum, divide. */
+static gboolean
+softmax (Builder *B, gint L, const char *p, const char *x,
+         const char *s_axes, const char *r_axes, char **out, GError **error)
+{
+  g_autofree char *red = g_strdup_printf ("%s->%s", s_axes, r_axes);
+  g_autofree char *bin = g_strdup_printf ("%s,%s->%s", s_axes, r_axes,
+                                          s_axes);
+  g_autofree char *n1 = g_strdup_printf ("%s.softmax.max", p);
+  g_autofree char *n2 = g_strdup_printf ("%s.softmax.exp", p);
+  g_autofree char *n3 = g_strdup_printf ("%s.softmax.sum", p);
+  g_autofree char *n4 = g_strdup_printf ("%s.softmax.div", p);
+  g_autofree char *mx = g_strdup_printf ("%s.out", n1);
+  g_autofree char *ex = g_strdup_printf ("%s.out", n2);
+  g_autofree char *sm = g_strdup_printf ("%s.out", n3);
+  g_autofree char *probs = g_strdup_printf ("%s.out", n4);
+  Operand ops[3];
+
+  ops[0] = act (x, s_axes, B->adtype);
+  ops[1] = act (mx, r_axes, B->adtype);
+  if (!add_op (B, n1, "max", ELK_OP_REDUCE, L, red, ops, 2, 0, error))
+    return FALSE;
+  ops[0] = act (x, s_axes, B->adtype);
+  ops[1] = act (mx, r_axes, B->adtype);
+  ops[2] = act (ex, s_axes, B->adtype);
+  if (!add_op (B, n2, "sub-exp", ELK_OP_ELEMENTWISE, L, bin, ops, 3, 0,
+               error))
+    return FALSE;
+  ops[0] = act (ex, s_axes, B->adtype);
+  ops[1] = act (sm, r_axes, B->adtype);
+  if (!add_op (B, n3, "sum", ELK_OP_REDUCE, L, red, ops, 2, 0, error))
+    return FALSE;
+  ops[0] = act (ex, s_axes, B->adtype);
+  ops[1] = act (sm, r_axes, B->adtype);
+  ops[2] = act (probs, s_axes, B->adtype);
+  if (!add_op (B, n4, "div", ELK_OP_ELEMENTWISE, L, bin, ops, 3, 0, error))
+    return FALSE;
+  *out = g_steal_pointer (&probs);
+  return TRUE;
+}
+
+static gboolean mla_attention (Builder *B, guint layer, const char *x,
+                               char **out, GError **error);
+static gboolean qk_norms (Builder *B, guint layer, GError **error);
+
 static gboolean
 attention (Builder *B, guint layer, const char *x, char **out,
            GError **error)
@@ -872,13 +947,16 @@ attention (Builder *B, guint layer, const char *x, char **out,
   g_autofree char *k = g_strdup_printf (decode ? "%s.k_cache" : "%s.k", p);
   g_autofree char *v = g_strdup_printf (decode ? "%s.v_cache" : "%s.v", p);
   g_autofree char *name = NULL, *spec = NULL, *tmp = NULL;
-  g_autofree char *scores = NULL, *mx = NULL, *ex = NULL, *sm = NULL;
+  g_autofree char *scores = NULL;
   g_autofree char *probs = NULL, *ctx = NULL, *ctx_rows = NULL;
   g_autofree char *q_rot = NULL, *q_view = NULL, *sm_in = NULL;
   g_autofree char *probs_in = NULL;
   ElkTensorOrigin kv_origin = decode ? ELK_TENSOR_ORIGIN_KV_CACHE
                                      : ELK_TENSOR_ORIGIN_ACTIVATION;
   Operand ops[3];
+
+  if (m->kv_lora_rank != 0)
+    return mla_attention (B, layer, x, out, error);
 
   /* Q, K and V projections. */
   if (B->o->fuse_qkv)
@@ -927,6 +1005,9 @@ attention (Builder *B, guint layer, const char *x, char **out,
             return FALSE;
         }
     }
+
+  if (m->qk_norm && !qk_norms (B, layer, error))
+    return FALSE;
 
   /* The artifact's graphs spell out the Slices and RoPE (fused QKV,
    * checked in setup); elk's query is a free view of the projection. */
@@ -981,40 +1062,8 @@ attention (Builder *B, guint layer, const char *x, char **out,
     }
 
   /* Softmax over the key axis: max, exp(x - max), sum, divide. */
-  {
-    g_autofree char *red = g_strdup_printf ("%s->%s", s_axes, r_axes);
-    g_autofree char *bin = g_strdup_printf ("%s,%s->%s", s_axes, r_axes,
-                                            s_axes);
-    g_autofree char *n1 = g_strdup_printf ("%s.softmax.max", p);
-    g_autofree char *n2 = g_strdup_printf ("%s.softmax.exp", p);
-    g_autofree char *n3 = g_strdup_printf ("%s.softmax.sum", p);
-    g_autofree char *n4 = g_strdup_printf ("%s.softmax.div", p);
-    mx = g_strdup_printf ("%s.out", n1);
-    ex = g_strdup_printf ("%s.out", n2);
-    sm = g_strdup_printf ("%s.out", n3);
-    probs = g_strdup_printf ("%s.out", n4);
-
-    ops[0] = act (sm_in, s_axes, B->adtype);
-    ops[1] = act (mx, r_axes, B->adtype);
-    if (!add_op (B, n1, "max", ELK_OP_REDUCE, L, red, ops, 2, 0, error))
-      return FALSE;
-    ops[0] = act (sm_in, s_axes, B->adtype);
-    ops[1] = act (mx, r_axes, B->adtype);
-    ops[2] = act (ex, s_axes, B->adtype);
-    if (!add_op (B, n2, "sub-exp", ELK_OP_ELEMENTWISE, L, bin, ops, 3, 0,
-                 error))
-      return FALSE;
-    ops[0] = act (ex, s_axes, B->adtype);
-    ops[1] = act (sm, r_axes, B->adtype);
-    if (!add_op (B, n3, "sum", ELK_OP_REDUCE, L, red, ops, 2, 0, error))
-      return FALSE;
-    ops[0] = act (ex, s_axes, B->adtype);
-    ops[1] = act (sm, r_axes, B->adtype);
-    ops[2] = act (probs, s_axes, B->adtype);
-    if (!add_op (B, n4, "div", ELK_OP_ELEMENTWISE, L, bin, ops, 3, 0,
-                 error))
-      return FALSE;
-  }
+  if (!softmax (B, L, p, sm_in, s_axes, r_axes, &probs, error))
+    return FALSE;
 
   /* Context: probabilities times the values. */
   set_ext (B, 's', S);
@@ -1096,6 +1145,519 @@ ffn_artifact (Builder *B, guint layer, const char *h, guint64 up,
                  NULL, out, error);
 }
 
+/* ------------------------------------------------------------------ */
+/* Qwen3's query and key norms, multi-head latent attention             */
+/* ------------------------------------------------------------------ */
+
+/* Qwen3: an RMSNorm of head_dim over every query head and every key head
+ * of the new tokens, between the projection and RoPE.  Their inputs are
+ * views of the projection; the score reads the query as a view too. */
+static gboolean
+qk_norms (Builder *B, guint layer, GError **error)
+{
+  const LlamaModel *m = B->m;
+  static const char *const which[] = { "q", "k" };
+
+  for (guint i = 0; i < 2; i++)
+    {
+      g_autofree char *name = g_strdup_printf ("blk.%u.attn_%s_norm", layer,
+                                               which[i]);
+      g_autofree char *x = g_strdup_printf ("blk.%u.%s.heads", layer,
+                                            which[i]);
+      g_autofree char *y = NULL;
+      guint64 heads = i == 0 ? m->n_heads : m->n_kv_heads;
+      if (!norm_width (B, (gint) layer, name, name, x, B->M * heads,
+                       m->head_dim, &y, error))
+        return FALSE;
+    }
+  return TRUE;
+}
+
+/* A MatMul @spec whose extents the caller has set, reading the activation
+ * (or KV cache) operand @a and the weight @w. */
+static gboolean
+mm (Builder *B, gint L, const char *name, const char *spec, Operand a,
+    Operand w, const char *out_axes, char **out, GError **error)
+{
+  g_autofree char *y = g_strdup_printf ("%s.out", name);
+  Operand ops[3] = { a, w, act (y, out_axes, B->adtype) };
+
+  if (!add_op (B, name, ops[1].origin == ELK_TENSOR_ORIGIN_WEIGHT
+                            ? "matmul" : "batch-matmul",
+               ELK_OP_MATMUL, L, spec, ops, 3, 0, error))
+    return FALSE;
+  *out = g_steal_pointer (&y);
+  return TRUE;
+}
+
+static gboolean
+add2 (Builder *B, gint L, const char *name, const char *axes, const char *a,
+      const char *b, char **out, GError **error)
+{
+  g_autofree char *y = g_strdup_printf ("%s.out", name);
+  g_autofree char *spec = g_strdup_printf ("%s,%s->%s", axes, axes, axes);
+  Operand ops[3] = { act (a, axes, B->adtype), act (b, axes, B->adtype),
+                     act (y, axes, B->adtype) };
+
+  if (!add_op (B, name, "add", ELK_OP_ELEMENTWISE, L, spec, ops, 3, 0,
+               error))
+    return FALSE;
+  *out = g_steal_pointer (&y);
+  return TRUE;
+}
+
+/* The query of MLA: a direct projection (DeepSeek-V2-Lite) or a low-rank
+ * one with an RMSNorm on the rank (q_a, q_a_norm, q_b). */
+static gboolean
+mla_query (Builder *B, guint layer, const char *x, char **q, GError **error)
+{
+  const LlamaModel *m = B->m;
+  gint L = (gint) layer;
+  guint64 d = m->hidden, width = m->n_heads * m->head_dim;
+  g_autofree char *p = g_strdup_printf ("blk.%u", layer);
+  g_autofree char *na = g_strdup_printf ("%s.attn_q_a", p);
+  g_autofree char *nn = g_strdup_printf ("%s.attn_q_a_norm", p);
+  g_autofree char *nb = g_strdup_printf ("%s.attn_q_b", p);
+  g_autofree char *nq = g_strdup_printf ("%s.attn_q", p);
+  g_autofree char *fa = g_strdup_printf ("%s.weight", na);
+  g_autofree char *fb = g_strdup_printf ("%s.weight", nb);
+  g_autofree char *fq = g_strdup_printf ("%s.weight", nq);
+  g_autofree char *qa = NULL, *qn = NULL;
+
+  if (m->q_lora_rank == 0)
+    return linear (B, L, nq, x, B->M, d, width, NULL, PARTS (fq), NULL, q,
+                   error);
+  return linear (B, L, na, x, B->M, d, m->q_lora_rank, NULL, PARTS (fa),
+                 NULL, &qa, error)
+         && norm_width (B, L, nn, nn, qa, B->M, m->q_lora_rank, &qn, error)
+         && linear (B, L, nb, qn, B->M, m->q_lora_rank, width, NULL,
+                    PARTS (fb), NULL, q, error);
+}
+
+/* The up-projection weight of MLA in the form @which ("kv_b" whole, or
+ * its "k_b" and "v_b" halves), with @axes set by the caller.  llama.cpp's
+ * files carry attn_kv_b, attn_k_b and attn_v_b, or some of them; a half
+ * absent from the file is a row range of attn_kv_b. */
+static gboolean
+mla_up_weight (Builder *B, guint layer, const char *which, const char *axes,
+               Operand *w, char **name, GError **error)
+{
+  const Gguf *gguf = B->m->gguf;
+  g_autofree char *kv = g_strdup_printf ("blk.%u.attn_kv_b.weight", layer);
+  g_autofree char *k = g_strdup_printf ("blk.%u.attn_k_b.weight", layer);
+  g_autofree char *v = g_strdup_printf ("blk.%u.attn_v_b.weight", layer);
+  gboolean whole = g_str_equal (which, "kv_b");
+
+  *name = g_strdup_printf ("blk.%u.attn_%s.weight", layer, which);
+  if (whole && gguf != NULL && elk__gguf_find_tensor (gguf, kv) == NULL)
+    return weight (B, w, *name, axes, NULL, PARTS (k, v), error);
+  if (whole)
+    return weight (B, w, *name, axes, NULL, PARTS (kv), error);
+  return weight (B, w, *name, axes, kv,
+                 PARTS (g_str_equal (which, "k_b") ? k : v), error);
+}
+
+/* DeepSeek's multi-head latent attention.  The KV cache of a layer is the
+ * compressed latent (kv_lora_rank per token, "blk.N.kv_cache") and the
+ * shared RoPE key (qk_rope_head_dim per token, "blk.N.k_rope_cache").
+ * The plain form decompresses the cached latents into per-head keys and
+ * values with attn_kv_b, then attends as usual; the absorbed form (decode
+ * with mla-absorb) folds attn_k_b into the query and attn_v_b after the
+ * attention, so that scores and context are computed on the latent. */
+static gboolean
+mla_attention (Builder *B, guint layer, const char *x, char **out,
+               GError **error)
+{
+  const LlamaModel *m = B->m;
+  gint L = (gint) layer;
+  guint64 d = m->hidden, H = m->n_heads, c = m->kv_lora_rank;
+  guint64 r = m->qk_rope, en = m->qk_nope, ev = m->v_head_dim;
+  guint64 S = kv_length (B, layer);
+  gboolean decode = B->phase == LLAMA_PHASE_DECODE;
+  gboolean absorb = decode && B->o->mla_absorb;
+  ElkTensorOrigin kv_origin = decode ? ELK_TENSOR_ORIGIN_KV_CACHE
+                                     : ELK_TENSOR_ORIGIN_ACTIVATION;
+  g_autofree char *p = g_strdup_printf ("blk.%u", layer);
+  g_autofree char *n_kva = g_strdup_printf ("%s.attn_kv_a_mqa", p);
+  g_autofree char *n_kvn = g_strdup_printf ("%s.attn_kv_a_norm", p);
+  g_autofree char *f_kva = g_strdup_printf ("%s.weight", n_kva);
+  g_autofree char *latent = g_strdup_printf (decode ? "%s.kv_cache"
+                                                    : "%s.kv_latent", p);
+  g_autofree char *rope_k = g_strdup_printf (decode ? "%s.k_rope_cache"
+                                                    : "%s.k_rope", p);
+  g_autofree char *q_nope = g_strdup_printf ("%s.q_nope", p);
+  g_autofree char *q_rope = g_strdup_printf ("%s.q_rope", p);
+  g_autofree char *n_score = g_strdup_printf ("%s.attn_score", p);
+  g_autofree char *n_main = NULL, *n_rope = NULL, *n_value = NULL;
+  g_autofree char *q = NULL, *kva = NULL, *kvn = NULL, *kva_c = NULL;
+  g_autofree char *main_s = NULL, *rope_s = NULL, *scores = NULL;
+  g_autofree char *probs = NULL, *ctx = NULL, *ctx_rows = NULL;
+  g_autofree char *wname = NULL, *dec = NULL, *k_view = NULL;
+  g_autofree char *v_view = NULL, *q_lat = NULL, *ctx_lat = NULL;
+  g_autofree char *onchip = NULL;
+  Operand w;
+
+  /* Query, and the latent and RoPE key of the new tokens (their write to
+   * the cache is left out, as for ordinary KV caches). */
+  if (!mla_query (B, layer, x, &q, error)
+      || !linear (B, L, n_kva, x, B->M, d, c + r, NULL, PARTS (f_kva), NULL,
+                  &kva, error))
+    return FALSE;
+  kva_c = view_of (B, kva, "latent");
+  if (!norm_width (B, L, n_kvn, n_kvn, kva_c, B->M, c, &kvn, error))
+    return FALSE;
+
+  set_ext (B, 'b', B->b);
+  set_ext (B, 'h', H);
+  set_ext (B, 'q', B->t);
+  set_ext (B, 's', S);
+  set_ext (B, 'c', c);
+  set_ext (B, 'r', r);
+  set_ext (B, 'e', en);
+  set_ext (B, 'v', ev);
+  if (absorb)
+    {
+      /* q_nope W_UK: the query in latent space, then scores against the
+       * cached latents directly (every head reads the same latent). */
+      g_autofree char *n_qabs = g_strdup_printf ("%s.attn_q_absorb", p);
+      n_main = g_strdup_printf ("%s.attn_score_latent", p);
+      if (!mla_up_weight (B, layer, "k_b", "hec", &w, &wname, error)
+          || !mm (B, L, n_qabs, "bhqe,hec->bhqc",
+                  act (q_nope, "bhqe", B->adtype), w, "bhqc", &q_lat, error)
+          || !mm (B, L, n_main, "bhqc,bsc->bhqs",
+                  act (q_lat, "bhqc", B->adtype),
+                  (Operand) { latent, "bsc", kv_origin, B->adtype, 0 },
+                  "bhqs", &main_s, error))
+        return FALSE;
+    }
+  else
+    {
+      /* Decompress every cached latent into per-head keys (no-RoPE part)
+       * and values. */
+      g_autofree char *n_dec = g_strdup_printf ("%s.attn_kv_b", p);
+      set_ext (B, 'n', H * (en + ev));
+      n_main = g_strdup_printf ("%s.attn_score_nope", p);
+      if (!mla_up_weight (B, layer, "kv_b", "cn", &w, &wname, error)
+          || !mm (B, L, n_dec, "bsc,cn->bsn",
+                  (Operand) { latent, "bsc", kv_origin, B->adtype, 0 }, w,
+                  "bsn", &dec, error))
+        return FALSE;
+      k_view = view_of (B, dec, "k");
+      v_view = view_of (B, dec, "v");
+      if (!mm (B, L, n_main, "bhqe,bhse->bhqs",
+               act (q_nope, "bhqe", B->adtype),
+               act (k_view, "bhse", B->adtype), "bhqs", &main_s, error))
+        return FALSE;
+    }
+
+  /* The RoPE part of the key is one head shared by all query heads. */
+  n_rope = g_strdup_printf ("%s.attn_score_rope", p);
+  if (!mm (B, L, n_rope, "bhqr,bsr->bhqs", act (q_rope, "bhqr", B->adtype),
+           (Operand) { rope_k, "bsr", kv_origin, B->adtype, 0 }, "bhqs",
+           &rope_s, error)
+      || !add2 (B, L, n_score, "bhqs", main_s, rope_s, &scores, error)
+      || !softmax (B, L, p, scores, "bhqs", "bhq", &probs, error))
+    return FALSE;
+
+  if (absorb)
+    {
+      /* The context on the latent: the cached latents are on chip since
+       * the score read them, so this operator reads them as a view. */
+      g_autofree char *n_ctx = g_strdup_printf ("%s.attn_value_latent", p);
+      g_autofree char *n_vup = g_strdup_printf ("%s.attn_v_up", p);
+      g_autofree char *wv = NULL;
+      onchip = view_of (B, latent, "onchip");
+      if (!mm (B, L, n_ctx, "bhqs,bsc->bhqc", act (probs, "bhqs", B->adtype),
+               act (onchip, "bsc", B->adtype), "bhqc", &ctx_lat, error)
+          || !mla_up_weight (B, layer, "v_b", "hcv", &w, &wv, error)
+          || !mm (B, L, n_vup, "bhqc,hcv->bhqv",
+                  act (ctx_lat, "bhqc", B->adtype), w, "bhqv", &ctx, error))
+        return FALSE;
+    }
+  else
+    {
+      n_value = g_strdup_printf ("%s.attn_value", p);
+      if (!mm (B, L, n_value, "bhqs,bhsv->bhqv",
+               act (probs, "bhqs", B->adtype),
+               act (v_view, "bhsv", B->adtype), "bhqv", &ctx, error))
+        return FALSE;
+    }
+
+  {
+    g_autofree char *pname = g_strdup_printf ("%s.attn_output", p);
+    g_autofree char *fw = g_strdup_printf ("%s.attn_output.weight", p);
+    ctx_rows = view_of (B, ctx, "rows");
+    return linear (B, L, pname, ctx_rows, B->M, H * ev, d, NULL, PARTS (fw),
+                   NULL, out, error);
+  }
+}
+
+/* ------------------------------------------------------------------ */
+/* Mixture of experts                                                   */
+/* ------------------------------------------------------------------ */
+
+/* One routed expert's weight @name: with dtype=file and a GGUF file with
+ * tensors, a 1/E share of the stacked *_exps tensors @files (gate and up
+ * are two of them when fused), else the weight type of the build. */
+static gboolean
+expert_weight (Builder *B, Operand *out, const char *name, const char *axes,
+               const char *const *files, GError **error)
+{
+  const Gguf *gguf = B->m->gguf;
+  guint64 E = B->m->n_experts, n = 1, elems = 0, bytes = 0;
+  guint32 type = 0;
+  gboolean mixed = FALSE;
+
+  if (!B->file_types || gguf == NULL || elk__gguf_get_n_tensors (gguf) == 0)
+    return weight (B, out, name, axes, NULL, files, error);
+  for (const char *c = axes; *c; c++)
+    n *= B->ext[(guchar) *c];
+  for (guint i = 0; files[i] != NULL; i++)
+    {
+      const GgufTensor *t = elk__gguf_find_tensor (gguf, files[i]);
+      if (t == NULL)
+        {
+          g_set_error (error, LLAMA_ERROR, LLAMA_ERROR_INVALID,
+                       "%s: tensor '%s' is missing (needed for dtype=file)",
+                       elk__gguf_get_path (gguf), files[i]);
+          return FALSE;
+        }
+      if (i > 0 && t->type != type)
+        mixed = TRUE;
+      type = t->type;
+      elems += t->n_elements;
+      bytes += t->bytes;
+    }
+  if (elems != n * E || bytes % E != 0)
+    {
+      g_set_error (error, LLAMA_ERROR, LLAMA_ERROR_INVALID,
+                   "%s: tensor '%s'%s has %" G_GUINT64_FORMAT " elements, "
+                   "the hyper-parameters give %" G_GUINT64_FORMAT " experts "
+                   "of %" G_GUINT64_FORMAT, elk__gguf_get_path (gguf),
+                   files[0], files[1] != NULL ? " and its siblings" : "",
+                   elems, E, n);
+      return FALSE;
+    }
+  out->name = name;
+  out->axes = axes;
+  out->origin = ELK_TENSOR_ORIGIN_WEIGHT;
+  out->bytes = bytes / E;
+  if (mixed || !elk__ggml_type_to_dtype (type, &out->dtype))
+    out->dtype = ELK_DTYPE_QUANTIZED;
+  return TRUE;
+}
+
+/* A gated FFN (gate+up, activation, product, down) of width @f on @rows
+ * rows of @x, named @prefix.gate_up, ...  @expert >= 0 takes routed expert
+ * @expert's weights from the *_exps tensors; -1 the shared experts'
+ * (*_shexp). */
+static gboolean
+gated_ffn (Builder *B, gint L, const char *prefix, const char *x,
+           guint64 rows, guint64 f, gint expert, char **out, GError **error)
+{
+  guint64 d = B->m->hidden;
+  const char *suffix = expert >= 0 ? "exps" : "shexp";
+  g_autofree char *fg = g_strdup_printf ("blk.%d.ffn_gate_%s.weight", L,
+                                         suffix);
+  g_autofree char *fu = g_strdup_printf ("blk.%d.ffn_up_%s.weight", L,
+                                         suffix);
+  g_autofree char *fd = g_strdup_printf ("blk.%d.ffn_down_%s.weight", L,
+                                         suffix);
+  g_autofree char *n_act = g_strdup_printf ("%s.act", prefix);
+  g_autofree char *n_mul = g_strdup_printf ("%s.mul", prefix);
+  g_autofree char *n_down = g_strdup_printf ("%s.down", prefix);
+  g_autofree char *w_down = g_strdup_printf ("%s.weight", n_down);
+  g_autofree char *prod = g_strdup_printf ("%s.out", n_mul);
+  g_autofree char *gate = NULL, *up = NULL, *a = NULL;
+  Operand ops[3], w;
+  gboolean fused = B->o->fuse_ffn;
+
+  for (guint i = 0; i < (fused ? 1u : 2u); i++)
+    {
+      const char *which = fused ? "gate_up" : i == 0 ? "gate" : "up";
+      g_autofree char *name = g_strdup_printf ("%s.%s", prefix, which);
+      g_autofree char *wname = g_strdup_printf ("%s.weight", name);
+      g_autofree char *y = NULL;
+      const char *both[] = { fg, fu, NULL }, *one[] = { i == 0 ? fg : fu,
+                                                        NULL };
+      const char *const *files = fused ? both : one;
+      set_ext (B, 'm', rows);
+      set_ext (B, 'k', d);
+      set_ext (B, 'n', fused ? 2 * f : f);
+      if (expert >= 0 ? !expert_weight (B, &w, wname, "kn", files, error)
+                      : !weight (B, &w, wname, "kn", NULL, files, error))
+        return FALSE;
+      if (!mm (B, L, name, "mk,kn->mn", act (x, "mk", B->adtype), w, "mn",
+               &y, error))
+        return FALSE;
+      if (fused)
+        {
+          gate = view_of (B, y, "gate");
+          up = view_of (B, y, "up");
+        }
+      else if (i == 0)
+        gate = g_steal_pointer (&y);
+      else
+        up = g_steal_pointer (&y);
+    }
+  set_ext (B, 'm', rows);
+  set_ext (B, 'f', f);
+  if (!unary (B, L, n_act, act_name (B->m->act), gate, "mf", &a, error))
+    return FALSE;
+  ops[0] = act (a, "mf", B->adtype);
+  ops[1] = act (up, "mf", B->adtype);
+  ops[2] = act (prod, "mf", B->adtype);
+  if (!add_op (B, n_mul, "mul", ELK_OP_ELEMENTWISE, L, "mf,mf->mf", ops, 3,
+               0, error))
+    return FALSE;
+  set_ext (B, 'm', rows);
+  set_ext (B, 'k', f);
+  set_ext (B, 'n', d);
+  if (expert >= 0 ? !expert_weight (B, &w, w_down, "kn", PARTS (fd), error)
+                  : !weight (B, &w, w_down, "kn", NULL, PARTS (fd), error))
+    return FALSE;
+  return mm (B, L, n_down, "mk,kn->mn", act (prod, "mk", B->adtype), w,
+             "mn", out, error);
+}
+
+/* The router: the gating MatMul (d x E, plus DeepSeek-V3's score bias),
+ * the score function (softmax or sigmoid, one UNARY over the experts) and
+ * the top-k (a REDUCE over the experts for each of the k picks: M k E
+ * loop points), giving the k gate weights of each token. */
+static gboolean
+router (Builder *B, guint layer, const char *x, char **gates, GError **error)
+{
+  const LlamaModel *m = B->m;
+  gint L = (gint) layer;
+  g_autofree char *p = g_strdup_printf ("blk.%u", layer);
+  g_autofree char *n_gate = g_strdup_printf ("%s.ffn_gate_inp", p);
+  g_autofree char *f_gate = g_strdup_printf ("%s.weight", n_gate);
+  g_autofree char *f_bias = g_strdup_printf ("%s.exp_probs_b.bias", p);
+  g_autofree char *n_score = g_strdup_printf ("%s.ffn_router_score", p);
+  g_autofree char *n_topk = g_strdup_printf ("%s.ffn_topk", p);
+  g_autofree char *logits = NULL, *scores = NULL, *scores_k = NULL;
+  g_autofree char *y = g_strdup_printf ("%s.out", n_topk);
+  Operand ops[2];
+
+  if (!linear (B, L, n_gate, x, B->M, m->hidden, m->n_experts, NULL,
+               PARTS (f_gate), m->router_bias ? PARTS (f_bias) : NULL,
+               &logits, error))
+    return FALSE;
+  set_ext (B, 'm', B->M);
+  set_ext (B, 'e', m->n_experts);
+  set_ext (B, 'j', m->n_experts_used);
+  if (!unary (B, L, n_score, m->router_sigmoid ? "sigmoid" : "softmax",
+              logits, "me", &scores, error))
+    return FALSE;
+  scores_k = view_of (B, scores, "picks");
+  ops[0] = act (scores_k, "mje", B->adtype);
+  ops[1] = act (y, "mj", B->adtype);
+  if (!add_op (B, n_topk, "top-k", ELK_OP_REDUCE, L, "mje->mj", ops, 2, 0,
+               error))
+    return FALSE;
+  *gates = g_steal_pointer (&y);
+  return TRUE;
+}
+
+/* An MoE FFN: the router, the routed experts that the sampled routing
+ * uses (each on the rows of the tokens routed to it, its output weighted
+ * by their gates), their combination per token, and the shared experts
+ * on every token (Qwen2-MoE gates them with a sigmoid). */
+static gboolean
+moe_ffn (Builder *B, guint layer, const char *x, char **out, GError **error)
+{
+  const LlamaModel *m = B->m;
+  gint L = (gint) layer;
+  guint64 d = m->hidden;
+  g_autofree char *p = g_strdup_printf ("blk.%u", layer);
+  g_autofree char *n_comb = g_strdup_printf ("%s.ffn_moe_combine", p);
+  g_autofree char *routed = g_strdup_printf ("%s.ffn_moe.routed", p);
+  g_autofree char *comb = g_strdup_printf ("%s.out", n_comb);
+  g_autofree char *gates = NULL;
+  Operand ops[3];
+
+  if (!router (B, layer, x, &gates, error))
+    return FALSE;
+  B->experts_loaded += elk__llama_routing_sample (B->routing, layer, B->M,
+                                                  B->rand, B->expert_tokens);
+  B->moe_layers++;
+  for (guint64 e = 0; e < m->n_experts; e++)
+    {
+      guint64 t = B->expert_tokens[e];
+      g_autofree char *prefix = NULL, *rows = NULL, *y = NULL;
+      g_autofree char *n_w = NULL, *g_rows = NULL, *yw = NULL;
+      if (t == 0)
+        continue;
+      prefix = g_strdup_printf ("%s.ffn_exp%" G_GUINT64_FORMAT, p, e);
+      rows = g_strdup_printf ("%s.exp%" G_GUINT64_FORMAT, x, e);
+      if (!gated_ffn (B, L, prefix, rows, t, m->expert_ffn, (gint) e, &y,
+                      error))
+        return FALSE;
+      /* Each row scaled by its token's gate for this expert. */
+      n_w = g_strdup_printf ("%s.weigh", prefix);
+      g_rows = g_strdup_printf ("%s.exp%" G_GUINT64_FORMAT, gates, e);
+      yw = g_strdup_printf ("%s.out", n_w);
+      set_ext (B, 'm', t);
+      set_ext (B, 'k', d);
+      ops[0] = act (y, "mk", B->adtype);
+      ops[1] = act (g_rows, "m", B->adtype);
+      ops[2] = act (yw, "mk", B->adtype);
+      if (!add_op (B, n_w, "mul", ELK_OP_ELEMENTWISE, L, "mk,m->mk", ops, 3,
+                   0, error))
+        return FALSE;
+    }
+  /* The k weighted outputs of each token, summed: the experts' rows
+   * scattered back to token order are a free view. */
+  set_ext (B, 'm', B->M);
+  set_ext (B, 'j', m->n_experts_used);
+  set_ext (B, 'k', d);
+  ops[0] = act (routed, "mjk", B->adtype);
+  ops[1] = act (comb, "mk", B->adtype);
+  if (!add_op (B, n_comb, "sum", ELK_OP_REDUCE, L, "mjk->mk", ops, 2, 0,
+               error))
+    return FALSE;
+  if (m->shared_ffn == 0)
+    {
+      *out = g_steal_pointer (&comb);
+      return TRUE;
+    }
+  {
+    g_autofree char *prefix = g_strdup_printf ("%s.ffn_shexp", p);
+    g_autofree char *n_add = g_strdup_printf ("%s.ffn_moe_add", p);
+    g_autofree char *sh = NULL;
+    if (!gated_ffn (B, L, prefix, x, B->M, m->shared_ffn, -1, &sh, error))
+      return FALSE;
+    if (m->shared_gate)
+      {
+        g_autofree char *n_g = g_strdup_printf ("%s.ffn_shexp_gate", p);
+        g_autofree char *f_g = g_strdup_printf ("%s.ffn_gate_inp_shexp.weight",
+                                                p);
+        g_autofree char *n_sig = g_strdup_printf ("%s.ffn_shexp_sigmoid", p);
+        g_autofree char *n_mul = g_strdup_printf ("%s.ffn_shexp_scale", p);
+        g_autofree char *logit = NULL, *sig = NULL;
+        g_autofree char *scaled = g_strdup_printf ("%s.out", n_mul);
+        if (!linear (B, L, n_g, x, B->M, d, 1, NULL, PARTS (f_g), NULL,
+                     &logit, error))
+          return FALSE;
+        set_ext (B, 'm', B->M);
+        if (!unary (B, L, n_sig, "sigmoid", logit, "m", &sig, error))
+          return FALSE;
+        set_ext (B, 'k', d);
+        ops[0] = act (sh, "mk", B->adtype);
+        ops[1] = act (sig, "m", B->adtype);
+        ops[2] = act (scaled, "mk", B->adtype);
+        if (!add_op (B, n_mul, "mul", ELK_OP_ELEMENTWISE, L, "mk,m->mk", ops,
+                     3, 0, error))
+          return FALSE;
+        g_free (sh);
+        sh = g_steal_pointer (&scaled);
+      }
+    set_ext (B, 'm', B->M);
+    set_ext (B, 'k', d);
+    return add2 (B, L, n_add, "mk", comb, sh, out, error);
+  }
+}
+
 static gboolean
 ffn (Builder *B, guint layer, const char *x, char **out, GError **error)
 {
@@ -1114,6 +1676,8 @@ ffn (Builder *B, guint layer, const char *x, char **out, GError **error)
   g_autofree char *h = NULL, *a = NULL, *gate = NULL, *upv = NULL;
   g_autofree char *prod = NULL, *down_x = NULL;
 
+  if (elk__llama_model_is_moe_layer (m, layer))
+    return moe_ffn (B, layer, x, out, error);
   if (!m->gated)
     {
       g_autofree char *pname = g_strdup_printf ("%s.ffn_up", p);
@@ -1516,6 +2080,9 @@ setup (Builder *B, GError **error)
       else if (!o->fuse_qkv || !o->fuse_ffn)
         why = "fuse-qkv and fuse-ffn must be true (the artifact's graphs "
               "slice fused projections)";
+      else if (m->n_experts != 0 || m->kv_lora_rank != 0 || m->qk_norm)
+        why = "it has experts, latent attention or query/key norms, which "
+              "the artifact's graphs never had";
       if (why != NULL)
         {
           g_set_error (error, LLAMA_ERROR, LLAMA_ERROR_INVALID,
@@ -1560,6 +2127,9 @@ elk__llama_build_graph (const LlamaModel *model,
   g_autoptr (ElkGraph) graph = NULL;
   g_autoptr (GHashTable) views = NULL;
   g_autoptr (GPtrArray) prev = NULL;
+  g_autoptr (LlamaRoutingTable) routing = NULL;
+  g_autoptr (GRand) rand = NULL;
+  g_autofree guint64 *expert_tokens = NULL;
   g_autofree char *x = NULL;
   guint64 weight_bytes = 0, kv_bytes = 0;
   gint split;
@@ -1568,6 +2138,31 @@ elk__llama_build_graph (const LlamaModel *model,
   B.o = options;
   if (!setup (&B, error))
     return NULL;
+
+  if (model->n_experts != 0)
+    {
+      /* The routing of this graph: one draw of the routing model, the
+       * same for the same seed (elk-llama-routing.c). */
+      guint32 seed[2] = { (guint32) options->routing_seed,
+                          (guint32) (options->routing_seed >> 32) };
+      routing = elk__llama_routing_new (model, options, error);
+      if (routing == NULL)
+        return NULL;
+      rand = g_rand_new_with_seed_array (seed, 2);
+      expert_tokens = g_new0 (guint64, model->n_experts);
+      B.routing = routing;
+      B.rand = rand;
+      B.expert_tokens = expert_tokens;
+    }
+  else if (options->routing != LLAMA_ROUTING_UNIFORM
+           || (options->routing_file != NULL && *options->routing_file))
+    {
+      g_set_error (error, LLAMA_ERROR, LLAMA_ERROR_INVALID,
+                   "%s: '%s' has no experts, so the routing parameters "
+                   "(routing, routing-file) do not apply; remove them",
+                   model->source, model->name);
+      return NULL;
+    }
 
   graph = elk_graph_new (model->name);
   B.graph = graph;
@@ -1637,5 +2232,35 @@ elk__llama_build_graph (const LlamaModel *model,
   elk_graph_set_attribute (graph, "dtype",
                            B.file_types ? "file"
                                         : elk_dtype_to_string (B.wdtype));
+  if (model->n_experts != 0)
+    {
+      static const char *const routings[] = { "uniform", "skewed", "file" };
+      char buf[G_ASCII_DTOSTR_BUF_SIZE];
+      set_attr_u64 (graph, "experts", model->n_experts);
+      set_attr_u64 (graph, "experts-per-token", model->n_experts_used);
+      set_attr_u64 (graph, "shared-ffn", model->shared_ffn);
+      set_attr_u64 (graph, "moe-layers", B.moe_layers);
+      set_attr_u64 (graph, "experts-loaded", B.experts_loaded);
+      set_attr_u64 (graph, "active-params",
+                    elk__llama_model_count_active_params (model));
+      elk_graph_set_attribute (graph, "routing", routings[options->routing]);
+      set_attr_u64 (graph, "routing-seed", options->routing_seed);
+      if (options->routing == LLAMA_ROUTING_UNIFORM)
+        elk_graph_set_attribute (
+            graph, "expected-experts-per-layer",
+            g_ascii_formatd (buf, sizeof (buf), "%.6f",
+                             elk__llama_routing_expected_distinct_uniform (
+                                 model->n_experts, model->n_experts_used,
+                                 B.M)));
+    }
+  if (model->kv_lora_rank != 0)
+    {
+      set_attr_u64 (graph, "kv-lora-rank", model->kv_lora_rank);
+      elk_graph_set_attribute (graph, "mla-form",
+                               options->mla_absorb
+                                       && options->phase == LLAMA_PHASE_DECODE
+                                   ? "absorbed"
+                                   : "plain");
+    }
   return g_steal_pointer (&graph);
 }

@@ -365,7 +365,8 @@ read_llama_like (HfReader *r, GError **error)
   m->norm = LLAMA_NORM_RMS;
   m->act = LLAMA_ACT_SILU;
   m->gated = TRUE;
-  m->bias_qkv = attention_bias || g_str_equal (m->arch, "qwen2");
+  m->bias_qkv = attention_bias || g_str_equal (m->arch, "qwen2")
+                || g_str_equal (m->arch, "qwen2_moe");
   m->bias_o = attention_bias;
   m->bias_ffn = mlp_bias;
   m->rope_dims = m->head_dim;
@@ -373,7 +374,7 @@ read_llama_like (HfReader *r, GError **error)
     m->sliding_period = 1;
   /* Qwen2 declares a window but only applies it when use_sliding_window
    * is set. */
-  if (g_str_equal (m->arch, "qwen2"))
+  if (g_str_has_prefix (m->arch, "qwen"))
     {
       gboolean use = FALSE;
       if (!get_bool (r, KEYS ("use_sliding_window"), &use, error))
@@ -559,6 +560,235 @@ read_vit (HfReader *r, GError **error)
   return TRUE;
 }
 
+/* ------------------------------------------------------------------ */
+/* Mixture of experts and multi-head latent attention                   */
+/* ------------------------------------------------------------------ */
+
+static gboolean
+out_of_range (const HfReader *r, GError **error, const char *key,
+              guint64 value, const char *expectation)
+{
+  g_autofree char *got = g_strdup_printf ("%" G_GUINT64_FORMAT, value);
+  set_key_error (r, error, key, expectation, got);
+  return FALSE;
+}
+
+/* The routed experts' count and top-k, checked against each other. */
+static gboolean
+read_experts (HfReader *r, const char *count_key, gboolean required,
+              GError **error)
+{
+  LlamaModel *m = r->model;
+  const char *k_key = "num_experts_per_tok";
+
+  if (!get_uint (r, KEYS (count_key), required, &m->n_experts, error)
+      || !get_uint (r, KEYS (k_key), m->n_experts != 0, &m->n_experts_used,
+                    error)
+      || !get_bool (r, KEYS ("norm_topk_prob"), &m->norm_topk, error))
+    return FALSE;
+  if (m->n_experts == 0)
+    {
+      /* A dense config of a MoE family (Qwen2-MoE with num_experts 0):
+       * the top-k means nothing then. */
+      m->n_experts_used = 0;
+      return TRUE;
+    }
+  if (m->n_experts > 65536)
+    return out_of_range (r, error, count_key, m->n_experts,
+                         "at most 65536");
+  if (m->n_experts_used == 0 || m->n_experts_used > m->n_experts)
+    {
+      g_autofree char *want = g_strdup_printf (
+          "between 1 and %s (%" G_GUINT64_FORMAT ")", count_key,
+          m->n_experts);
+      return out_of_range (r, error, k_key, m->n_experts_used, want);
+    }
+  return TRUE;
+}
+
+/* Qwen's mlp_only_layers: the layers that keep a dense FFN. */
+static gboolean
+read_mlp_only_layers (HfReader *r, GError **error)
+{
+  LlamaModel *m = r->model;
+  JsonNode *node = json_object_get_member (r->obj, "mlp_only_layers");
+  JsonArray *array;
+
+  if (node == NULL || JSON_NODE_HOLDS_NULL (node))
+    return TRUE;
+  if (!JSON_NODE_HOLDS_ARRAY (node))
+    {
+      set_key_error (r, error, "mlp_only_layers",
+                     "an array of layer numbers", node_kind (node));
+      return FALSE;
+    }
+  array = json_node_get_array (node);
+  for (guint i = 0; i < json_array_get_length (array); i++)
+    {
+      JsonNode *e = json_array_get_element (array, i);
+      gint64 v;
+      if (!JSON_NODE_HOLDS_VALUE (e)
+          || json_node_get_value_type (e) != G_TYPE_INT64)
+        {
+          set_key_error (r, error, "mlp_only_layers",
+                         "an array of layer numbers", node_kind (e));
+          return FALSE;
+        }
+      v = json_node_get_int (e);
+      if (v < 0 || v >= (gint64) m->n_layers)
+        {
+          g_autofree char *got = g_strdup_printf ("%" G_GINT64_FORMAT, v);
+          g_autofree char *want = g_strdup_printf (
+              "layer numbers from 0 to %u", m->n_layers - 1);
+          set_key_error (r, error, "mlp_only_layers", want, got);
+          return FALSE;
+        }
+      if (m->moe_layers != NULL)
+        m->moe_layers[v] = FALSE;
+    }
+  return TRUE;
+}
+
+static gboolean
+read_mixtral (HfReader *r, GError **error)
+{
+  LlamaModel *m = r->model;
+
+  if (!read_llama_like (r, error)
+      || !read_experts (r, "num_local_experts", TRUE, error))
+    return FALSE;
+  m->expert_ffn = m->ffn;
+  elk__llama_model_set_moe_layers (m, 0, 1, FALSE);
+  return TRUE;
+}
+
+/* Qwen2-MoE and Qwen3-MoE: every decoder_sparse_step-th layer (counting
+ * from 1) is sparse unless mlp_only_layers lists it; Qwen2-MoE adds one
+ * shared expert with a sigmoid gate. */
+static gboolean
+read_qwen_moe (HfReader *r, GError **error)
+{
+  LlamaModel *m = r->model;
+  guint64 step = 1;
+
+  if (!read_llama_like (r, error)
+      || !read_experts (r, "num_experts", TRUE, error)
+      || !get_uint (r, KEYS ("moe_intermediate_size"), m->n_experts != 0,
+                    &m->expert_ffn, error)
+      || !get_uint (r, KEYS ("shared_expert_intermediate_size"), FALSE,
+                    &m->shared_ffn, error)
+      || !get_uint (r, KEYS ("decoder_sparse_step"), FALSE, &step, error))
+    return FALSE;
+  if (m->shared_ffn != 0 && m->n_experts == 0)
+    return out_of_range (r, error, "shared_expert_intermediate_size",
+                         m->shared_ffn, "0 when num_experts is 0 (a shared "
+                         "expert needs routed ones)");
+  if (step == 0 || step > m->n_layers)
+    {
+      g_autofree char *want = g_strdup_printf ("between 1 and the layer "
+                                               "count %u", m->n_layers);
+      return out_of_range (r, error, "decoder_sparse_step", step, want);
+    }
+  m->qk_norm = g_str_equal (m->arch, "qwen3_moe");
+  if (m->n_experts == 0)
+    return TRUE;
+  if (m->expert_ffn == 0)
+    return out_of_range (r, error, "moe_intermediate_size", 0,
+                         "at least 1");
+  m->n_shared = m->shared_ffn != 0;
+  m->shared_gate = m->shared_ffn != 0;
+  elk__llama_model_set_moe_layers (m, 0, (guint) step, TRUE);
+  return read_mlp_only_layers (r, error);
+}
+
+/* DeepSeek-V2 and V3: multi-head latent attention, first_k_dense_replace
+ * dense layers, then experts every moe_layer_freq-th layer. */
+static gboolean
+read_deepseek (HfReader *r, GError **error)
+{
+  LlamaModel *m = r->model;
+  guint64 shared = 0, first_dense = 0, freq = 1;
+  const char *scoring = NULL, *topk_method = NULL;
+  GError *local_error = NULL;
+
+  m->kv_lora_rank = 0;
+  if (!read_llama_like (r, error)
+      || !read_experts (r, "n_routed_experts", FALSE, error)
+      || !get_uint (r, KEYS ("n_shared_experts"), FALSE, &shared, error)
+      || !get_uint (r, KEYS ("moe_intermediate_size"), m->n_experts != 0,
+                    &m->expert_ffn, error)
+      || !get_uint (r, KEYS ("first_k_dense_replace"), FALSE, &first_dense,
+                    error)
+      || !get_uint (r, KEYS ("moe_layer_freq"), FALSE, &freq, error)
+      || !get_uint (r, KEYS ("q_lora_rank"), FALSE, &m->q_lora_rank, error)
+      || !get_uint (r, KEYS ("kv_lora_rank"), TRUE, &m->kv_lora_rank, error)
+      || !get_uint (r, KEYS ("qk_nope_head_dim"), TRUE, &m->qk_nope, error)
+      || !get_uint (r, KEYS ("qk_rope_head_dim"), TRUE, &m->qk_rope, error)
+      || !get_uint (r, KEYS ("v_head_dim"), TRUE, &m->v_head_dim, error))
+    return FALSE;
+  if (m->kv_lora_rank == 0)
+    return out_of_range (r, error, "kv_lora_rank", 0, "at least 1");
+  if (m->qk_rope == 0)
+    return out_of_range (r, error, "qk_rope_head_dim", 0, "at least 1");
+  if (m->qk_nope == 0)
+    return out_of_range (r, error, "qk_nope_head_dim", 0, "at least 1");
+  if (m->v_head_dim == 0)
+    return out_of_range (r, error, "v_head_dim", 0, "at least 1");
+  m->head_dim = m->qk_nope + m->qk_rope;
+  m->rope_dims = m->qk_rope;
+  m->n_kv_heads = m->n_heads;
+
+  if (shared != 0 && m->n_experts == 0)
+    return out_of_range (r, error, "n_shared_experts", shared,
+                         "0 when there are no routed experts "
+                         "(n_routed_experts)");
+  if (m->n_experts == 0)
+    return TRUE;
+  if (m->expert_ffn == 0)
+    return out_of_range (r, error, "moe_intermediate_size", 0,
+                         "at least 1");
+  if (freq == 0 || freq > m->n_layers)
+    {
+      g_autofree char *want = g_strdup_printf ("between 1 and the layer "
+                                               "count %u", m->n_layers);
+      return out_of_range (r, error, "moe_layer_freq", freq, want);
+    }
+  if (first_dense >= m->n_layers)
+    {
+      g_autofree char *want = g_strdup_printf ("less than the layer count "
+                                               "%u", m->n_layers);
+      return out_of_range (r, error, "first_k_dense_replace", first_dense,
+                           want);
+    }
+  m->n_shared = shared;
+  m->shared_ffn = mul_saturated (shared, m->expert_ffn);
+  elk__llama_model_set_moe_layers (m, (guint) first_dense, (guint) freq,
+                                   FALSE);
+
+  scoring = get_string (r, "scoring_func", &local_error);
+  if (local_error == NULL)
+    topk_method = get_string (r, "topk_method", &local_error);
+  if (local_error != NULL)
+    {
+      g_propagate_error (error, local_error);
+      return FALSE;
+    }
+  if (scoring != NULL && !g_str_equal (scoring, "softmax")
+      && !g_str_equal (scoring, "sigmoid"))
+    {
+      g_autofree char *got = g_strdup_printf ("\"%s\"", scoring);
+      set_key_error (r, error, "scoring_func",
+                     "\"softmax\" or \"sigmoid\"", got);
+      return FALSE;
+    }
+  m->router_sigmoid = scoring != NULL && g_str_equal (scoring, "sigmoid");
+  /* V3's auxiliary-loss-free balancing adds a learned bias per expert
+   * (e_score_correction_bias) to the scores before the top-k. */
+  m->router_bias = topk_method != NULL
+                   && g_str_equal (topk_method, "noaux_tc");
+  return TRUE;
+}
+
 static const struct
 {
   const char *model_type;
@@ -569,7 +799,9 @@ static const struct
   { "phi3", read_llama_like },    { "falcon", read_falcon },
   { "RefinedWebModel", read_falcon }, { "gpt2", read_gpt2 },
   { "opt", read_opt },            { "bert", read_bert },
-  { "vit", read_vit },
+  { "vit", read_vit },             { "mixtral", read_mixtral },
+  { "qwen2_moe", read_qwen_moe },  { "qwen3_moe", read_qwen_moe },
+  { "deepseek_v2", read_deepseek }, { "deepseek_v3", read_deepseek },
 };
 
 static char *

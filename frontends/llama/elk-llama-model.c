@@ -35,7 +35,26 @@ elk__llama_model_free (LlamaModel *model)
   g_free (model->arch);
   g_free (model->source);
   g_clear_pointer (&model->gguf, elk__gguf_free);
+  g_free (model->moe_layers);
   g_free (model);
+}
+
+gboolean
+elk__llama_model_is_moe_layer (const LlamaModel *model, guint layer)
+{
+  return model->n_experts != 0 && model->moe_layers != NULL
+         && layer < model->n_layers && model->moe_layers[layer];
+}
+
+void
+elk__llama_model_set_moe_layers (LlamaModel *model, guint first_dense,
+                                 guint step, gboolean one_based)
+{
+  g_free (model->moe_layers);
+  model->moe_layers = g_new0 (gboolean, MAX (model->n_layers, 1));
+  for (guint l = 0; l < model->n_layers; l++)
+    model->moe_layers[l] = l >= first_dense && step != 0
+                           && (one_based ? (l + 1) % step : l % step) == 0;
 }
 
 static gboolean
@@ -86,6 +105,44 @@ elk__llama_model_check (const LlamaModel *model, GError **error)
     return invalid (error, model, "vocabulary size is 0");
   if (model->patch_in != 0 && (model->n_patches == 0 || model->n_classes == 0))
     return invalid (error, model, "a ViT needs patches and classes");
+  if (model->n_experts != 0
+      && (model->n_experts_used == 0
+          || model->n_experts_used > model->n_experts))
+    return invalid (error, model,
+                    "top-%" G_GUINT64_FORMAT " routing over %"
+                    G_GUINT64_FORMAT " experts (expected 1 <= top-k <= "
+                    "expert count)", model->n_experts_used,
+                    model->n_experts);
+  if (model->n_experts != 0 && model->expert_ffn == 0)
+    return invalid (error, model, "the experts' FFN size is 0");
+  if (model->n_experts != 0 && model->moe_layers == NULL)
+    return invalid (error, model, "the model has experts but no layer "
+                    "uses them");
+  if (model->n_experts == 0
+      && (model->shared_ffn != 0 || model->n_experts_used != 0))
+    return invalid (error, model,
+                    "shared experts or a top-k without routed experts "
+                    "(the expert count is 0)");
+  if (model->n_experts > 65536 || model->expert_ffn > (1u << 26)
+      || model->shared_ffn > (1u << 26))
+    return invalid (error, model,
+                    "expert counts beyond any real model (%" G_GUINT64_FORMAT
+                    " experts of width %" G_GUINT64_FORMAT ")",
+                    model->n_experts, model->expert_ffn);
+  if (model->kv_lora_rank != 0
+      && (model->qk_nope == 0 || model->qk_rope == 0
+          || model->v_head_dim == 0
+          || model->head_dim != model->qk_nope + model->qk_rope))
+    return invalid (error, model,
+                    "multi-head latent attention needs the no-RoPE and RoPE "
+                    "query/key head sizes and the value head size (got %"
+                    G_GUINT64_FORMAT ", %" G_GUINT64_FORMAT ", %"
+                    G_GUINT64_FORMAT ", head size %" G_GUINT64_FORMAT ")",
+                    model->qk_nope, model->qk_rope, model->v_head_dim,
+                    model->head_dim);
+  if (model->kv_lora_rank > (1u << 20) || model->q_lora_rank > (1u << 20)
+      || model->v_head_dim > 65536)
+    return invalid (error, model, "MLA ranks beyond any real model");
   if (model->n_layers > 100000 || model->hidden > (1u << 24)
       || model->ffn > (1u << 26) || model->vocab > (1u << 26)
       || model->n_heads > 65536 || model->head_dim > 65536)
@@ -124,21 +181,58 @@ down_in (const LlamaModel *m)
   return m->down_in != 0 ? m->down_in : m->ffn;
 }
 
+/* The attention block's parameters (projections, their biases, the MLA
+ * and Qwen3 norms inside it). */
 static guint64
-count_from_hyper_parameters (const LlamaModel *m, guint layers)
+attention_params (const LlamaModel *m)
+{
+  guint64 d = m->hidden, H = m->n_heads;
+
+  if (m->kv_lora_rank != 0)
+    {
+      guint64 qk = m->qk_nope + m->qk_rope, c = m->kv_lora_rank;
+      guint64 q = m->q_lora_rank == 0
+                      ? d * H * qk
+                      : d * m->q_lora_rank + m->q_lora_rank
+                            + m->q_lora_rank * H * qk;
+      return q + d * (c + m->qk_rope) + c + c * H * (m->qk_nope + m->v_head_dim)
+             + H * m->v_head_dim * d;
+    }
+  return d * qkv_out (m) + (m->bias_qkv ? qkv_out (m) : 0)
+         + o_in (m) * d + (m->bias_o ? d : 0)
+         + (m->qk_norm ? 2 * m->head_dim : 0);
+}
+
+/* The FFN of @layer; for an MoE layer, with @experts routed experts (all
+ * of them for the total count, the top-k for the active one). */
+static guint64
+ffn_params (const LlamaModel *m, guint layer, guint64 experts)
+{
+  guint64 d = m->hidden;
+
+  if (elk__llama_model_is_moe_layer (m, layer))
+    return d * m->n_experts + (m->router_bias ? m->n_experts : 0)
+           + experts * 3 * d * m->expert_ffn + 3 * d * m->shared_ffn
+           + (m->shared_gate ? d : 0);
+  return d * up_out (m) + (m->bias_ffn ? up_out (m) : 0)
+         + down_in (m) * d + (m->bias_ffn ? d : 0);
+}
+
+static guint64
+count_from_hyper_parameters (const LlamaModel *m, guint layers,
+                             gboolean active)
 {
   guint64 d = m->hidden;
   guint64 norm = m->norm_bias ? 2 * d : d;
   guint64 per_layer = 0, total = 0;
 
-  per_layer += d * qkv_out (m) + (m->bias_qkv ? qkv_out (m) : 0);
-  per_layer += o_in (m) * d + (m->bias_o ? d : 0);
-  per_layer += d * up_out (m) + (m->bias_ffn ? up_out (m) : 0);
-  per_layer += down_in (m) * d + (m->bias_ffn ? d : 0);
+  per_layer += attention_params (m);
   per_layer += norm * (m->parallel ? 1 : 2);
   if (m->post_norms)
     per_layer += 2 * norm;
   total = per_layer * layers;
+  for (guint l = 0; l < layers; l++)
+    total += ffn_params (m, l, active ? m->n_experts_used : m->n_experts);
 
   if (m->patch_in != 0)
     {
@@ -188,7 +282,13 @@ elk__llama_model_count_params (const LlamaModel *model, guint layers)
         }
       return total;
     }
-  return count_from_hyper_parameters (model, layers);
+  return count_from_hyper_parameters (model, layers, FALSE);
+}
+
+guint64
+elk__llama_model_count_active_params (const LlamaModel *model)
+{
+  return count_from_hyper_parameters (model, model->n_layers, TRUE);
 }
 
 /* ------------------------------------------------------------------ */
@@ -228,6 +328,14 @@ static const ArchInfo arch_table[] = {
     FALSE, FALSE, TRUE, TRUE, 0, 1 },
   { "opt", LLAMA_NORM_LAYER, LLAMA_ACT_RELU, FALSE, TRUE, FALSE,
     FALSE, FALSE, TRUE, TRUE, 2, 1 },
+  /* Mixtral is "llama" with expert_count; these have experts of their
+   * own (read_moe_keys). */
+  { "qwen2moe", LLAMA_NORM_RMS, LLAMA_ACT_SILU, TRUE, FALSE, TRUE,
+    FALSE, FALSE, FALSE, FALSE, 0, 1 },
+  { "qwen3moe", LLAMA_NORM_RMS, LLAMA_ACT_SILU, TRUE, FALSE, FALSE,
+    FALSE, FALSE, FALSE, FALSE, 0, 1 },
+  { "deepseek2", LLAMA_NORM_RMS, LLAMA_ACT_SILU, TRUE, FALSE, FALSE,
+    FALSE, FALSE, FALSE, FALSE, 0, 1 },
 };
 
 static const ArchInfo *
@@ -289,6 +397,112 @@ gguf_float (Gguf *gguf, const char *arch, const char *suffix, double *out,
       g_propagate_error (error, local_error);
       return FALSE;
     }
+  return TRUE;
+}
+
+/* llama.cpp's expert keys ({arch}.expert_count, ...) and the deepseek2
+ * attention keys.  A file without expert_count is dense. */
+static gboolean
+read_moe_keys (Gguf *gguf, LlamaModel *m, GError **error)
+{
+  const char *path = elk__gguf_get_path (gguf);
+  const char *a = m->arch;
+  guint64 first_dense = 0, shared_count = 0, key_mla = 0, value_mla = 0;
+  guint64 gating = 0;
+  g_autofree char *shexp_gate = NULL;
+
+  if (!gguf_count (gguf, a, "expert_count", FALSE, &m->n_experts, error)
+      || !gguf_count (gguf, a, "expert_used_count", FALSE,
+                      &m->n_experts_used, error)
+      || !gguf_count (gguf, a, "expert_shared_count", FALSE, &shared_count,
+                      error)
+      || !gguf_count (gguf, a, "leading_dense_block_count", FALSE,
+                      &first_dense, error)
+      || !gguf_count (gguf, a, "expert_feed_forward_length", FALSE,
+                      &m->expert_ffn, error)
+      || !gguf_count (gguf, a, "expert_shared_feed_forward_length", FALSE,
+                      &m->shared_ffn, error)
+      || !gguf_count (gguf, a, "expert_gating_func", FALSE, &gating, error))
+    return FALSE;
+  if (m->n_experts != 0)
+    {
+      if (m->n_experts_used == 0)
+        {
+          g_set_error (error, LLAMA_ERROR, LLAMA_ERROR_INVALID,
+                       "%s: '%s.expert_count' is %" G_GUINT64_FORMAT " but "
+                       "there is no '%s.expert_used_count' key (the top-k)",
+                       path, a, m->n_experts, a);
+          return FALSE;
+        }
+      if (m->expert_ffn == 0)
+        m->expert_ffn = m->ffn; /* Mixtral: experts as wide as the FFN */
+      /* DeepSeek gives a count of shared experts as wide as the routed
+       * ones, Qwen2-MoE one shared FFN of its own width. */
+      if (m->shared_ffn == 0)
+        m->shared_ffn = shared_count * m->expert_ffn;
+      m->n_shared = shared_count != 0 ? shared_count : m->shared_ffn != 0;
+      if (first_dense > m->n_layers)
+        {
+          g_set_error (error, LLAMA_ERROR, LLAMA_ERROR_INVALID,
+                       "%s: '%s.leading_dense_block_count' is %"
+                       G_GUINT64_FORMAT ", more than the %u blocks", path, a,
+                       first_dense, m->n_layers);
+          return FALSE;
+        }
+      elk__llama_model_set_moe_layers (m, (guint) first_dense, 1, FALSE);
+      shexp_gate = g_strdup_printf ("blk.%" G_GUINT64_FORMAT
+                                    ".ffn_gate_inp_shexp.weight",
+                                    first_dense);
+      m->shared_gate = g_str_equal (a, "qwen2moe")
+                       || elk__gguf_find_tensor (gguf, shexp_gate) != NULL;
+      m->router_sigmoid = gating == 2;
+      m->router_bias = gating == 2;
+    }
+  else if (m->n_experts_used != 0 || shared_count != 0 || m->shared_ffn != 0)
+    {
+      g_set_error (error, LLAMA_ERROR, LLAMA_ERROR_INVALID,
+                   "%s: expert_used_count, expert_shared_count or "
+                   "expert_shared_feed_forward_length without '%s."
+                   "expert_count'", path, a);
+      return FALSE;
+    }
+  m->qk_norm = g_str_equal (a, "qwen3moe");
+
+  if (!g_str_equal (a, "deepseek2"))
+    return TRUE;
+  /* DeepSeek-V2/V3: multi-head latent attention.  Newer llama.cpp files
+   * give the MLA head sizes as key_length_mla and value_length_mla (their
+   * key_length is then the latent's). */
+  m->v_head_dim = 0;
+  if (!gguf_count (gguf, a, "attention.q_lora_rank", FALSE, &m->q_lora_rank,
+                   error)
+      || !gguf_count (gguf, a, "attention.kv_lora_rank", TRUE,
+                      &m->kv_lora_rank, error)
+      || !gguf_count (gguf, a, "attention.value_length", TRUE,
+                      &m->v_head_dim, error)
+      || !gguf_count (gguf, a, "attention.key_length_mla", FALSE, &key_mla,
+                      error)
+      || !gguf_count (gguf, a, "attention.value_length_mla", FALSE,
+                      &value_mla, error)
+      || !gguf_count (gguf, a, "rope.dimension_count", TRUE, &m->qk_rope,
+                      error))
+    return FALSE;
+  if (key_mla != 0)
+    m->head_dim = key_mla;
+  if (value_mla != 0)
+    m->v_head_dim = value_mla;
+  if (m->kv_lora_rank == 0 || m->qk_rope == 0 || m->head_dim <= m->qk_rope)
+    {
+      g_set_error (error, LLAMA_ERROR, LLAMA_ERROR_INVALID,
+                   "%s: deepseek2 attention needs attention.kv_lora_rank "
+                   "> 0 and attention.key_length (%" G_GUINT64_FORMAT ") "
+                   "larger than rope.dimension_count (%" G_GUINT64_FORMAT
+                   ")", path, m->head_dim, m->qk_rope);
+      return FALSE;
+    }
+  m->qk_nope = m->head_dim - m->qk_rope;
+  m->rope_dims = m->qk_rope;
+  m->n_kv_heads = m->n_heads;
   return TRUE;
 }
 
@@ -458,6 +672,9 @@ elk__llama_model_new_from_gguf (Gguf *gguf, GError **error)
                                                                : 0;
         }
     }
+
+  if (!read_moe_keys (gguf, model, error))
+    return NULL;
 
   /* general.file_type gives the storage type of a file without tensors
    * (the vocabulary-only files); with tensors each tensor has its own. */

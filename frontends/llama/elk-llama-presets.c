@@ -38,6 +38,15 @@ typedef struct
    * input; 0 for real models. */
   guint64 qkv_out, o_in, up_out, down_in;
   gint split_factor;
+  /* Mixture of experts (FAMILY_LLAMA only): routed experts, top-k, one
+   * expert's width, the shared experts' total width and count, leading
+   * dense layers; the architecture name and its quirks. */
+  guint64 experts, top_k, expert_ffn, shared_ffn, n_shared;
+  guint first_dense;
+  const char *arch;
+  gboolean qk_norm, bias_qkv, shared_gate, router_bias;
+  /* Multi-head latent attention: 0 = ordinary attention. */
+  guint64 q_lora, kv_lora, qk_nope, qk_rope, v_dim;
 } Preset;
 
 #define MODEL(name_, family_, l_, d_, h_, kv_, hd_, ffn_, vocab_, ctx_,     \
@@ -94,6 +103,39 @@ static const Preset presets[] = {
          0, 1e-12, 0),
   VIT ("vit-b-16", 12, 768, 12, 64, 3072, 3 * 16 * 16, 196),
   VIT ("vit-l-16", 24, 1024, 16, 64, 4096, 3 * 16 * 16, 196),
+
+  /* Mixture-of-experts models (docs/frontend-llama.md cites the published
+   * total and active parameter counts), from their config.json files. */
+  { .name = "mixtral-8x7b", .family = FAMILY_LLAMA, .layers = 32,
+    .hidden = 4096, .heads = 32, .kv_heads = 8, .head_dim = 128,
+    .ffn = 14336, .vocab = 32000, .context = 32768, .rope_theta = 1e6,
+    .eps = 1e-5, .experts = 8, .top_k = 2, .expert_ffn = 14336 },
+  { .name = "qwen3-30b-a3b", .family = FAMILY_LLAMA, .layers = 48,
+    .hidden = 2048, .heads = 32, .kv_heads = 4, .head_dim = 128,
+    .ffn = 6144, .vocab = 151936, .context = 40960, .rope_theta = 1e6,
+    .eps = 1e-6, .experts = 128, .top_k = 8, .expert_ffn = 768,
+    .arch = "qwen3moe", .qk_norm = TRUE },
+  { .name = "mixtral-8x22b", .family = FAMILY_LLAMA, .layers = 56,
+    .hidden = 6144, .heads = 48, .kv_heads = 8, .head_dim = 128,
+    .ffn = 16384, .vocab = 32768, .context = 65536, .rope_theta = 1e6,
+    .eps = 1e-5, .experts = 8, .top_k = 2, .expert_ffn = 16384 },
+  /* DeepSeek-V2-Lite: MLA without the query's low-rank projection. */
+  { .name = "deepseek-v2-lite", .family = FAMILY_LLAMA, .layers = 27,
+    .hidden = 2048, .heads = 16, .kv_heads = 16, .head_dim = 192,
+    .ffn = 10944, .vocab = 102400, .context = 163840, .rope_theta = 1e4,
+    .eps = 1e-6, .experts = 64, .top_k = 6, .expert_ffn = 1408,
+    .shared_ffn = 2 * 1408, .n_shared = 2, .first_dense = 1,
+    .arch = "deepseek2", .kv_lora = 512, .qk_nope = 128, .qk_rope = 64,
+    .v_dim = 128 },
+  /* 61 layers, the first 3 dense; the multi-token-prediction module
+   * (14B more in the released weights) is not part of the 671B. */
+  { .name = "deepseek-v3", .family = FAMILY_LLAMA, .layers = 61,
+    .hidden = 7168, .heads = 128, .kv_heads = 128, .head_dim = 192,
+    .ffn = 18432, .vocab = 129280, .context = 163840, .rope_theta = 1e4,
+    .eps = 1e-6, .experts = 256, .top_k = 8, .expert_ffn = 2048,
+    .shared_ffn = 2048, .n_shared = 1, .first_dense = 3,
+    .arch = "deepseek2", .router_bias = TRUE, .q_lora = 1536,
+    .kv_lora = 512, .qk_nope = 128, .qk_rope = 64, .v_dim = 128 },
 
   /* The artifact's graphs (elk-paper.md §5.1).  Heads are the heads of the
    * attention batch-matmuls; Gemma2 and Llama2-70B use 16 and 8 heads there
@@ -229,6 +271,36 @@ elk__llama_model_new_from_preset (const char *name, GError **error)
           m->arch = g_strdup ("gemma2");
           m->act = LLAMA_ACT_GELU;
           m->tied = TRUE;
+        }
+      if (p->arch != NULL)
+        {
+          g_free (m->arch);
+          m->arch = g_strdup (p->arch);
+        }
+      m->qk_norm = p->qk_norm;
+      m->bias_qkv = p->bias_qkv;
+      if (p->experts != 0)
+        {
+          m->n_experts = p->experts;
+          m->n_experts_used = p->top_k;
+          m->expert_ffn = p->expert_ffn;
+          m->shared_ffn = p->shared_ffn;
+          m->n_shared = p->n_shared;
+          m->shared_gate = p->shared_gate;
+          /* DeepSeek-V3 scores with a sigmoid and adds a learned bias
+           * per expert before the top-k (noaux_tc). */
+          m->router_bias = p->router_bias;
+          m->router_sigmoid = p->router_bias;
+          elk__llama_model_set_moe_layers (m, p->first_dense, 1, FALSE);
+        }
+      if (p->kv_lora != 0)
+        {
+          m->q_lora_rank = p->q_lora;
+          m->kv_lora_rank = p->kv_lora;
+          m->qk_nope = p->qk_nope;
+          m->qk_rope = p->qk_rope;
+          m->v_head_dim = p->v_dim;
+          m->rope_dims = p->qk_rope;
         }
       break;
     case FAMILY_GEMMA2:

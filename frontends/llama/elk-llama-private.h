@@ -328,7 +328,47 @@ typedef struct
 
   /* A GGUF file with tensors gives real per-tensor types (may be NULL). */
   Gguf *gguf;
+
+  /* Qwen3: RMSNorm of each query and key head (head_dim weights each). */
+  gboolean qk_norm;
+
+  /* Mixture of experts (docs/frontend-llama.md, "Mixture of experts").
+   * @n_experts is 0 for a dense model.  @moe_layers[l] is TRUE for the
+   * layers whose FFN is the routed one (n_layers entries, NULL when dense);
+   * the others use the dense FFN of width @ffn. */
+  guint64 n_experts;       /* routed experts per MoE layer */
+  guint64 n_experts_used;  /* top-k */
+  guint64 expert_ffn;      /* one routed expert's intermediate width */
+  guint64 shared_ffn;      /* the shared experts' total width, 0 = none */
+  guint64 n_shared;        /* shared experts (for messages only) */
+  gboolean shared_gate;    /* Qwen2-MoE: sigmoid gate on the shared FFN */
+  gboolean router_bias;    /* DeepSeek-V3: e_score_correction_bias */
+  gboolean router_sigmoid; /* DeepSeek-V3 scores with a sigmoid */
+  gboolean norm_topk;      /* top-k weights renormalised (metadata only) */
+  gboolean *moe_layers;
+
+  /* Multi-head latent attention (DeepSeek-V2/V3); @kv_lora_rank is 0 for
+   * ordinary attention.  @q_lora_rank is 0 when queries are projected
+   * directly (DeepSeek-V2-Lite).  @head_dim is then @qk_nope + @qk_rope. */
+  guint64 q_lora_rank;
+  guint64 kv_lora_rank;
+  guint64 qk_nope;
+  guint64 qk_rope;
+  guint64 v_head_dim;
 } LlamaModel;
+
+gboolean elk__llama_model_is_moe_layer (const LlamaModel *model,
+                                        guint layer);
+/* The "active" (activated) parameters of one token as the model vendors
+ * count them: every parameter except the routed experts a token does not
+ * use, i.e. the top-k routed experts and the shared ones of each MoE
+ * layer, everything else whole (embedding tables included). */
+guint64 elk__llama_model_count_active_params (const LlamaModel *model);
+/* Builds @moe_layers from the usual rules (every @step-th layer after
+ * @first_dense dense ones, minus @mlp_only).  @one_based: Qwen's
+ * "(l + 1) % step == 0" instead of DeepSeek's "l % step == 0". */
+void elk__llama_model_set_moe_layers (LlamaModel *model, guint first_dense,
+                                      guint step, gboolean one_based);
 
 LlamaModel *elk__llama_model_new (void);
 void elk__llama_model_free (LlamaModel *model);
@@ -383,6 +423,20 @@ typedef enum
   LLAMA_GRANULARITY_ARTIFACT,
 } LlamaGranularity;
 
+/**
+ * LlamaRouting:
+ * @LLAMA_ROUTING_UNIFORM: every token picks k distinct experts uniformly.
+ * @LLAMA_ROUTING_SKEWED: expert i (0-based) is picked with weight
+ *   1 / (i + 1)^s, Zipf with exponent s (routing-skew), k distinct.
+ * @LLAMA_ROUTING_FILE: per-layer expert frequencies from routing-file.
+ */
+typedef enum
+{
+  LLAMA_ROUTING_UNIFORM,
+  LLAMA_ROUTING_SKEWED,
+  LLAMA_ROUTING_FILE,
+} LlamaRouting;
+
 typedef struct
 {
   LlamaPhase phase;
@@ -395,10 +449,49 @@ typedef struct
   gint split_factor;     /* -1 = model default, 0 = off */
   guint split_cores;
   LlamaGranularity granularity;
+  /* Mixture of experts: how tokens are routed (elk-llama-routing.c). */
+  LlamaRouting routing;
+  double routing_skew;     /* Zipf exponent for LLAMA_ROUTING_SKEWED */
+  char *routing_file;      /* per-layer frequencies (not owned) */
+  guint64 routing_seed;
+  /* MLA decode in the absorbed-weight form (W_UK folded into the query,
+   * W_UV applied after attention on the latent). */
+  gboolean mla_absorb;
 } LlamaBuildOptions;
 
 #define LLAMA_DEFAULT_SEQ 2048
 #define LLAMA_DEFAULT_SPLIT_CORES 5888
+
+/* ------------------------------------------------------------------ */
+/* Expert routing (elk-llama-routing.c)                                 */
+/* ------------------------------------------------------------------ */
+
+/* Per-layer expert probabilities of one model under one routing model:
+ * the weight with which a token's first pick lands on each expert.  A
+ * token picks k distinct experts by drawing without replacement in
+ * proportion to these weights. */
+typedef struct _LlamaRoutingTable LlamaRoutingTable;
+
+LlamaRoutingTable *elk__llama_routing_new (const LlamaModel *model,
+                                           const LlamaBuildOptions *options,
+                                           GError **error);
+void elk__llama_routing_free (LlamaRoutingTable *table);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (LlamaRoutingTable, elk__llama_routing_free)
+
+/* The normalised weights of @layer (n_experts entries). */
+const double *elk__llama_routing_weights (const LlamaRoutingTable *table,
+                                          guint layer);
+/* Routes @batch tokens of @layer: each picks k distinct experts, drawn
+ * from @rand; @tokens[e] receives how many tokens chose expert e
+ * (n_experts entries).  Returns the number of distinct experts used. */
+guint64 elk__llama_routing_sample (const LlamaRoutingTable *table,
+                                   guint layer, guint64 batch, GRand *rand,
+                                   guint64 *tokens);
+/* The expected number of distinct experts that @batch independent tokens
+ * use when each picks @k distinct of @n uniformly:
+ * n (1 - (C(n-1,k) / C(n,k))^batch) = n (1 - (1 - k/n)^batch). */
+double elk__llama_routing_expected_distinct_uniform (guint64 n, guint64 k,
+                                                     guint64 batch);
 
 void elk__llama_build_options_init (LlamaBuildOptions *options);
 
