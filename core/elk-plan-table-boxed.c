@@ -1,4 +1,5 @@
-/* elk-plan-table-boxed.c: ElkPlanTable as a boxed type.
+/* elk-plan-table-boxed.c: ElkPlanTable as a boxed type, and element
+ * accessors for bindings.
  *
  * The tables of a plan set belong to the set.  A binding that wraps a
  * table it got from elk_plan_set_get_table() copies it through the boxed
@@ -69,4 +70,40 @@ elk_plan_table_free (ElkPlanTable *table)
   g_free (table->hot_front);
   g_free (table->cold_hot);
   g_free (table);
+}
+
+/**
+ * elk_plan_table_get_plan:
+ * @table: a plan table
+ * @index: a plan index, below @table's n_plans
+ *
+ * Gets one kept plan.  C code indexes the plans array directly; bindings
+ * cannot read an array of structs from a field, so they use this.
+ *
+ * Returns: (transfer none): plan @index, owned by @table.
+ */
+const ElkPlan *
+elk_plan_table_get_plan (const ElkPlanTable *table, guint index)
+{
+  g_return_val_if_fail (table != NULL, NULL);
+  g_return_val_if_fail (index < table->n_plans, NULL);
+  return &table->plans[index];
+}
+
+/**
+ * elk_plan_table_get_cold_hot:
+ * @table: a plan table
+ * @index: an entry index, below @table's n_cold_hot
+ *
+ * Gets one entry of the cold-hot table, as elk_plan_table_get_plan() gets
+ * a plan.
+ *
+ * Returns: (transfer none): cold-hot entry @index, owned by @table.
+ */
+const ElkColdHot *
+elk_plan_table_get_cold_hot (const ElkPlanTable *table, guint index)
+{
+  g_return_val_if_fail (table != NULL, NULL);
+  g_return_val_if_fail (index < table->n_cold_hot, NULL);
+  return &table->cold_hot[index];
 }

@@ -242,6 +242,10 @@ ELK_API ElkGraph *elk_plan_set_get_graph (const ElkPlanSet *set);
 ELK_API GType elk_plan_table_get_type (void);
 ELK_API ElkPlanTable *elk_plan_table_copy (const ElkPlanTable *table);
 ELK_API void elk_plan_table_free (ElkPlanTable *table);
+ELK_API const ElkPlan *elk_plan_table_get_plan (const ElkPlanTable *table,
+                                                guint index);
+ELK_API const ElkColdHot *
+elk_plan_table_get_cold_hot (const ElkPlanTable *table, guint index);
 
 ELK_API const ElkPlan *elk_plan_table_get_fastest (const ElkPlanTable *table);
 ELK_API const ElkPlan *elk_plan_table_get_smallest (const ElkPlanTable *table);

@@ -112,6 +112,15 @@ def test_plan_set():
     check(table.best_within(smallest.hot_bytes).time_s == smallest.time_s,
           'best_within at the smallest footprint is the smallest plan')
     check(table.best_within(0) is None, 'nothing fits 0 bytes')
+    # Arrays of structs are read through the accessors; the front is
+    # ascending in footprint and descending in time.
+    front = [table.get_plan(i) for i in table.hot_front]
+    check(len(front) == table.n_hot, 'front length')
+    check(all(a.hot_bytes < b.hot_bytes and a.time_s > b.time_s
+              for a, b in zip(front, front[1:])), 'the front is a front')
+    entry = table.get_cold_hot(0)
+    check(entry.hot_plan < table.n_plans and entry.exec_s ==
+          table.get_plan(entry.hot_plan).time_s, 'a cold-hot entry')
     # The table is a deep boxed copy: it outlives the set.
     n_plans = table.n_plans
     del plans
