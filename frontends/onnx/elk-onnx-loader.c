@@ -27,9 +27,9 @@
  *     writes, exactly as the Elk artifact drops them.
  *
  * Each operator's shape inference and lowering live side by side in the file
- * of its family (elk-onnx-layout.c, -linear.c, -norm.c, -elementwise.c),
- * which registers them in its operator table; this file only runs the
- * passes.  Adding an operator touches its family's file alone.
+ * of its family (elk-onnx-layout.c, -linear.c, -norm.c, -elementwise.c,
+ * -control.c), which registers them in its operator table; this file only
+ * runs the passes.  Adding an operator touches its family's file alone.
  *
  * Every failure is a GError that names the file, and where there is one the
  * node, its operator and what was expected.
@@ -46,6 +46,7 @@ static const OpFamily *const families[] = {
   &elk__onnx_linear_family,
   &elk__onnx_norm_family,
   &elk__onnx_elementwise_family,
+  &elk__onnx_control_family,
 };
 
 const OpInfo *
@@ -68,10 +69,11 @@ elk__onnx_options_init (ElkOnnxOptions *options)
   options->max_nodes = ELK_ONNX_DEFAULT_MAX_NODES;
 }
 
-static void
-node_free (gpointer data)
+void
+elk__onnx_node_free (gpointer data)
 {
   Node *n = data;
+  g_clear_pointer (&n->sub, g_ptr_array_unref);
   g_free (n->name);
   g_free (n->in);
   g_free (n->out);
@@ -93,6 +95,7 @@ elk__onnx_loader_clear (Loader *l)
   g_clear_pointer (&l->input_forced, g_array_unref);
   g_clear_pointer (&l->layer_keys, g_hash_table_unref);
   g_clear_pointer (&l->graph, elk_graph_unref);
+  g_clear_pointer (&l->scopes, g_ptr_array_unref);
   g_free (l->dir);
 }
 
@@ -162,8 +165,8 @@ elk__onnx_check_outputs (Loader *l, gboolean compare, GError **error)
   return TRUE;
 }
 
-static gboolean
-infer_node (Loader *l, Node *n, GError **error)
+gboolean
+elk__onnx_infer_node (Loader *l, Node *n, GError **error)
 {
   const char *d = n->p->domain;
 
@@ -246,13 +249,13 @@ elk__onnx_infer_all (Loader *l, GPtrArray *issues, GError **error)
 
       if (issues == NULL)
         {
-          if (!infer_node (l, n, error))
+          if (!elk__onnx_infer_node (l, n, error))
             return FALSE;
           continue;
         }
       if (node_blocked (l, n))
         n->failed = TRUE;
-      else if (!infer_node (l, n, &local))
+      else if (!elk__onnx_infer_node (l, n, &local))
         add_issue (l, issues, n, local);
     }
   return TRUE;
@@ -278,6 +281,20 @@ lower_node (Loader *l, Node *n, GError **error)
 {
   Value *out = n->out[0];
 
+  /* A folded If: the nodes of the branch it takes. */
+  if (n->sub != NULL)
+    {
+      for (guint i = 0; i < n->sub->len; i++)
+        {
+          Node *m = g_ptr_array_index (n->sub, i);
+          m->layer = elk__onnx_layer_of (l, m->p->name);
+          if (m->layer < 0)
+            m->layer = n->layer;
+          if (!lower_node (l, m, error))
+            return FALSE;
+        }
+      return TRUE;
+    }
   if (n->fuse == FUSE_SKIP)
     return TRUE;
   if (n->fuse == FUSE_LAYERNORM)
@@ -394,7 +411,8 @@ elk__onnx_loader_open (Loader *l, const char *path,
   l->dir = g_path_get_dirname (path);
   l->values = g_hash_table_new (g_str_hash, g_str_equal);
   l->value_list = g_ptr_array_new_with_free_func (elk__onnx_value_free);
-  l->nodes = g_ptr_array_new_with_free_func (node_free);
+  l->nodes = g_ptr_array_new_with_free_func (elk__onnx_node_free);
+  l->scopes = g_ptr_array_new ();
   l->bindings = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
                                        g_free);
   l->used_bindings = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,

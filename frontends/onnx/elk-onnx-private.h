@@ -3,8 +3,8 @@
  *
  * Types are unprefixed and functions shared across files are elk__onnx_*
  * (the style guide's naming rules).  An operator is an OpInfo in its
- * family's table (elk-onnx-layout.c, -linear.c, -norm.c, -elementwise.c);
- * the driver (elk-onnx-loader.c) looks operators up in every family's
+ * family's table (elk-onnx-layout.c, -linear.c, -norm.c, -elementwise.c,
+ * -control.c); the driver (elk-onnx-loader.c) looks operators up in every family's
  * table.
  */
 #pragma once
@@ -111,6 +111,9 @@ struct _Node
   /* A survey (elk__onnx_describe) found the node unsupported, or it reads
    * the output of one that is. */
   gboolean failed;
+  /* The nodes an If folded into (elk-onnx-control.c), lowered in its
+   * place; NULL for other nodes. */
+  GPtrArray *sub;
 };
 
 struct _OpInfo
@@ -143,6 +146,9 @@ struct _Loader
   guint n_layers;
   guint64 n_params;
   ElkGraph *graph;
+  /* The local values (name -> Value*) of the branches being inlined,
+   * innermost last (elk-onnx-control.c). */
+  GPtrArray *scopes;
 };
 
 /* The operators of one family file, registered in the driver's list. */
@@ -157,6 +163,7 @@ extern const OpFamily elk__onnx_layout_family;
 extern const OpFamily elk__onnx_linear_family;
 extern const OpFamily elk__onnx_norm_family;
 extern const OpFamily elk__onnx_elementwise_family;
+extern const OpFamily elk__onnx_control_family;
 
 /* A node a survey cannot import, and why (the error message without the
  * file name). */
@@ -308,5 +315,10 @@ void elk__onnx_count_weight_inputs (Loader *l);
 gboolean elk__onnx_lower_all (Loader *l, GPtrArray *issues, GError **error);
 void elk__onnx_set_attributes (Loader *l);
 void elk__onnx_issue_free (gpointer data);
+void elk__onnx_node_free (gpointer data);
+gboolean elk__onnx_infer_node (Loader *l, Node *n, GError **error);
+
+/* elk-onnx-control.c */
+void elk__onnx_node_captures (const Onnx__NodeProto *p, GHashTable *out);
 
 G_END_DECLS

@@ -698,6 +698,9 @@ elk__onnx_load_nodes (Loader *l, GError **error)
   g_autoptr (GHashTable) names = g_hash_table_new (g_str_hash, g_str_equal);
   g_autoptr (GArray) queue = g_array_new (FALSE, FALSE, sizeof (guint));
   g_autofree GPtrArray **users = g_new0 (GPtrArray *, MAX (n_nodes, 1));
+  /* The names a node's subgraphs read from the main graph: dependencies
+   * of the node as its inputs are (elk-onnx-control.c). */
+  g_autofree GPtrArray **captures = g_new0 (GPtrArray *, MAX (n_nodes, 1));
   gboolean ok = TRUE;
 
   /* Outputs first, so that every input can be resolved. */
@@ -729,22 +732,38 @@ elk__onnx_load_nodes (Loader *l, GError **error)
           g_hash_table_insert (producer, (gpointer) o, GUINT_TO_POINTER (i));
         }
     }
-  for (gsize i = 0; i < n_nodes; i++)
+  for (gsize i = 0; i < n_nodes && ok; i++)
     {
       const Onnx__NodeProto *p = g->node[i];
-      for (size_t k = 0; k < p->n_input; k++)
+      g_autoptr (GHashTable) names = g_hash_table_new (g_str_hash,
+                                                       g_str_equal);
+      g_autofree gpointer *captured = NULL;
+      guint n_captured;
+
+      elk__onnx_node_captures (p, names);
+      captured = g_hash_table_get_keys_as_array (names, &n_captured);
+      /* Sorted, so that the order of the uses does not depend on hashing. */
+      qsort (captured, n_captured, sizeof (gpointer), compare_strings);
+      captures[i] = g_ptr_array_new ();
+      for (guint k = 0; k < n_captured; k++)
+        g_ptr_array_add (captures[i], captured[k]);
+      for (size_t k = 0; k < p->n_input + n_captured; k++)
         {
-          const char *in = p->input[k];
+          const char *in = k < p->n_input ? p->input[k]
+                                          : captured[k - p->n_input];
           gpointer prod;
           if (in == NULL || *in == '\0')
             continue;
           if (elk__onnx_lookup_value (l, in) == NULL)
             {
               g_set_error (error, ELK_GRAPH_ERROR, ELK_GRAPH_ERROR_INVALID,
-                           "%s: node '%s' (op %s) reads '%s', which no node, "
-                           "initializer or graph input defines", l->path,
-                           p->name != NULL ? p->name : "", p->op_type, in);
-              return FALSE;
+                           "%s: node '%s' (op %s) reads '%s'%s, which no "
+                           "node, initializer or graph input defines",
+                           l->path, p->name != NULL ? p->name : "",
+                           p->op_type, in,
+                           k < p->n_input ? "" : " in a subgraph");
+              ok = FALSE;
+              break;
             }
           if (g_hash_table_lookup_extended (l->values, in, NULL, NULL)
               && g_hash_table_lookup_extended (producer, in, NULL, &prod))
@@ -757,7 +776,7 @@ elk__onnx_load_nodes (Loader *l, GError **error)
             }
         }
     }
-  for (gsize i = 0; i < n_nodes; i++)
+  for (gsize i = 0; i < n_nodes && ok; i++)
     if (pending[i] == 0)
       g_array_append_val (queue, i);
   for (guint q = 0; q < queue->len; q++)
@@ -792,6 +811,9 @@ elk__onnx_load_nodes (Loader *l, GError **error)
             n->out[k] = elk__onnx_lookup_value (l, p->output[k]);
             n->out[k]->producer = (gint) l->nodes->len;
           }
+      for (guint k = 0; k < captures[i]->len; k++)
+        elk__onnx_lookup_value (l, g_ptr_array_index (captures[i], k))
+          ->n_uses++;
       g_ptr_array_add (l->nodes, n);
       if (users[i] != NULL)
         for (guint u = 0; u < users[i]->len; u++)
@@ -812,8 +834,12 @@ elk__onnx_load_nodes (Loader *l, GError **error)
         ok = FALSE;
       }
   for (gsize i = 0; i < n_nodes; i++)
-    if (users[i] != NULL)
-      g_ptr_array_unref (users[i]);
+    {
+      if (users[i] != NULL)
+        g_ptr_array_unref (users[i]);
+      if (captures[i] != NULL)
+        g_ptr_array_unref (captures[i]);
+    }
   return ok;
 }
 

@@ -1721,6 +1721,259 @@ test_limits (void)
 }
 
 /* ------------------------------------------------------------------ */
+/* Control flow                                                        */
+
+static Onnx__TensorProto *
+make_int64_scalar (Arena *a, const char *name, gint64 value)
+{
+  Onnx__TensorProto *t = arena_alloc (a, sizeof *t);
+  onnx__tensor_proto__init (t);
+  t->name = arena_strdup (a, name);
+  t->has_data_type = TRUE;
+  t->data_type = ONNX__TENSOR_PROTO__DATA_TYPE__INT64;
+  t->n_int64_data = 1;
+  t->int64_data = arena_alloc (a, sizeof (int64_t));
+  t->int64_data[0] = value;
+  return t;
+}
+
+/* A graph attribute holding a branch with @n_nodes nodes and one output. */
+static void
+attr_branch (Arena *a, Onnx__NodeProto *n, const char *name,
+             Onnx__NodeProto **nodes, guint n_nodes, Onnx__TensorProto *init,
+             const char *out)
+{
+  Onnx__AttributeProto *at = make_attr (a, name);
+  Onnx__GraphProto *g = arena_alloc (a, sizeof *g);
+
+  onnx__graph_proto__init (g);
+  g->name = arena_strdup (a, name);
+  g->n_node = n_nodes;
+  g->node = arena_alloc (a, sizeof (gpointer) * n_nodes);
+  memcpy (g->node, nodes, sizeof (gpointer) * n_nodes);
+  if (init != NULL)
+    {
+      g->n_initializer = 1;
+      g->initializer = arena_alloc (a, sizeof (gpointer));
+      g->initializer[0] = init;
+    }
+  g->n_output = 1;
+  g->output = arena_alloc (a, sizeof (gpointer));
+  g->output[0] = make_value_info (a, out, 1, 0, NULL, NULL);
+  at->has_type = TRUE;
+  at->type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPH;
+  at->g = g;
+  node_add_attr (a, n, at);
+}
+
+/* x[batch, 4]; c = Shape(x)[0] == 1; y = Sigmoid(If (c) then Relu(x2)
+ * else Neg(x @ W)), where x2 = Abs(x) is a node written after the If in
+ * the file, read by the then branch from the main graph, and W is an
+ * initializer of the else branch. */
+static Builder *
+builder_if (void)
+{
+  Builder *b = builder_new ();
+  Arena *a = b->arena;
+  const char *names[2] = { "batch", NULL };
+  gint64 xd[2] = { 0, 4 }, wd[2] = { 4, 4 };
+  Onnx__NodeProto *iff, *then_nodes[1], *else_nodes[2];
+
+  g_ptr_array_add (b->inputs, make_value_info (a, "x", 1, 2, xd, names));
+  g_ptr_array_add (b->inits, make_int64_scalar (a, "zero", 0));
+  g_ptr_array_add (b->inits, make_int64_scalar (a, "one", 1));
+  g_ptr_array_add (b->nodes, make_node (a, "Shape", "shape", "x", NULL,
+                                        "s"));
+  g_ptr_array_add (b->nodes, make_node (a, "Gather", "first", "s", "zero",
+                                        "n"));
+  g_ptr_array_add (b->nodes, make_node (a, "Equal", "is_one", "n", "one",
+                                        "c"));
+  iff = make_node (a, "If", "if", "c", NULL, "h");
+  then_nodes[0] = make_node (a, "Relu", "relu", "x2", NULL, "t");
+  attr_branch (a, iff, "then_branch", then_nodes, 1, NULL, "t");
+  else_nodes[0] = make_node (a, "MatMul", "mm", "x", "W", "e1");
+  else_nodes[1] = make_node (a, "Neg", "neg", "e1", NULL, "e");
+  attr_branch (a, iff, "else_branch", else_nodes, 2,
+               make_tensor (a, "W", 2, wd, 16), "e");
+  g_ptr_array_add (b->nodes, iff);
+  g_ptr_array_add (b->nodes, make_node (a, "Sigmoid", "sig", "h", NULL,
+                                        "y"));
+  g_ptr_array_add (b->nodes, make_node (a, "Abs", "abs", "x", NULL, "x2"));
+  g_ptr_array_add (b->outputs, make_value_info (a, "y", 1, 0, NULL, NULL));
+  return b;
+}
+
+static const ElkOp *
+find_op_of_type (const ElkGraph *g, const char *type)
+{
+  for (guint i = 0; i < elk_graph_get_n_ops (g); i++)
+    if (strcmp (elk_graph_get_op (g, i)->type, type) == 0)
+      return elk_graph_get_op (g, i);
+  return NULL;
+}
+
+/* The If folds to the branch its constant condition takes, whose last
+ * node writes the If's output. */
+static void
+test_control_if_folded (void)
+{
+  g_autofree char *dir = make_tmpdir ();
+  g_autofree char *path = g_build_filename (dir, "if.onnx", NULL);
+  g_autoptr (Builder) b = builder_if ();
+  g_autoptr (ElkGraph) g1 = NULL;
+  g_autoptr (ElkGraph) g2 = NULL;
+  const ElkOp *relu, *neg, *sig;
+
+  builder_write (b, path);
+
+  g1 = load_ok (path, "batch=1");
+  g_assert_cmpuint (elk_graph_get_n_ops (g1), ==, 3);
+  relu = find_op_of_type (g1, "relu");
+  sig = find_op_of_type (g1, "sigmoid");
+  g_assert_nonnull (relu);
+  g_assert_nonnull (find_op_of_type (g1, "abs"));
+  g_assert_null (find_op_of_type (g1, "neg"));
+  g_assert_cmpstr (relu->name, ==, "if/relu");
+  /* Operand 0 is the output: Sigmoid reads what the branch's Relu writes,
+   * and the Relu what Abs, a main-graph node after the If, writes. */
+  g_assert_cmpuint (sig->tensors[1], ==, relu->tensors[0]);
+  g_assert_cmpuint (relu->tensors[1], ==,
+                    find_op_of_type (g1, "abs")->tensors[0]);
+  /* Parameters: the two int64 scalars of the condition. */
+  g_assert_cmpuint (attribute_u64 (g1, "params"), ==, 2);
+
+  g2 = load_ok (path, "batch=3");
+  g_assert_cmpuint (elk_graph_get_n_ops (g2), ==, 4);
+  neg = find_op_of_type (g2, "neg");
+  sig = find_op_of_type (g2, "sigmoid");
+  g_assert_nonnull (neg);
+  g_assert_nonnull (find_op_of_type (g2, "matmul"));
+  g_assert_null (find_op_of_type (g2, "relu"));
+  g_assert_cmpstr (find_op_of_type (g2, "matmul")->name, ==, "if/mm");
+  g_assert_cmpuint (sig->tensors[1], ==, neg->tensors[0]);
+  /* The else branch's initializer is a weight of the graph. */
+  g_assert_cmpuint (attribute_u64 (g2, "params"), ==, 2 + 16);
+  g_assert_cmpfloat (find_op_of_type (g2, "matmul")->flops, ==,
+                     2.0 * 3 * 4 * 4);
+  g_clear_pointer (&g1, elk_graph_unref);
+
+  /* A branch with no node whose output is a main-graph value: the If's
+   * output is a view of it, as Identity's is. */
+  {
+    Onnx__GraphProto *then = ((Onnx__NodeProto *) b->nodes->pdata[3])
+                               ->attribute[0]->g;
+    then->n_node = 0;
+    then->output[0]->name = "x2";
+    builder_write (b, path);
+    g1 = load_ok (path, "batch=1");
+    g_assert_cmpuint (elk_graph_get_n_ops (g1), ==, 2);
+    g_assert_nonnull (find_op_of_type (g1, "abs"));
+    g_assert_nonnull (find_op_of_type (g1, "sigmoid"));
+  }
+  rm_rf (dir);
+}
+
+/* An If on a condition known only at run time, a Loop and a Scan are
+ * refused naming the node and the reason. */
+static void
+test_control_refused (void)
+{
+  g_autofree char *dir = make_tmpdir ();
+  g_autofree char *path = g_build_filename (dir, "if.onnx", NULL);
+  g_autoptr (GError) error = NULL;
+  ElkGraph *g;
+
+  {
+    /* The condition compares with a graph input instead of a constant. */
+    g_autoptr (Builder) b = builder_if ();
+    gint64 one[1] = { 1 };
+    g_ptr_array_add (b->inputs, make_value_info (b->arena, "k", 7, 0, one,
+                                                 NULL));
+    ((Onnx__NodeProto *) b->nodes->pdata[2])->input[1] = "k";
+    builder_write (b, path);
+    g = load (path, "batch=1", &error);
+    g_assert_null (g);
+    assert_error_mentions (error, ELK_GRAPH_ERROR,
+                           ELK_GRAPH_ERROR_UNSUPPORTED,
+                           "node 'if' (op If", "its condition 'c' is "
+                           "computed by the model, known only at run time");
+    g_clear_error (&error);
+  }
+  {
+    g_autoptr (Builder) b = builder_small ("batch", "seq");
+    Onnx__NodeProto *relu = b->nodes->pdata[1];
+    relu->op_type = "Loop";
+    relu->n_input = 2;
+    relu->input[1] = relu->input[0];
+    relu->input[0] = "";
+    builder_write (b, path);
+    g = load (path, "batch=1,seq=2", &error);
+    g_assert_null (g);
+    assert_error_mentions (error, ELK_GRAPH_ERROR,
+                           ELK_GRAPH_ERROR_UNSUPPORTED, "node 'relu' (op Loop",
+                           "it has no trip count M");
+    g_clear_error (&error);
+
+    relu->input[0] = "h";
+    builder_write (b, path);
+    g = load (path, "batch=1,seq=2", &error);
+    g_assert_null (g);
+    assert_error_mentions (error, ELK_GRAPH_ERROR,
+                           ELK_GRAPH_ERROR_UNSUPPORTED, "node 'relu' (op Loop",
+                           "trip count M is known only at run time");
+    g_clear_error (&error);
+
+    g_ptr_array_add (b->inits, make_int64_scalar (b->arena, "m", 3));
+    relu->input[0] = "m";
+    builder_write (b, path);
+    g = load (path, "batch=1,seq=2", &error);
+    g_assert_null (g);
+    assert_error_mentions (error, ELK_GRAPH_ERROR,
+                           ELK_GRAPH_ERROR_UNSUPPORTED, "node 'relu' (op Loop",
+                           "unrolling Loop is not implemented");
+    g_clear_error (&error);
+
+    relu->op_type = "Scan";
+    builder_write (b, path);
+    g = load (path, "batch=1,seq=2", &error);
+    g_assert_null (g);
+    assert_error_mentions (error, ELK_GRAPH_ERROR,
+                           ELK_GRAPH_ERROR_UNSUPPORTED, "node 'relu' (op Scan",
+                           "unrolling Scan is not implemented");
+    g_clear_error (&error);
+  }
+  {
+    /* A branch reading a name nothing defines. */
+    g_autoptr (Builder) b = builder_if ();
+    Onnx__NodeProto *iff = b->nodes->pdata[3];
+    iff->attribute[0]->g->node[0]->input[0] = "nowhere";
+    builder_write (b, path);
+    g = load (path, "batch=1", &error);
+    g_assert_null (g);
+    assert_error_mentions (error, ELK_GRAPH_ERROR, ELK_GRAPH_ERROR_INVALID,
+                           "node 'if' (op If) reads 'nowhere' in a subgraph",
+                           NULL);
+    g_clear_error (&error);
+  }
+  rm_rf (dir);
+}
+
+/* The corpus's If node test: the condition is a graph input, so the If
+ * is refused with the reason. */
+static void
+test_control_testdata_if (void)
+{
+  REQUIRE_CORPUS (path, "onnx-testdata-subset/node/test_if/model.onnx");
+  g_autoptr (GError) error = NULL;
+  ElkGraph *g = load (path, NULL, &error);
+
+  g_assert_null (g);
+  assert_error_mentions (error, ELK_GRAPH_ERROR, ELK_GRAPH_ERROR_UNSUPPORTED,
+                         "node 'If_0' (op If",
+                         "its condition 'cond' is a graph input");
+}
+
+/* ------------------------------------------------------------------ */
 /* elk-onnx-info                                                       */
 
 static void
@@ -1939,6 +2192,9 @@ main (int argc, char **argv)
                    test_immediates_bad_attribute);
   g_test_add_func ("/onnx/limits", test_limits);
   g_test_add_func ("/onnx/plugin", test_plugin);
+  g_test_add_func ("/onnx/control/if-folded", test_control_if_folded);
+  g_test_add_func ("/onnx/control/refused", test_control_refused);
+  g_test_add_func ("/onnx/control/testdata-if", test_control_testdata_if);
   g_test_add_func ("/onnx/info/corpus", test_info_corpus);
   g_test_add_func ("/onnx/info/unsupported", test_info_unsupported);
   g_test_add_func ("/onnx/info/refused-model", test_info_refused_model);
