@@ -1873,6 +1873,40 @@ test_control_if_folded (void)
   rm_rf (dir);
 }
 
+/* An If nested in the then branch of another, on the main graph's
+ * condition: both fold, and the inner branch's Relu writes the outer If's
+ * output. */
+static void
+test_control_if_nested (void)
+{
+  g_autofree char *dir = make_tmpdir ();
+  g_autofree char *path = g_build_filename (dir, "nested.onnx", NULL);
+  g_autoptr (Builder) b = builder_if ();
+  g_autoptr (ElkGraph) g = NULL;
+  Arena *a = b->arena;
+  Onnx__NodeProto *inner = make_node (a, "If", "inner", "c", NULL, "t");
+  Onnx__NodeProto *then_nodes[1], *else_nodes[1];
+  Onnx__GraphProto *outer_then;
+  const ElkOp *relu;
+
+  then_nodes[0] = make_node (a, "Relu", "relu", "x2", NULL, "u");
+  attr_branch (a, inner, "then_branch", then_nodes, 1, NULL, "u");
+  else_nodes[0] = make_node (a, "Neg", "neg", "x2", NULL, "v");
+  attr_branch (a, inner, "else_branch", else_nodes, 1, NULL, "v");
+  outer_then = ((Onnx__NodeProto *) b->nodes->pdata[3])->attribute[0]->g;
+  outer_then->node[0] = inner;
+  builder_write (b, path);
+
+  g = load_ok (path, "batch=1");
+  g_assert_cmpuint (elk_graph_get_n_ops (g), ==, 3);
+  relu = find_op_of_type (g, "relu");
+  g_assert_nonnull (relu);
+  g_assert_cmpstr (relu->name, ==, "if/inner/relu");
+  g_assert_cmpuint (find_op_of_type (g, "sigmoid")->tensors[1], ==,
+                    relu->tensors[0]);
+  rm_rf (dir);
+}
+
 /* An If on a condition known only at run time, a Loop and a Scan are
  * refused naming the node and the reason. */
 static void
@@ -2193,6 +2227,7 @@ main (int argc, char **argv)
   g_test_add_func ("/onnx/limits", test_limits);
   g_test_add_func ("/onnx/plugin", test_plugin);
   g_test_add_func ("/onnx/control/if-folded", test_control_if_folded);
+  g_test_add_func ("/onnx/control/if-nested", test_control_if_nested);
   g_test_add_func ("/onnx/control/refused", test_control_refused);
   g_test_add_func ("/onnx/control/testdata-if", test_control_testdata_if);
   g_test_add_func ("/onnx/info/corpus", test_info_corpus);
