@@ -37,23 +37,12 @@ typedef enum
   ELK_NOC_PRIORITY_EXECUTION,
 } ElkNocPriority;
 
-static GType
-elk_noc_priority_get_type (void)
-{
-  static gsize type = 0;
-  static const GEnumValue values[] = {
-    { ELK_NOC_PRIORITY_PRELOAD, "ELK_NOC_PRIORITY_PRELOAD",
-      "delay-execution" },
-    { ELK_NOC_PRIORITY_EXECUTION, "ELK_NOC_PRIORITY_EXECUTION",
-      "delay-preload" },
-    { 0, NULL, NULL },
-  };
-
-  if (g_once_init_enter (&type))
-    g_once_init_leave (&type, g_enum_register_static ("ElkAnalyticNocPriority",
-                                                      values));
-  return (GType) type;
-}
+GType elk_noc_priority_get_type (void);
+G_DEFINE_ENUM_TYPE (ElkAnalyticNocPriority, elk_noc_priority,
+                    G_DEFINE_ENUM_VALUE (ELK_NOC_PRIORITY_PRELOAD,
+                                         "delay-execution"),
+                    G_DEFINE_ENUM_VALUE (ELK_NOC_PRIORITY_EXECUTION,
+                                         "delay-preload"))
 
 #define ELK_TYPE_ANALYTIC_CHIP (elk_analytic_chip_get_type ())
 G_DECLARE_FINAL_TYPE (ElkAnalyticChip, elk_analytic_chip, ELK, ANALYTIC_CHIP,

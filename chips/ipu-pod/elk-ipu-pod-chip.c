@@ -34,22 +34,11 @@ typedef enum
   ELK_IPU_POD_MODE_FUNCTIONAL,
 } ElkIpuPodMode;
 
-static GType
-elk_ipu_pod_mode_get_type (void)
-{
-  static gsize type = 0;
-  static const GEnumValue values[] = {
-    { ELK_IPU_POD_MODE_TIMING, "ELK_IPU_POD_MODE_TIMING", "timing" },
-    { ELK_IPU_POD_MODE_FUNCTIONAL, "ELK_IPU_POD_MODE_FUNCTIONAL",
-      "functional" },
-    { 0, NULL, NULL },
-  };
-
-  if (g_once_init_enter (&type))
-    g_once_init_leave (&type, g_enum_register_static ("ElkIpuPodMode",
-                                                      values));
-  return (GType) type;
-}
+GType elk_ipu_pod_mode_get_type (void);
+G_DEFINE_ENUM_TYPE (ElkIpuPodMode, elk_ipu_pod_mode,
+                    G_DEFINE_ENUM_VALUE (ELK_IPU_POD_MODE_TIMING, "timing"),
+                    G_DEFINE_ENUM_VALUE (ELK_IPU_POD_MODE_FUNCTIONAL,
+                                         "functional"))
 
 typedef enum
 {
@@ -57,21 +46,11 @@ typedef enum
   ELK_IPU_POD_REDUCE_STEPWISE,
 } ElkIpuPodReduce;
 
-static GType
-elk_ipu_pod_reduce_get_type (void)
-{
-  static gsize type = 0;
-  static const GEnumValue values[] = {
-    { ELK_IPU_POD_REDUCE_DIRECT, "ELK_IPU_POD_REDUCE_DIRECT", "direct" },
-    { ELK_IPU_POD_REDUCE_STEPWISE, "ELK_IPU_POD_REDUCE_STEPWISE", "stepwise" },
-    { 0, NULL, NULL },
-  };
-
-  if (g_once_init_enter (&type))
-    g_once_init_leave (&type, g_enum_register_static ("ElkIpuPodReduce",
-                                                      values));
-  return (GType) type;
-}
+GType elk_ipu_pod_reduce_get_type (void);
+G_DEFINE_ENUM_TYPE (ElkIpuPodReduce, elk_ipu_pod_reduce,
+                    G_DEFINE_ENUM_VALUE (ELK_IPU_POD_REDUCE_DIRECT, "direct"),
+                    G_DEFINE_ENUM_VALUE (ELK_IPU_POD_REDUCE_STEPWISE,
+                                         "stepwise"))
 
 typedef enum
 {
@@ -79,22 +58,12 @@ typedef enum
   ELK_IPU_POD_MAPPING_ALIGNED,
 } ElkIpuPodMapping;
 
-static GType
-elk_ipu_pod_mapping_get_type (void)
-{
-  static gsize type = 0;
-  static const GEnumValue values[] = {
-    { ELK_IPU_POD_MAPPING_SEQUENTIAL, "ELK_IPU_POD_MAPPING_SEQUENTIAL",
-      "sequential" },
-    { ELK_IPU_POD_MAPPING_ALIGNED, "ELK_IPU_POD_MAPPING_ALIGNED", "aligned" },
-    { 0, NULL, NULL },
-  };
-
-  if (g_once_init_enter (&type))
-    g_once_init_leave (&type, g_enum_register_static ("ElkIpuPodMapping",
-                                                      values));
-  return (GType) type;
-}
+GType elk_ipu_pod_mapping_get_type (void);
+G_DEFINE_ENUM_TYPE (ElkIpuPodMapping, elk_ipu_pod_mapping,
+                    G_DEFINE_ENUM_VALUE (ELK_IPU_POD_MAPPING_SEQUENTIAL,
+                                         "sequential"),
+                    G_DEFINE_ENUM_VALUE (ELK_IPU_POD_MAPPING_ALIGNED,
+                                         "aligned"))
 
 #define ELK_TYPE_IPU_POD_CHIP (elk_ipu_pod_chip_get_type ())
 G_DECLARE_FINAL_TYPE (ElkIpuPodChip, elk_ipu_pod_chip, ELK, IPU_POD_CHIP,

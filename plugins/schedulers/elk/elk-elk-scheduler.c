@@ -43,23 +43,12 @@ typedef enum
   ELK_ORDER_SEARCH_FULL,
 } ElkOrderSearch;
 
-static GType
-elk_order_search_get_type (void)
-{
-  static gsize type = 0;
-  static const GEnumValue values[] = {
-    { ELK_ORDER_SEARCH_DYN, "ELK_ORDER_SEARCH_DYN", "dyn" },
-    { ELK_ORDER_SEARCH_FULL, "ELK_ORDER_SEARCH_FULL", "full" },
-    { 0, NULL, NULL },
-  };
-
-  if (g_once_init_enter (&type))
-    /* A GType a plugin registers carries the plugin's own prefix
-     * (docs/plugin-guide.md, naming). */
-    g_once_init_leave (&type, g_enum_register_static ("ElkElkOrderSearch",
-                                                      values));
-  return (GType) type;
-}
+GType elk_order_search_get_type (void);
+/* A GType a plugin registers carries the plugin's own prefix
+ * (docs/plugin-guide.md, naming). */
+G_DEFINE_ENUM_TYPE (ElkElkOrderSearch, elk_order_search,
+                    G_DEFINE_ENUM_VALUE (ELK_ORDER_SEARCH_DYN, "dyn"),
+                    G_DEFINE_ENUM_VALUE (ELK_ORDER_SEARCH_FULL, "full"))
 
 /* How the final schedule is chosen among the ranked candidates. */
 typedef enum
@@ -69,23 +58,12 @@ typedef enum
   ELK_SELECT_TIMELINE_DELAY_PRELOAD,
 } ElkSelect;
 
-static GType
-elk_select_get_type (void)
-{
-  static gsize type = 0;
-  static const GEnumValue values[] = {
-    { ELK_SELECT_ESTIMATE, "ELK_SELECT_ESTIMATE", "estimate" },
-    { ELK_SELECT_TIMELINE, "ELK_SELECT_TIMELINE", "timeline" },
-    { ELK_SELECT_TIMELINE_DELAY_PRELOAD, "ELK_SELECT_TIMELINE_DELAY_PRELOAD",
-      "timeline-delay-preload" },
-    { 0, NULL, NULL },
-  };
-
-  if (g_once_init_enter (&type))
-    g_once_init_leave (&type, g_enum_register_static ("ElkElkSelect",
-                                                      values));
-  return (GType) type;
-}
+GType elk_select_get_type (void);
+G_DEFINE_ENUM_TYPE (ElkElkSelect, elk_select,
+                    G_DEFINE_ENUM_VALUE (ELK_SELECT_ESTIMATE, "estimate"),
+                    G_DEFINE_ENUM_VALUE (ELK_SELECT_TIMELINE, "timeline"),
+                    G_DEFINE_ENUM_VALUE (ELK_SELECT_TIMELINE_DELAY_PRELOAD,
+                                         "timeline-delay-preload"))
 
 struct _ElkElkScheduler
 {
@@ -101,8 +79,6 @@ struct _ElkElkScheduler
   guint select_top;
 };
 
-enum { PROP_0, PROP_ORDER_SEARCH, PROP_ORDER_ENUMERATION, PROP_MAX_DISPLACEMENT, PROP_MAX_ORDERS, PROP_THREADS, PROP_LOAD_NOC_SHARE, PROP_CONTENTION, PROP_SELECT, PROP_SELECT_TOP, N_PROPS };
-static GParamSpec *properties[N_PROPS];
 
 static void elk_elk_scheduler_iface_init (ElkSchedulerInterface *iface);
 
@@ -413,147 +389,67 @@ elk_elk_scheduler_iface_init (ElkSchedulerInterface *iface)
 }
 
 static void
-elk_elk_scheduler_get_property (GObject *object, guint prop_id, GValue *value,
-                                GParamSpec *pspec)
-{
-  ElkElkScheduler *self = ELK_ELK_SCHEDULER (object);
-
-  switch (prop_id)
-    {
-    case PROP_ORDER_SEARCH:
-      g_value_set_enum (value, self->order_search);
-      break;
-    case PROP_ORDER_ENUMERATION:
-      g_value_set_enum (value, self->order_enumeration);
-      break;
-    case PROP_MAX_DISPLACEMENT:
-      g_value_set_uint (value, self->max_displacement);
-      break;
-    case PROP_MAX_ORDERS:
-      g_value_set_uint (value, self->max_orders);
-      break;
-    case PROP_THREADS:
-      g_value_set_uint (value, self->threads);
-      break;
-    case PROP_LOAD_NOC_SHARE:
-      g_value_set_double (value, self->theta);
-      break;
-    case PROP_CONTENTION:
-      g_value_set_enum (value, self->contention);
-      break;
-    case PROP_SELECT:
-      g_value_set_enum (value, self->select);
-      break;
-    case PROP_SELECT_TOP:
-      g_value_set_uint (value, self->select_top);
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-    }
-}
-
-static void
-elk_elk_scheduler_set_property (GObject *object, guint prop_id, const GValue *value,
-                                GParamSpec *pspec)
-{
-  ElkElkScheduler *self = ELK_ELK_SCHEDULER (object);
-
-  switch (prop_id)
-    {
-    case PROP_ORDER_SEARCH:
-      self->order_search = g_value_get_enum (value);
-      break;
-    case PROP_ORDER_ENUMERATION:
-      self->order_enumeration = g_value_get_enum (value);
-      break;
-    case PROP_MAX_DISPLACEMENT:
-      self->max_displacement = g_value_get_uint (value);
-      break;
-    case PROP_MAX_ORDERS:
-      self->max_orders = g_value_get_uint (value);
-      break;
-    case PROP_THREADS:
-      self->threads = g_value_get_uint (value);
-      break;
-    case PROP_LOAD_NOC_SHARE:
-      self->theta = g_value_get_double (value);
-      break;
-    case PROP_CONTENTION:
-      self->contention = g_value_get_enum (value);
-      break;
-    case PROP_SELECT:
-      self->select = g_value_get_enum (value);
-      break;
-    case PROP_SELECT_TOP:
-      self->select_top = g_value_get_uint (value);
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-    }
-}
-
-static void
 elk_elk_scheduler_class_init (ElkElkSchedulerClass *klass)
 {
-  GObjectClass *object_class = G_OBJECT_CLASS (klass);
-
-  object_class->get_property = elk_elk_scheduler_get_property;
-  object_class->set_property = elk_elk_scheduler_set_property;
-  properties[PROP_ORDER_SEARCH] =
-    g_param_spec_enum ("order-search", NULL,
-                       "Preload-order permutation: dyn (default order only) or full (search orders, §3.7)",
-                       elk_order_search_get_type (), ELK_ORDER_SEARCH_FULL,
-                       G_PARAM_READWRITE | G_PARAM_CONSTRUCT
-                         | G_PARAM_STATIC_STRINGS);
-  properties[PROP_ORDER_ENUMERATION] =
-    g_param_spec_enum ("order-enumeration", NULL,
-                       "How order-search=full makes candidate orders: layers (permute MatMul/Conv groups of identical layers), suffix-tree (the paper's generic enumeration, Fig 14), or auto (layers when the graph has repeated layers, else suffix-tree)",
-                       elk_order_enum_get_type (), ELK_ORDER_ENUM_AUTO,
-                       G_PARAM_READWRITE | G_PARAM_CONSTRUCT
-                         | G_PARAM_STATIC_STRINGS);
-  properties[PROP_MAX_DISPLACEMENT] =
-    g_param_spec_uint ("max-displacement", NULL,
-                       "Largest number of positions a layer group may move in a candidate order (order-enumeration=layers)",
-                       0, 16, 4,
-                       G_PARAM_READWRITE | G_PARAM_CONSTRUCT
-                         | G_PARAM_STATIC_STRINGS);
-  properties[PROP_MAX_ORDERS] =
-    g_param_spec_uint ("max-orders", NULL,
-                       "Most candidate orders evaluated (the enumeration stops there)",
-                       1, 1000000, 5000,
-                       G_PARAM_READWRITE | G_PARAM_CONSTRUCT
-                         | G_PARAM_STATIC_STRINGS);
-  properties[PROP_THREADS] =
-    g_param_spec_uint ("threads", NULL,
-                       "Threads evaluating candidates (0 = one per processor); results do not depend on it",
-                       0, 1024, 0,
-                       G_PARAM_READWRITE | G_PARAM_CONSTRUCT
-                         | G_PARAM_STATIC_STRINGS);
-  properties[PROP_LOAD_NOC_SHARE] =
-    g_param_spec_double ("load-noc-share", NULL,
-                         "Share of the interconnect a preload may take; a preload lasts max(HBM time, delivery time / share)",
-                         0.05, 1.0, 0.99,
+  ElkFieldProperty props[] = {
+    { g_param_spec_enum ("order-search", NULL,
+                         "Preload-order permutation: dyn (default order only) or full (search orders, §3.7)",
+                         elk_order_search_get_type (), ELK_ORDER_SEARCH_FULL,
                          G_PARAM_READWRITE | G_PARAM_CONSTRUCT
-                           | G_PARAM_STATIC_STRINGS);
-  properties[PROP_CONTENTION] =
-    g_param_spec_enum ("contention", NULL,
-                       "How preload and execution traffic share the NoC: delay-execution, delay-preload, or best (try both, keep the faster)",
-                       elk_contention_variant_get_type (), ELK_CONTENTION_BEST,
-                       G_PARAM_READWRITE | G_PARAM_CONSTRUCT
-                         | G_PARAM_STATIC_STRINGS);
-  properties[PROP_SELECT] =
-    g_param_spec_enum ("select", NULL,
-                       "How the final schedule is chosen among the candidates the engine's estimate ranks: estimate (the lowest estimate, the artifact's rule), timeline (the lowest price on the analytic chip's own forward model, delay-execution, as the analytic chip measures by default) or timeline-delay-preload (the same model, delay-preload)",
-                       elk_select_get_type (), ELK_SELECT_TIMELINE,
-                       G_PARAM_READWRITE | G_PARAM_CONSTRUCT
-                         | G_PARAM_STATIC_STRINGS);
-  properties[PROP_SELECT_TOP] =
-    g_param_spec_uint ("select-top", NULL,
-                       "With select=timeline, how many of the best-estimated reordered candidates of each contention variant are priced, besides every default-order candidate",
-                       1, 100000, 16,
-                       G_PARAM_READWRITE | G_PARAM_CONSTRUCT
-                         | G_PARAM_STATIC_STRINGS);
-  g_object_class_install_properties (object_class, N_PROPS, properties);
+                           | G_PARAM_STATIC_STRINGS),
+      G_STRUCT_OFFSET (ElkElkScheduler, order_search) },
+    { g_param_spec_enum ("order-enumeration", NULL,
+                         "How order-search=full makes candidate orders: layers (permute MatMul/Conv groups of identical layers), suffix-tree (the paper's generic enumeration, Fig 14), or auto (layers when the graph has repeated layers, else suffix-tree)",
+                         elk_order_enum_get_type (), ELK_ORDER_ENUM_AUTO,
+                         G_PARAM_READWRITE | G_PARAM_CONSTRUCT
+                           | G_PARAM_STATIC_STRINGS),
+      G_STRUCT_OFFSET (ElkElkScheduler, order_enumeration) },
+    { g_param_spec_uint ("max-displacement", NULL,
+                         "Largest number of positions a layer group may move in a candidate order (order-enumeration=layers)",
+                         0, 16, 4,
+                         G_PARAM_READWRITE | G_PARAM_CONSTRUCT
+                           | G_PARAM_STATIC_STRINGS),
+      G_STRUCT_OFFSET (ElkElkScheduler, max_displacement) },
+    { g_param_spec_uint ("max-orders", NULL,
+                         "Most candidate orders evaluated (the enumeration stops there)",
+                         1, 1000000, 5000,
+                         G_PARAM_READWRITE | G_PARAM_CONSTRUCT
+                           | G_PARAM_STATIC_STRINGS),
+      G_STRUCT_OFFSET (ElkElkScheduler, max_orders) },
+    { g_param_spec_uint ("threads", NULL,
+                         "Threads evaluating candidates (0 = one per processor); results do not depend on it",
+                         0, 1024, 0,
+                         G_PARAM_READWRITE | G_PARAM_CONSTRUCT
+                           | G_PARAM_STATIC_STRINGS),
+      G_STRUCT_OFFSET (ElkElkScheduler, threads) },
+    { g_param_spec_double ("load-noc-share", NULL,
+                           "Share of the interconnect a preload may take; a preload lasts max(HBM time, delivery time / share)",
+                           0.05, 1.0, 0.99,
+                           G_PARAM_READWRITE | G_PARAM_CONSTRUCT
+                             | G_PARAM_STATIC_STRINGS),
+      G_STRUCT_OFFSET (ElkElkScheduler, theta) },
+    { g_param_spec_enum ("contention", NULL,
+                         "How preload and execution traffic share the NoC: delay-execution, delay-preload, or best (try both, keep the faster)",
+                         elk_contention_variant_get_type (), ELK_CONTENTION_BEST,
+                         G_PARAM_READWRITE | G_PARAM_CONSTRUCT
+                           | G_PARAM_STATIC_STRINGS),
+      G_STRUCT_OFFSET (ElkElkScheduler, contention) },
+    { g_param_spec_enum ("select", NULL,
+                         "How the final schedule is chosen among the candidates the engine's estimate ranks: estimate (the lowest estimate, the artifact's rule), timeline (the lowest price on the analytic chip's own forward model, delay-execution, as the analytic chip measures by default) or timeline-delay-preload (the same model, delay-preload)",
+                         elk_select_get_type (), ELK_SELECT_TIMELINE,
+                         G_PARAM_READWRITE | G_PARAM_CONSTRUCT
+                           | G_PARAM_STATIC_STRINGS),
+      G_STRUCT_OFFSET (ElkElkScheduler, select) },
+    { g_param_spec_uint ("select-top", NULL,
+                         "With select=timeline, how many of the best-estimated reordered candidates of each contention variant are priced, besides every default-order candidate",
+                         1, 100000, 16,
+                         G_PARAM_READWRITE | G_PARAM_CONSTRUCT
+                           | G_PARAM_STATIC_STRINGS),
+      G_STRUCT_OFFSET (ElkElkScheduler, select_top) },
+  };
+
+  elk_field_properties_install (G_OBJECT_CLASS (klass), props,
+                                G_N_ELEMENTS (props));
 }
 
 static void
