@@ -1,7 +1,7 @@
 /* elk-noc-sim-chip.c: the "noc-sim" chip backend.
  *
  * An ICCA chip whose interconnect is simulated event by event
- * (elk-noc-sim.c): all-to-all (per-core ingress and egress ports, IPU
+ * (elk-noc-sim-*.c): all-to-all (per-core ingress and egress ports, IPU
  * style), ring, 2-D mesh or 2-D torus per chip, several chips joined by an
  * inter-chip link of capped total bandwidth, and HBM controllers that are
  * network nodes placed on the grid.  The chip-spec properties every chip

@@ -1,0 +1,651 @@
+/* elk-noc-sim-calendar.c: transfers and the event queue of the noc-sim
+ * engine: the event heap, routing of transfers hop by hop, the pool of
+ * transfers, the calendar ring of windows, the FIFO service of links
+ * and route booking.
+ *
+ * Event queue.  No arrival can cause another arrival less than one hop
+ * latency L later, so time is cut into windows of width L: all arrivals
+ * of one window are known once the earlier windows are done, and links
+ * are independent inside a window.  A window's arrivals are therefore
+ * gathered per link and each link serves its own in arrival order; this
+ * is exactly the order a time-ordered event loop would use, without a
+ * heap operation per hop.  The windows ahead are a calendar ring of
+ * intrusive lists through the transfers (one bucket per window, a bitmap
+ * to find the next one); arrivals beyond the ring and all other events
+ * (controller reads, rounds, ends of preloads and executes) go through a
+ * binary heap.
+ *
+ * Everything is preallocated when the simulator is built or when a run
+ * starts (the transfer pool doubles when it runs out, which happens a few
+ * times per simulator, not per event); the event loop calls no GObject
+ * code.
+ */
+#include "config.h"
+
+#include "elk-noc-sim-private.h"
+
+/* ---------------------------------------------------------------------- */
+/* Event heap. */
+
+static inline gboolean
+ev_before (const NocEvent *a, const NocEvent *b)
+{
+  return a->t < b->t || (a->t == b->t && a->seq < b->seq);
+}
+
+void
+elk__noc_heap_push (NocSim *s, double t, guint32 kind, guint32 arg)
+{
+  guint i;
+
+  if (G_UNLIKELY (s->heap_n == s->heap_cap))
+    {
+      /* Only reached if the bound computed at setup was too small. */
+      s->heap_cap *= 2;
+      s->heap = g_renew (NocEvent, s->heap, s->heap_cap);
+    }
+  i = s->heap_n++;
+  NocEvent e = { t, s->seq++, kind, arg };
+  while (i > 0)
+    {
+      guint p = (i - 1) / 2;
+      if (!ev_before (&e, &s->heap[p]))
+        break;
+      s->heap[i] = s->heap[p];
+      i = p;
+    }
+  s->heap[i] = e;
+}
+
+NocEvent
+elk__noc_heap_pop (NocSim *s)
+{
+  NocEvent top = s->heap[0], last = s->heap[--s->heap_n];
+  guint i = 0, n = s->heap_n;
+
+  for (;;)
+    {
+      guint l = 2 * i + 1, r = l + 1, m = i;
+      const NocEvent *cur = &last;
+      if (l < n && ev_before (&s->heap[l], cur))
+        {
+          m = l;
+          cur = &s->heap[l];
+        }
+      if (r < n && ev_before (&s->heap[r], cur))
+        m = r;
+      if (m == i)
+        break;
+      s->heap[i] = s->heap[m];
+      i = m;
+    }
+  if (n > 0)
+    s->heap[i] = last;
+  return top;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Transfers: routing on the fly. */
+
+/* The link a transfer takes from the router (or port) its head is at, or
+ * NONE when it has arrived.  Same routes as elk__noc_route(): dimension order,
+ * columns first, and over the chip's gateway to another chip. */
+guint32
+elk__noc_train_route (NocSim *s, NocTrain *t)
+{
+  const NocConfig *c = &s->cfg;
+  guint32 g = t->chip * s->per_chip;
+
+  switch (c->topology)
+    {
+    case ELK_TOPOLOGY_MESH:
+      g += (guint32) t->r * c->cols + t->c;
+      if (t->c != t->tc)
+        return elk__noc_mesh_link (g, t->c < t->tc ? DIR_E : DIR_W);
+      if (t->r != t->tr)
+        return elk__noc_mesh_link (g, t->r < t->tr ? DIR_S : DIR_N);
+      break;
+    case ELK_TOPOLOGY_TORUS:
+      g += (guint32) t->r * c->cols + t->c;
+      if (t->c != t->tc)
+        {
+          guint fwd = (t->tc + c->cols - t->c) % c->cols;
+          return elk__noc_mesh_link (g, fwd <= c->cols - fwd ? DIR_E : DIR_W);
+        }
+      if (t->r != t->tr)
+        {
+          guint fwd = (t->tr + c->rows - t->r) % c->rows;
+          return elk__noc_mesh_link (g, fwd <= c->rows - fwd ? DIR_S : DIR_N);
+        }
+      break;
+    case ELK_TOPOLOGY_RING:
+      if (t->c != t->tc)
+        {
+          guint m = s->per_chip, fwd = (t->tc + m - t->c) % m;
+          return (g + t->c) * 2 + (fwd <= m - fwd ? 0 : 1);
+        }
+      break;
+    case ELK_TOPOLOGY_ALL_TO_ALL:
+    default:
+      /* Egress port, maybe the inter-chip link, ingress port. */
+      if (t->link < c->cores)
+        return t->dst / s->per_chip != t->link / s->per_chip
+                 ? s->interchip : c->cores + t->dst;
+      if (t->link == s->interchip)
+        return c->cores + t->dst;
+      return NONE;
+    }
+  /* At the router it headed for: the destination, or the gateway. */
+  return t->stage == 0 ? s->interchip : NONE;
+}
+
+/* Puts the head at local router @l of chip @chip. */
+void
+elk__noc_train_place (NocSim *s, NocTrain *t, guint chip, guint l)
+{
+  const NocConfig *c = &s->cfg;
+
+  t->chip = (guint16) chip;
+  if (c->topology == ELK_TOPOLOGY_RING)
+    {
+      t->r = 0;
+      t->c = (guint16) l;
+    }
+  else
+    {
+      t->r = (guint16) (l / c->cols);
+      t->c = (guint16) (l % c->cols);
+    }
+}
+
+/* Sets where a transfer whose head is at its first router heads for: the
+ * destination on this chip, or the gateway out of it (the east-edge router
+ * of the head's row, or the single gateway; the ring's first core). */
+void
+elk__noc_train_aim (NocSim *s, NocTrain *t)
+{
+  const NocConfig *c = &s->cfg;
+  guint dchip = t->dst / s->per_chip, dl = t->dst % s->per_chip;
+
+  if (dchip == t->chip)
+    {
+      t->stage = 1;
+      if (c->topology == ELK_TOPOLOGY_RING)
+        {
+          t->tr = 0;
+          t->tc = (guint16) dl;
+        }
+      else
+        {
+          t->tr = (guint16) (dl / c->cols);
+          t->tc = (guint16) (dl % c->cols);
+        }
+      return;
+    }
+  t->stage = 0;
+  if (c->topology == ELK_TOPOLOGY_RING)
+    t->tr = t->tc = 0;
+  else
+    {
+      t->tr = c->gateway == NOC_GATEWAY_EDGE ? t->r : (guint16) (c->rows / 2);
+      t->tc = (guint16) (c->cols - 1);
+    }
+}
+
+/* Moves the head of @t across its link, to the router at the far end. */
+static inline void
+train_cross (NocSim *s, NocTrain *t)
+{
+  const NocConfig *c = &s->cfg;
+  guint32 li = t->link;
+
+  if (c->topology == ELK_TOPOLOGY_ALL_TO_ALL)
+    return;
+  if (li < s->n_core_links)
+    {
+      if (c->topology == ELK_TOPOLOGY_RING)
+        {
+          guint m = s->per_chip;
+          t->c = (guint16) ((li & 1) ? (t->c + m - 1) % m : (t->c + 1) % m);
+          return;
+        }
+      switch (li & 3)
+        {
+        case DIR_E:
+          t->c = (guint16) (t->c + 1u == c->cols ? 0u : t->c + 1u);
+          break;
+        case DIR_W:
+          t->c = (guint16) (t->c == 0 ? c->cols - 1u : t->c - 1u);
+          break;
+        case DIR_S:
+          t->r = (guint16) (t->r + 1u == c->rows ? 0u : t->r + 1u);
+          break;
+        default:
+          t->r = (guint16) (t->r == 0 ? c->rows - 1u : t->r - 1u);
+        }
+      return;
+    }
+  if (li == s->interchip)
+    {
+      /* Into the destination chip at the west-edge router of the row it
+       * left from (or the single gateway, or the ring's first core). */
+      t->chip = (guint16) (t->dst / s->per_chip);
+      t->crossed = 1;
+      if (c->topology == ELK_TOPOLOGY_RING)
+        t->c = 0;
+      else
+        {
+          if (c->gateway != NOC_GATEWAY_EDGE)
+            t->r = (guint16) (c->rows / 2);
+          t->c = 0;
+        }
+      elk__noc_train_aim (s, t);
+      return;
+    }
+  if (li >= s->attach_base)
+    {
+      guint g = s->attach_router[li - s->attach_base];
+      elk__noc_train_place (s, t, g / s->per_chip, g % s->per_chip);
+      elk__noc_train_aim (s, t);
+    }
+}
+
+/* Routes as the transfers walk them, for the tests. */
+guint
+elk__noc_sim_walk_route (NocSim *s, guint src, guint dst, guint32 *links,
+                         guint max_links)
+{
+  NocTrain t = { 0 };
+  guint n = 0;
+
+  t.dst = dst;
+  if (s->cfg.topology == ELK_TOPOLOGY_ALL_TO_ALL)
+    t.link = src != dst ? src : NONE;
+  else
+    {
+      elk__noc_train_place (s, &t, src / s->per_chip, src % s->per_chip);
+      elk__noc_train_aim (s, &t);
+      t.link = elk__noc_train_route (s, &t);
+    }
+  while (t.link != NONE)
+    {
+      if (n < max_links)
+        links[n] = t.link;
+      n++;
+      train_cross (s, &t);
+      t.link = elk__noc_train_route (s, &t);
+    }
+  return n;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Transfers: the pool, the calendar and the FIFO service. */
+
+G_GNUC_NO_INLINE static void
+pool_grow (NocSim *s)
+{
+  guint32 old = s->pool_chunks, cap = MAX (256u, 2 * old);
+  /* Cache-line aligned, so that a transfer is one line. */
+  NocTrain *pool = g_aligned_alloc ((gsize) cap * CHUNK, sizeof (NocTrain), 64);
+
+  if (old > 0)
+    memcpy (pool, s->pool, (gsize) old * CHUNK * sizeof (NocTrain));
+  g_aligned_free (s->pool);
+  s->pool = pool;
+  s->chain = g_renew (guint32, s->chain, (gsize) cap * CHUNK);
+  s->chunk_next = g_renew (guint32, s->chunk_next, cap);
+  for (guint32 i = old; i < cap; i++)
+    s->chunk_next[i] = i + 1 < cap ? i + 1 : s->chunk_free;
+  s->chunk_free = old;
+  s->pool_chunks = cap;
+}
+
+/* Appends a copy of @t to bucket @b; returns its pool slot.  May move the
+ * pool: callers hold slots, not pointers, across calls. */
+static inline guint32
+bucket_append (NocSim *s, guint32 b, const NocTrain *t)
+{
+  NocBucket *B = &s->bucket[b];
+  guint32 slot;
+
+  if (B->first == NONE || B->fill == CHUNK)
+    {
+      guint32 ch;
+      if (G_UNLIKELY (s->chunk_free == NONE))
+        pool_grow (s);
+      ch = s->chunk_free;
+      s->chunk_free = s->chunk_next[ch];
+      s->chunk_next[ch] = NONE;
+      if (B->first == NONE)
+        {
+          B->first = ch;
+          s->bmap[b >> 6] |= G_GUINT64_CONSTANT (1) << (b & 63);
+        }
+      else
+        s->chunk_next[B->last] = ch;
+      B->last = ch;
+      B->fill = 0;
+    }
+  slot = B->last * CHUNK + B->fill++;
+  s->pool[slot] = *t;
+  return slot;
+}
+
+/* Gives bucket @b's chunks back. */
+void
+elk__noc_bucket_clear (NocSim *s, guint32 b)
+{
+  NocBucket *B = &s->bucket[b];
+
+  if (B->first == NONE)
+    return;
+  s->chunk_next[B->last] = s->chunk_free;
+  s->chunk_free = B->first;
+  B->first = B->last = NONE;
+  s->bmap[b >> 6] &= ~(G_GUINT64_CONSTANT (1) << (b & 63));
+}
+
+/* A new transfer of @bytes whose head is at @head, injected now (for the
+ * tie-break); the caller places it and sets its first link. */
+void
+elk__noc_train_init (NocSim *s, NocTrain *t, double head, double tail,
+                     double bytes, gboolean capped, guint8 kind, guint dst)
+{
+  t->head = head;
+  t->tail = tail;
+  t->bytes = bytes;
+  t->ser = bytes / (capped && s->core_rate < s->cfg.link_bw ? s->core_rate
+                                                            : s->cfg.link_bw);
+  t->seq = s->train_seq++;
+  t->dst = dst;
+  t->hops = 0;
+  t->kind = kind;
+  t->capped = (guint8) capped;
+  t->crossed = 0;
+}
+
+/* Puts pool slot @slot into its link's queue for the current window. */
+static inline void
+link_enqueue (NocSim *s, guint32 slot)
+{
+  guint32 li = s->pool[slot].link;
+  NocLinkState *l = &s->ls[li];
+
+  if (l->queue == NONE)
+    {
+      if (G_UNLIKELY (s->n_active == s->active_cap))
+        {
+          s->active_cap *= 2;
+          s->active = g_renew (guint32, s->active, s->active_cap);
+        }
+      s->active[s->n_active++] = li;
+    }
+  s->chain[slot] = l->queue;
+  l->queue = slot;
+}
+
+
+/* Files the arrival of @t's head at its link: in the current window
+ * straight into the link's queue, in the ring's horizon into its window's
+ * bucket, beyond it into the heap. */
+void
+elk__noc_train_schedule (NocSim *s, const NocTrain *t)
+{
+  gint64 w = elk__noc_window_of (s, t->head);
+
+  if (w <= s->cur_w)
+    link_enqueue (s, bucket_append (s, (guint32) s->cur_w & (RING_N - 1), t));
+  else if (w - s->cur_w < (gint64) RING_N)
+    {
+      bucket_append (s, (guint32) w & (RING_N - 1), t);
+      s->ring_n++;
+      if (w < s->ring_lo)
+        s->ring_lo = w;
+    }
+  else
+    {
+      guint32 f;
+      if (G_UNLIKELY (s->far_free == NONE))
+        {
+          guint32 old = s->far_cap, cap = MAX (64u, 2 * old);
+          s->far = g_renew (NocTrain, s->far, cap);
+          s->far_next = g_renew (guint32, s->far_next, cap);
+          for (guint32 i = old; i < cap; i++)
+            s->far_next[i] = i + 1 < cap ? i + 1 : NONE;
+          s->far_free = old;
+          s->far_cap = cap;
+        }
+      f = s->far_free;
+      s->far_free = s->far_next[f];
+      s->far[f] = *t;
+      elk__noc_heap_push (s, t->head, EV_HOP, f);
+    }
+}
+
+/* An arrival from the heap joins the current window. */
+void
+elk__noc_far_arrive (NocSim *s, guint32 f)
+{
+  NocTrain t = s->far[f];
+
+  s->far_next[f] = s->far_free;
+  s->far_free = f;
+  link_enqueue (s, bucket_append (s, (guint32) s->cur_w & (RING_N - 1), &t));
+}
+
+/* The first window after the current one with a bucket in the ring; the
+ * ring must not be empty.  ring_lo saves rescanning empty windows. */
+gint64
+elk__noc_ring_next (NocSim *s)
+{
+  gint64 from = MAX (s->cur_w + 1, s->ring_lo);
+  guint32 start = (guint32) from & (RING_N - 1);
+  guint32 wi = start >> 6;
+  guint64 m = s->bmap[wi] & (~G_GUINT64_CONSTANT (0) << (start & 63));
+  gint64 w;
+
+  for (guint n = 0; m == 0 && n < RING_N / 64; n++)
+    {
+      wi = (wi + 1) & (RING_N / 64 - 1);
+      m = s->bmap[wi];
+    }
+  g_assert (m != 0);
+  w = from + (((wi << 6) + (guint32) __builtin_ctzll (m) - start)
+              & (RING_N - 1));
+  s->ring_lo = w;
+  return w;
+}
+
+/* Puts the transfers of the current window's bucket into their links'
+ * queues. */
+void
+elk__noc_ring_drain (NocSim *s)
+{
+  NocBucket *B = &s->bucket[(guint32) s->cur_w & (RING_N - 1)];
+
+  for (guint32 ch = B->first; ch != NONE; ch = s->chunk_next[ch])
+    {
+      guint32 n = ch == B->last ? B->fill : CHUNK;
+      for (guint32 i = 0; i < n; i++)
+        {
+          /* The links are random; fetch a few transfers ahead. */
+          if (i + 4 < n)
+            __builtin_prefetch (&s->ls[s->pool[ch * CHUNK + i + 4].link], 1);
+          link_enqueue (s, ch * CHUNK + i);
+        }
+      s->ring_n -= n;
+      s->events += n;
+    }
+}
+
+
+/* One FIFO service of the transfer in pool slot @slot at link @li. */
+static inline void
+train_serve (NocSim *s, guint32 li, guint32 slot)
+{
+  NocLinkState *l = &s->ls[li];
+  NocTrain t = s->pool[slot];
+  /* Every link a transfer crosses has the hop latency; the attachments
+   * and the inter-chip link have their own bandwidth. */
+  double ser = t.ser, st, end, lat = s->cfg.hop_latency;
+
+  if (G_UNLIKELY (li >= s->n_core_links))
+    {
+      double bw = s->links[li].bw;
+      ser = t.bytes / (t.capped && s->core_rate < bw ? s->core_rate : bw);
+    }
+  st = t.head > l->free_at ? t.head : l->free_at;
+  end = st + ser;
+  /* The tail cannot leave before it arrived from the previous link. */
+  if (end < t.tail + lat)
+    end = t.tail + lat;
+  l->free_at = end;
+  l->busy += ser;
+  l->bytes += t.bytes;
+  if (G_UNLIKELY (s->link_tracks) && s->trace != NULL
+      && s->links[li].track >= 0)
+    elk_trace_add_span (s->trace, (guint) s->links[li].track, s->cur_name, st,
+                        end - st);
+  t.tail = end;
+  t.hops++;
+  train_cross (s, &t);
+  t.link = elk__noc_train_route (s, &t);
+  if (t.link == NONE)
+    elk__noc_train_arrive (s, &t, end + lat);
+  else
+    {
+      t.head = st + lat;
+      elk__noc_train_schedule (s, &t);
+    }
+}
+
+static int
+sortkey_cmp (const void *a, const void *b)
+{
+  const struct NocSortKey *x = a, *y = b;
+
+  if (x->head != y->head)
+    return x->head < y->head ? -1 : 1;
+  return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* Every link with arrivals in the current window serves them in arrival
+ * order (ties: injection order). */
+void
+elk__noc_serve_window (NocSim *s)
+{
+  for (guint a = 0; a < s->n_active; a++)
+    {
+      guint32 li = s->active[a], n = 0;
+      NocLinkState *l = &s->ls[li];
+      struct NocSortKey *k;
+
+      for (guint32 x = l->queue; x != NONE; x = s->chain[x])
+        {
+          if (G_UNLIKELY (n == s->sortbuf_cap))
+            {
+              s->sortbuf_cap = MAX (1024u, 2 * s->sortbuf_cap);
+              s->sortbuf = g_renew (struct NocSortKey, s->sortbuf,
+                                    s->sortbuf_cap);
+            }
+          s->sortbuf[n].head = s->pool[x].head;
+          s->sortbuf[n].seq = s->pool[x].seq;
+          s->sortbuf[n].id = x;
+          n++;
+        }
+      l->queue = NONE;
+      k = s->sortbuf;
+      if (n > 1)
+        {
+          /* The queue is newest first; arrivals mostly come in order. */
+          for (guint32 i = 0, j = n - 1; i < j; i++, j--)
+            {
+              struct NocSortKey x = k[i];
+              k[i] = k[j];
+              k[j] = x;
+            }
+          /* A core's transfers of one round reach its first link
+           * together, already in order: sort only what is not. */
+          guint32 u = 1;
+          while (u < n && sortkey_cmp (&k[u - 1], &k[u]) <= 0)
+            u++;
+          if (u == n)
+            ;
+          else if (n <= 32)
+            for (guint32 i = u; i < n; i++)
+              {
+                struct NocSortKey x = k[i];
+                guint32 j = i;
+                while (j > 0 && sortkey_cmp (&k[j - 1], &x) > 0)
+                  {
+                    k[j] = k[j - 1];
+                    j--;
+                  }
+                k[j] = x;
+              }
+          else
+            qsort (k, n, sizeof *k, sortkey_cmp);
+        }
+      for (guint32 i = 0; i < n; i++)
+        train_serve (s, li, k[i].id);
+    }
+  s->n_active = 0;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Route booking (arbitration = booking): a transfer reserves its whole
+ * route when it is sent, so links serve transfers in send order. */
+
+void
+elk__noc_walk_start (NocWalk *w, double head, double tail)
+{
+  w->head = head;
+  w->tail = tail;
+  w->arrive = head;
+  w->max_ser = 0;
+  w->lat_sum = 0;
+}
+
+/* Walks s->path[0..n): one FIFO service per link, behind what the link
+ * already accepted.  Most links of a route share one bandwidth, so the
+ * serialisation time is computed once per bandwidth change. */
+void
+elk__noc_walk_path (NocSim *s, NocWalk *w, double bytes, double rate, guint n)
+{
+  /* Routes cross only links of the hop latency; the attachments and the
+   * inter-chip link have their own bandwidth.  Only the state array is
+   * touched per hop. */
+  double lat = s->cfg.hop_latency;
+  double ser_core = bytes / (s->cfg.link_bw < rate ? s->cfg.link_bw : rate);
+
+  for (guint i = 0; i < n; i++)
+    {
+      guint32 li = s->path[i];
+      NocLinkState *ls = &s->ls[li];
+      double st, end, ser = ser_core;
+      if (G_UNLIKELY (li >= s->n_core_links))
+        {
+          double bw = s->links[li].bw;
+          ser = bytes / (bw < rate ? bw : rate);
+        }
+      st = w->head > ls->free_at ? w->head : ls->free_at;
+      end = st + ser;
+      if (end < w->tail + lat)
+        end = w->tail + lat;
+      ls->free_at = end;
+      ls->busy += ser;
+      ls->bytes += bytes;
+      if (G_UNLIKELY (s->link_tracks) && s->trace != NULL
+          && s->links[li].track >= 0)
+        elk_trace_add_span (s->trace, (guint) s->links[li].track,
+                            s->cur_name, st, end - st);
+      w->head = st + lat;
+      w->tail = end;
+      if (ser > w->max_ser)
+        w->max_ser = ser;
+    }
+  if (n > 0)
+    w->arrive = w->tail + lat;
+  w->lat_sum = n * lat;
+  s->hops += n;
+}
