@@ -160,3 +160,43 @@ plan_test_llama2_70b_decode (guint batch, guint seq, guint layers)
   }
   return b.graph;
 }
+
+/* One MatMul "mk,kn->mn" of FP16 tensors a (m x k), b (k x n) and an
+ * activation c (m x n), with the given origins of a and b. */
+ElkGraph *
+plan_test_matmul (guint64 m, guint64 k, guint64 n, ElkTensorOrigin a_origin,
+                  ElkTensorOrigin b_origin)
+{
+  ElkGraph *graph = elk_graph_new ("matmul");
+  guint64 sa[2] = { m, k }, sb[2] = { k, n }, sc[2] = { m, n };
+  guint32 t[3];
+  GError *error = NULL;
+
+  t[0] = elk_graph_add_tensor (graph, "a", ELK_DTYPE_F16, a_origin, 2, sa, 0,
+                               &error);
+  g_assert_no_error (error);
+  t[1] = elk_graph_add_tensor (graph, "b", ELK_DTYPE_F16, b_origin, 2, sb, 0,
+                               &error);
+  g_assert_no_error (error);
+  t[2] = elk_graph_add_tensor (graph, "c", ELK_DTYPE_F16,
+                               ELK_TENSOR_ORIGIN_ACTIVATION, 2, sc, 0, &error);
+  g_assert_no_error (error);
+  elk_graph_add_op (graph, "mm", "matmul", ELK_OP_MATMUL, -1, "mk,kn->mn", t,
+                    3, NULL, &error);
+  g_assert_no_error (error);
+  return graph;
+}
+
+/* One IPU (1472 cores of 624 KiB, nothing reserved): the chip the T10
+ * paper's plan-space numbers are for. */
+ElkChipSpec *
+plan_test_spec_one_ipu (void)
+{
+  ElkChipSpec *spec = elk_chip_spec_new_ipu_pod4 ();
+
+  spec->n_chips = 1;
+  spec->cores = 1472;
+  spec->sram_per_core = 624 * 1024;
+  spec->sram_reserved = 0;
+  return spec;
+}

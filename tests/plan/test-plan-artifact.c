@@ -15,6 +15,7 @@
 #include <elk/elk.h>
 
 #include "elk-plan-private.h"
+#include "plan-llama.h"
 
 /* @a_cold: A is read from HBM too.  The artifact's TensorExpression
  * class, run on its own, ignores only the output in the idle (cold)
@@ -23,23 +24,10 @@
 static ElkGraph *
 matmul_graph_full (guint64 m, guint64 k, guint64 n, gboolean a_cold)
 {
-  ElkGraph *graph = elk_graph_new ("matmul");
-  guint64 sa[2] = { m, k }, sb[2] = { k, n }, sc[2] = { m, n };
-  guint32 t[3];
-  GError *error = NULL;
-
-  t[0] = elk_graph_add_tensor (graph, "a", ELK_DTYPE_F16,
-                               a_cold ? ELK_TENSOR_ORIGIN_WEIGHT
-                                      : ELK_TENSOR_ORIGIN_ACTIVATION,
-                               2, sa, 0, &error);
-  t[1] = elk_graph_add_tensor (graph, "b", ELK_DTYPE_F16,
-                               ELK_TENSOR_ORIGIN_WEIGHT, 2, sb, 0, &error);
-  t[2] = elk_graph_add_tensor (graph, "c", ELK_DTYPE_F16,
-                               ELK_TENSOR_ORIGIN_ACTIVATION, 2, sc, 0, &error);
-  elk_graph_add_op (graph, "mm", "matmul", ELK_OP_MATMUL, -1, "mk,kn->mn", t,
-                    3, NULL, &error);
-  g_assert_no_error (error);
-  return graph;
+  return plan_test_matmul (m, k, n,
+                           a_cold ? ELK_TENSOR_ORIGIN_WEIGHT
+                                  : ELK_TENSOR_ORIGIN_ACTIVATION,
+                           ELK_TENSOR_ORIGIN_WEIGHT);
 }
 
 static ElkGraph *
@@ -48,24 +36,12 @@ matmul_graph (guint64 m, guint64 k, guint64 n)
   return matmul_graph_full (m, k, n, FALSE);
 }
 
-static ElkChipSpec *
-t10_spec (void)
-{
-  ElkChipSpec *spec = elk_chip_spec_new_ipu_pod4 ();
-
-  spec->n_chips = 1;
-  spec->cores = 1472;
-  spec->sram_per_core = 624 * 1024;
-  spec->sram_reserved = 0;
-  return spec;
-}
-
 static void
 build (guint64 m, guint64 k, guint64 n, gboolean artifact,
        ElkPlanTable *table, guint64 *n_spatial, guint64 *n_pass1,
        guint *n_front)
 {
-  g_autoptr (ElkChipSpec) spec = t10_spec ();
+  g_autoptr (ElkChipSpec) spec = plan_test_spec_one_ipu ();
   g_autoptr (ElkGraph) graph = matmul_graph (m, k, n);
   GError *error = NULL;
 
@@ -179,7 +155,7 @@ test_prefill (void)
 static void
 test_decode_cold_hot (void)
 {
-  g_autoptr (ElkChipSpec) spec = t10_spec ();
+  g_autoptr (ElkChipSpec) spec = plan_test_spec_one_ipu ();
   g_autoptr (ElkGraph) graph = matmul_graph_full (32, 5120, 5120, TRUE);
   const ElkOp *op = elk_graph_get_op (graph, 0);
   ElkPlanTable table, ours;

@@ -15,39 +15,10 @@
 
 #define CLOCK 1.325e9
 
-static ElkChipSpec *
-spec_one_ipu (void)
-{
-  ElkChipSpec *spec = elk_chip_spec_new_ipu_pod4 ();
-
-  spec->n_chips = 1;
-  spec->cores = 1472;
-  spec->sram_per_core = 624 * 1024;
-  spec->sram_reserved = 0;
-  return spec;
-}
-
 static ElkGraph *
 matmul_graph (guint64 m, guint64 k, guint64 n, ElkTensorOrigin b_origin)
 {
-  ElkGraph *graph = elk_graph_new ("matmul");
-  guint64 sa[2] = { m, k }, sb[2] = { k, n }, sc[2] = { m, n };
-  guint32 t[3];
-  GError *error = NULL;
-
-  t[0] = elk_graph_add_tensor (graph, "a", ELK_DTYPE_F16,
-                               ELK_TENSOR_ORIGIN_ACTIVATION, 2, sa, 0, &error);
-  g_assert_no_error (error);
-  t[1] = elk_graph_add_tensor (graph, "b", ELK_DTYPE_F16, b_origin, 2, sb, 0,
-                               &error);
-  g_assert_no_error (error);
-  t[2] = elk_graph_add_tensor (graph, "c", ELK_DTYPE_F16,
-                               ELK_TENSOR_ORIGIN_ACTIVATION, 2, sc, 0, &error);
-  g_assert_no_error (error);
-  elk_graph_add_op (graph, "mm", "matmul", ELK_OP_MATMUL, -1, "mk,kn->mn", t,
-                    3, NULL, &error);
-  g_assert_no_error (error);
-  return graph;
+  return plan_test_matmul (m, k, n, ELK_TENSOR_ORIGIN_ACTIVATION, b_origin);
 }
 
 /* Loop dimensions of "mk,kn->mn" are numbered output first: m, n, k; the
@@ -77,7 +48,7 @@ assert_cycles (double seconds, double cycles)
 static void
 test_replicas_and_footprint (void)
 {
-  g_autoptr (ElkChipSpec) spec = spec_one_ipu ();
+  g_autoptr (ElkChipSpec) spec = plan_test_spec_one_ipu ();
   g_autoptr (ElkGraph) graph = matmul_graph (32, 5120, 5120,
                                              ELK_TENSOR_ORIGIN_WEIGHT);
   GError *error = NULL;
@@ -121,7 +92,7 @@ test_replicas_and_footprint (void)
 static void
 test_conv_window (void)
 {
-  g_autoptr (ElkChipSpec) spec = spec_one_ipu ();
+  g_autoptr (ElkChipSpec) spec = plan_test_spec_one_ipu ();
   g_autoptr (ElkGraph) graph = elk_graph_new ("conv");
   guint64 si[4] = { 2, 16, 34, 34 }, sk[4] = { 32, 16, 3, 3 };
   guint64 so[4] = { 2, 32, 32, 32 };
@@ -193,7 +164,7 @@ test_conv_window (void)
 static void
 test_gcd_shift_schedule (void)
 {
-  g_autoptr (ElkChipSpec) spec = spec_one_ipu ();
+  g_autoptr (ElkChipSpec) spec = plan_test_spec_one_ipu ();
   g_autoptr (ElkGraph) graph = matmul_graph (32, 5120, 5120,
                                              ELK_TENSOR_ORIGIN_WEIGHT);
   GError *error = NULL;
@@ -236,7 +207,7 @@ test_gcd_shift_schedule (void)
 static void
 test_invalid_plans (void)
 {
-  g_autoptr (ElkChipSpec) spec = spec_one_ipu ();
+  g_autoptr (ElkChipSpec) spec = plan_test_spec_one_ipu ();
   g_autoptr (ElkGraph) graph = matmul_graph (32, 5120, 5120,
                                              ELK_TENSOR_ORIGIN_WEIGHT);
   GError *error = NULL;
@@ -283,7 +254,7 @@ test_invalid_plans (void)
 static void
 test_warmup (void)
 {
-  g_autoptr (ElkChipSpec) spec = spec_one_ipu ();
+  g_autoptr (ElkChipSpec) spec = plan_test_spec_one_ipu ();
   g_autoptr (ElkGraph) graph = matmul_graph (32, 5120, 5120,
                                              ELK_TENSOR_ORIGIN_WEIGHT);
   GError *error = NULL;
@@ -426,7 +397,7 @@ build_set (ElkGraph *graph, const ElkChipSpec *spec, guint n_threads)
 static void
 test_reference_decode (void)
 {
-  g_autoptr (ElkChipSpec) spec = spec_one_ipu ();
+  g_autoptr (ElkChipSpec) spec = plan_test_spec_one_ipu ();
   g_autoptr (ElkGraph) graph = matmul_graph (32, 5120, 5120,
                                              ELK_TENSOR_ORIGIN_WEIGHT);
   g_autoptr (ElkPlanSet) set = build_set (graph, spec, 1);
@@ -469,7 +440,7 @@ test_reference_decode (void)
 static void
 test_reference_prefill (void)
 {
-  g_autoptr (ElkChipSpec) spec = spec_one_ipu ();
+  g_autoptr (ElkChipSpec) spec = plan_test_spec_one_ipu ();
   g_autoptr (ElkGraph) graph = matmul_graph (2048, 4096, 4096,
                                              ELK_TENSOR_ORIGIN_WEIGHT);
   g_autoptr (ElkPlanSet) set = build_set (graph, spec, 1);
@@ -498,7 +469,7 @@ test_reference_prefill (void)
 static void
 test_no_hbm_input (void)
 {
-  g_autoptr (ElkChipSpec) spec = spec_one_ipu ();
+  g_autoptr (ElkChipSpec) spec = plan_test_spec_one_ipu ();
   g_autoptr (ElkGraph) graph = matmul_graph (64, 256, 256,
                                              ELK_TENSOR_ORIGIN_ACTIVATION);
   g_autoptr (ElkPlanSet) set = build_set (graph, spec, 1);
@@ -522,7 +493,7 @@ test_no_hbm_input (void)
 static void
 test_lookup (void)
 {
-  g_autoptr (ElkChipSpec) spec = spec_one_ipu ();
+  g_autoptr (ElkChipSpec) spec = plan_test_spec_one_ipu ();
   g_autoptr (ElkGraph) graph = matmul_graph (2048, 4096, 4096,
                                              ELK_TENSOR_ORIGIN_WEIGHT);
   g_autoptr (ElkPlanSet) set = build_set (graph, spec, 1);
@@ -785,7 +756,7 @@ tables_equal (const ElkPlanTable *a, const ElkPlanTable *b)
 static void
 test_enumeration (void)
 {
-  g_autoptr (ElkChipSpec) spec = spec_one_ipu ();
+  g_autoptr (ElkChipSpec) spec = plan_test_spec_one_ipu ();
   g_autoptr (ElkGraph) graph = matmul_graph (32, 5120, 5120,
                                              ELK_TENSOR_ORIGIN_WEIGHT);
   ElkPlanOptions t10 = { .n_threads = 1,
