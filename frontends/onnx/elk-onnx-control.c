@@ -13,8 +13,9 @@
  * known only at run time is refused, naming the condition: lowering both
  * branches would charge the chip for work one of them never does.
  *
- * Loop and Scan are refused with the reason; unrolling them is not
- * implemented.
+ * A Loop whose trip count is a constant is unrolled (infer_loop); one
+ * without, or whose condition is known only at run time, is refused with
+ * the reason.  Scan is refused: unrolling it is not implemented.
  */
 #include "config.h"
 
@@ -100,12 +101,25 @@ scope_lookup (Loader *l, const char *name)
   return elk__onnx_lookup_value (l, name);
 }
 
-/* One node of a branch: a Node of @n's, its inputs resolved in the scopes,
- * its outputs new values (or @n's own outputs, from @writes). */
+/* What a subgraph is inlined with: the names of its nodes and values are
+ * "<prefix>/<name>"; @inputs binds each graph input to a value; a node
+ * computing graph output k writes @targets[k] (one of the inlining node's
+ * outputs) when it is not NULL; @results[k] is set to the value graph
+ * output k is. */
+typedef struct
+{
+  const char *prefix;
+  Value **inputs;
+  Value **targets;
+  Value **results;
+} Inline;
+
+/* One node of a subgraph: a Node of @n's, its inputs resolved in the
+ * scopes, its outputs new values (or @n's own outputs, from @writes). */
 static Node *
-branch_node (Loader *l, Node *n, const Onnx__NodeProto *p, guint k,
-             GHashTable *scope, GHashTable *writes, GHashTable *names,
-             gint producer, GError **error)
+inline_node (Loader *l, Node *n, const Inline *in, const Onnx__NodeProto *p,
+             guint k, GHashTable *scope, GHashTable *writes,
+             GHashTable *names, gint producer, GError **error)
 {
   Node *m = g_new0 (Node, 1);
 
@@ -113,11 +127,11 @@ branch_node (Loader *l, Node *n, const Onnx__NodeProto *p, guint k,
   m->index = n->index;
   m->layer = -1;
   if (p->name != NULL && *p->name != '\0')
-    m->name = g_strdup_printf ("%s/%s", n->name, p->name);
+    m->name = g_strdup_printf ("%s/%s", in->prefix, p->name);
   if (m->name == NULL || g_hash_table_contains (names, m->name))
     {
       g_free (m->name);
-      m->name = g_strdup_printf ("%s/%s_%u", n->name, p->op_type, k);
+      m->name = g_strdup_printf ("%s/%s_%u", in->prefix, p->op_type, k);
     }
   g_hash_table_add (names, g_strdup (m->name));
   g_ptr_array_add (n->sub, m);
@@ -131,9 +145,9 @@ branch_node (Loader *l, Node *n, const Onnx__NodeProto *p, guint k,
       m->in[i] = scope_lookup (l, p->input[i]);
       if (m->in[i] == NULL)
         {
-          elk__onnx_node_error (l, n, error, "node '%s' (op %s) of the "
-                                "branch reads '%s', which nothing before it "
-                                "defines", m->name, p->op_type,
+          elk__onnx_node_error (l, n, error, "node '%s' (op %s) of its "
+                                "subgraph reads '%s', which nothing before "
+                                "it defines", m->name, p->op_type,
                                 p->input[i]);
           return NULL;
         }
@@ -150,17 +164,17 @@ branch_node (Loader *l, Node *n, const Onnx__NodeProto *p, guint k,
         continue;
       if (g_hash_table_contains (scope, o))
         {
-          elk__onnx_node_error (l, n, error, "its branch writes '%s' twice",
-                                o);
+          elk__onnx_node_error (l, n, error, "its subgraph writes '%s' "
+                                "twice", o);
           return NULL;
         }
       m->out[i] = g_hash_table_lookup (writes, o);
       if (m->out[i] == NULL)
         {
-          scoped = g_strdup_printf ("%s/%s", n->name, o);
+          scoped = g_strdup_printf ("%s/%s", in->prefix, o);
           if (elk__onnx_lookup_value (l, scoped) != NULL)
             {
-              elk__onnx_node_error (l, n, error, "its branch value '%s' "
+              elk__onnx_node_error (l, n, error, "its subgraph's value '%s' "
                                     "clashes with the graph's '%s'", o,
                                     scoped);
               return NULL;
@@ -173,10 +187,42 @@ branch_node (Loader *l, Node *n, const Onnx__NodeProto *p, guint k,
   return m;
 }
 
-/* Inlines branch @g into @n and infers it (see the file comment). */
+/* A subgraph's initializers, as values of its scope. */
 static gboolean
-inline_branch (Loader *l, Node *n, const Onnx__GraphProto *g,
-               GError **error)
+inline_initializers (Loader *l, Node *n, const Inline *in,
+                     const Onnx__GraphProto *g, GHashTable *scope,
+                     GError **error)
+{
+  for (size_t i = 0; i < g->n_initializer; i++)
+    {
+      const Onnx__TensorProto *tp = g->initializer[i];
+      g_autofree char *scoped = g_strdup_printf ("%s/%s", in->prefix,
+                                                 tp->name != NULL ? tp->name
+                                                                  : "");
+      g_autofree char *what = g_strdup_printf ("initializer '%s' of node "
+                                               "'%s'", scoped, n->name);
+      Value *v;
+
+      if (tp->name == NULL || *tp->name == '\0'
+          || elk__onnx_lookup_value (l, scoped) != NULL)
+        return elk__onnx_node_error (l, n, error, "its subgraph has an "
+                                     "initializer without a name, or two "
+                                     "with one name");
+      v = elk__onnx_new_value (l, scoped);
+      if (!elk__onnx_value_from_tensor (l, v, tp, what, error))
+        return FALSE;
+      v->kind = VK_PARAM;
+      l->n_params += v->n_elements;
+      g_hash_table_insert (scope, tp->name, v);
+    }
+  return TRUE;
+}
+
+/* Inlines subgraph @g into @n and infers its nodes (see the file
+ * comment). */
+static gboolean
+inline_graph (Loader *l, Node *n, const Onnx__GraphProto *g, Inline *in,
+              GError **error)
 {
   g_autoptr (GHashTable) scope = g_hash_table_new (g_str_hash, g_str_equal);
   g_autoptr (GHashTable) writes = g_hash_table_new (g_str_hash, g_str_equal);
@@ -186,56 +232,37 @@ inline_branch (Loader *l, Node *n, const Onnx__GraphProto *g,
   g_autoptr (GHashTable) produced = g_hash_table_new (g_str_hash,
                                                       g_str_equal);
   gint producer = -1;
-  gboolean ok = TRUE;
+  gboolean ok;
 
-  if (g->n_output != n->n_out)
-    return elk__onnx_node_error (l, n, error, "its branch '%s' has %zu "
-                                 "outputs, the node %u",
-                                 g->name != NULL ? g->name : "", g->n_output,
-                                 n->n_out);
   for (guint k = 0; k < n->n_out; k++)
     if (n->out[k] != NULL && n->out[k]->producer >= 0)
       producer = n->out[k]->producer;
+  for (size_t i = 0; i < g->n_input; i++)
+    {
+      if (g->input[i]->name == NULL || *g->input[i]->name == '\0')
+        return elk__onnx_node_error (l, n, error, "input %zu of its "
+                                     "subgraph has no name", i);
+      g_hash_table_insert (scope, g->input[i]->name, in->inputs[i]);
+    }
   for (size_t i = 0; i < g->n_node; i++)
     for (size_t k = 0; k < g->node[i]->n_output; k++)
       if (g->node[i]->output[k] != NULL)
         g_hash_table_add (produced, g->node[i]->output[k]);
-  /* Branch outputs that a branch node computes are written straight into
-   * the If's outputs. */
-  for (guint k = 0; k < n->n_out; k++)
-    if (n->out[k] != NULL && g->output[k]->name != NULL
+  /* Graph outputs that a node of the subgraph computes are written
+   * straight into their targets. */
+  for (size_t k = 0; k < g->n_output; k++)
+    if (in->targets[k] != NULL && g->output[k]->name != NULL
         && g_hash_table_contains (produced, g->output[k]->name)
         && !g_hash_table_contains (writes, g->output[k]->name))
-      g_hash_table_insert (writes, g->output[k]->name, n->out[k]);
+      g_hash_table_insert (writes, g->output[k]->name, in->targets[k]);
 
   if (n->sub == NULL)
     n->sub = g_ptr_array_new_with_free_func (elk__onnx_node_free);
-  for (size_t i = 0; i < g->n_initializer && ok; i++)
-    {
-      const Onnx__TensorProto *tp = g->initializer[i];
-      g_autofree char *scoped = g_strdup_printf ("%s/%s", n->name,
-                                                 tp->name != NULL ? tp->name
-                                                                  : "");
-      g_autofree char *what = g_strdup_printf ("initializer '%s' of node "
-                                               "'%s'", scoped, n->name);
-      Value *v;
-
-      if (tp->name == NULL || *tp->name == '\0'
-          || elk__onnx_lookup_value (l, scoped) != NULL)
-        return elk__onnx_node_error (l, n, error, "its branch has an "
-                                     "initializer without a name, or two "
-                                     "with one name");
-      v = elk__onnx_new_value (l, scoped);
-      ok = elk__onnx_value_from_tensor (l, v, tp, what, error);
-      v->kind = VK_PARAM;
-      l->n_params += v->n_elements;
-      g_hash_table_insert (scope, tp->name, v);
-    }
-
+  ok = inline_initializers (l, n, in, g, scope, error);
   g_ptr_array_add (l->scopes, scope);
   for (size_t i = 0; i < g->n_node && ok; i++)
     {
-      Node *m = branch_node (l, n, g->node[i], (guint) i, scope, writes,
+      Node *m = inline_node (l, n, in, g->node[i], (guint) i, scope, writes,
                              names, producer, error);
       ok = m != NULL && elk__onnx_infer_node (l, m, error);
     }
@@ -243,31 +270,45 @@ inline_branch (Loader *l, Node *n, const Onnx__GraphProto *g,
   if (!ok)
     return FALSE;
 
-  for (guint k = 0; k < n->n_out; k++)
+  for (size_t k = 0; k < g->n_output; k++)
     {
-      Value *out = n->out[k], *src;
       const char *name = g->output[k]->name;
+      Value *v = NULL;
 
-      if (out == NULL || g_hash_table_lookup (writes, name) == out)
-        continue;
-      src = name != NULL ? g_hash_table_lookup (scope, name) : NULL;
-      if (src == NULL && name != NULL)
-        src = scope_lookup (l, name);
-      if (src == NULL)
-        return elk__onnx_node_error (l, n, error, "its branch output %u "
-                                     "('%s') is not defined", k,
+      if (name != NULL && *name != '\0')
+        {
+          v = g_hash_table_lookup (scope, name);
+          if (v == NULL)
+            v = scope_lookup (l, name);
+        }
+      if (v == NULL)
+        return elk__onnx_node_error (l, n, error, "output %zu ('%s') of its "
+                                     "subgraph is not defined", k,
                                      name != NULL ? name : "");
-      if (src->dtype == DT_UNDEFINED)
-        return elk__onnx_node_error (l, n, error, "its branch output '%s' "
-                                     "has no known type or shape", name);
-      if (!elk__onnx_set_view (l, n, k, src, src->dtype, src->rank,
-                               src->dims, error))
-        return FALSE;
-      if (elk__onnx_value_data (l, src) != NULL)
-        elk__onnx_set_data (out, g_memdup2 (src->data,
-                                            MAX (src->n_elements, 1)
-                                              * sizeof (double)));
+      if (v->dtype == DT_UNDEFINED)
+        return elk__onnx_node_error (l, n, error, "output '%s' of its "
+                                     "subgraph has no known type or shape",
+                                     name);
+      in->results[k] = v;
     }
+  return TRUE;
+}
+
+/* @n's output @k is @src, which no node of @n writes: a view of it, with
+ * its data when it is a constant. */
+static gboolean
+output_view (Loader *l, Node *n, guint k, Value *src, GError **error)
+{
+  Value *out = n->out[k];
+
+  if (out == NULL || out == src)
+    return TRUE;
+  if (!elk__onnx_set_view (l, n, k, src, src->dtype, src->rank, src->dims,
+                           error))
+    return FALSE;
+  if (elk__onnx_value_data (l, src) != NULL)
+    elk__onnx_set_data (out, g_memdup2 (src->data, MAX (src->n_elements, 1)
+                                                     * sizeof (double)));
   return TRUE;
 }
 
@@ -278,6 +319,8 @@ infer_if (Loader *l, Node *n, GError **error)
   const double *c;
   const Onnx__AttributeProto *branch;
   const char *which;
+  g_autofree Value **results = NULL;
+  Inline in = { 0 };
 
   if (!elk__onnx_need_inputs (l, n, 1, 1, error))
     return FALSE;
@@ -301,26 +344,237 @@ infer_if (Loader *l, Node *n, GError **error)
   if (branch == NULL || branch->g == NULL)
     return elk__onnx_node_error (l, n, error, "attribute '%s' (a graph) is "
                                  "required", which);
+  if (branch->g->n_output != n->n_out || branch->g->n_input != 0)
+    return elk__onnx_node_error (l, n, error, "its %s has %zu inputs and "
+                                 "%zu outputs, expected none and %u", which,
+                                 branch->g->n_input, branch->g->n_output,
+                                 n->n_out);
   g_debug ("%s: node '%s': condition '%s' is %s, %s inlined", l->path,
            n->name, cond->name, c[0] != 0.0 ? "true" : "false", which);
-  return inline_branch (l, n, branch->g, error);
+  results = g_new0 (Value *, MAX (n->n_out, 1));
+  in.prefix = n->name;
+  in.targets = n->out;
+  in.results = results;
+  if (!inline_graph (l, n, branch->g, &in, error))
+    return FALSE;
+  for (guint k = 0; k < n->n_out; k++)
+    if (!output_view (l, n, k, results[k], error))
+      return FALSE;
+  return TRUE;
 }
 
+/* A constant scalar value of @n's, named "<prefix>/<name>". */
+static Value *
+const_scalar (Loader *l, const char *prefix, const char *name, int dtype,
+              double x, GError **error)
+{
+  g_autofree char *scoped = g_strdup_printf ("%s/%s", prefix, name);
+  Value *v;
+
+  if (elk__onnx_lookup_value (l, scoped) != NULL)
+    {
+      g_set_error (error, ELK_GRAPH_ERROR, ELK_GRAPH_ERROR_INVALID,
+                   "%s: value '%s' is defined twice", l->path, scoped);
+      return NULL;
+    }
+  v = elk__onnx_new_value (l, scoped);
+  if (!elk__onnx_value_set_shape (l, v, dtype, 0, NULL, error))
+    return NULL;
+  v->kind = VK_CONST;
+  elk__onnx_set_data (v, g_memdup2 (&x, sizeof x));
+  return v;
+}
+
+/* Loop scan output @k: the per-iteration values @its stacked along a new
+ * leading axis.  Like Concat's output it is a view that no operator
+ * writes, with data when every iteration's value is a constant. */
+static gboolean
+stack_scan_output (Loader *l, Node *n, guint k, GPtrArray *its,
+                   GError **error)
+{
+  Value *out = n->out[k], *first = g_ptr_array_index (its, 0);
+  gint64 dims[MAX_RANK];
+  gboolean constant = TRUE;
+
+  if (out == NULL)
+    return TRUE;
+  if (first->rank + 1 > MAX_RANK)
+    return elk__onnx_node_error (l, n, error, "scan output %u has rank %u",
+                                 k, first->rank + 1);
+  dims[0] = (gint64) its->len;
+  memcpy (dims + 1, first->dims, first->rank * sizeof (gint64));
+  for (guint i = 0; i < its->len; i++)
+    {
+      Value *v = g_ptr_array_index (its, i);
+      if (v->dtype != first->dtype || v->rank != first->rank
+          || memcmp (v->dims, first->dims, v->rank * sizeof (gint64)) != 0)
+        return elk__onnx_node_error (l, n, error, "scan output %u changes "
+                                     "its type or shape in iteration %u",
+                                     k, i);
+      constant = constant && v->kind != VK_ACT && v->kind != VK_INPUT
+                 && elk__onnx_value_data (l, v) != NULL;
+    }
+  if (!elk__onnx_value_set_shape (l, out, first->dtype, first->rank + 1,
+                                  dims, error))
+    return FALSE;
+  out->kind = VK_ACT;
+  if (constant && out->n_elements <= FOLD_LIMIT)
+    {
+      double *data = g_new (double, MAX (out->n_elements, 1));
+      for (guint i = 0; i < its->len; i++)
+        memcpy (data + i * first->n_elements,
+                ((Value *) g_ptr_array_index (its, i))->data,
+                first->n_elements * sizeof (double));
+      elk__onnx_set_data (out, data);
+      out->kind = VK_CONST;
+    }
+  return TRUE;
+}
+
+/* Checks what a Loop needs to be unrolled and returns its trip count. */
+static gboolean
+loop_trip_count (Loader *l, Node *n, const Onnx__GraphProto **body,
+                 gint64 *trip, GError **error)
+{
+  Value *m = elk__onnx_in_value (n, 0), *cond = elk__onnx_in_value (n, 1);
+  const Onnx__AttributeProto *a = elk__onnx_find_attr (n, "body");
+  guint n_carried;
+
+  if (m == NULL)
+    return elk__onnx_node_unsupported (
+      l, n, error, "it has no trip count M (a loop that runs until its "
+                   "condition turns false cannot be unrolled at import)");
+  if (elk__onnx_value_data (l, m) == NULL || m->n_elements != 1)
+    return elk__onnx_node_unsupported (l, n, error, "its trip count M is "
+                                       "known only at run time, so it "
+                                       "cannot be unrolled at import");
+  if (cond != NULL
+      && (elk__onnx_value_data (l, cond) == NULL || cond->n_elements != 1))
+    return elk__onnx_node_unsupported (l, n, error, "its condition is known "
+                                       "only at run time, so it cannot be "
+                                       "unrolled at import");
+  if (a == NULL || a->g == NULL)
+    return elk__onnx_node_error (l, n, error, "attribute 'body' (a graph) "
+                                 "is required");
+  *body = a->g;
+  n_carried = n->n_in >= 2 ? n->n_in - 2 : 0;
+  if (n->n_in < 2 || (*body)->n_input != n_carried + 2
+      || (*body)->n_output < n_carried + 1
+      || (*body)->n_output - 1 != n->n_out)
+    return elk__onnx_node_error (l, n, error, "its body has %zu inputs and "
+                                 "%zu outputs; with %u loop-carried values "
+                                 "and %u outputs it needs %u inputs and %u "
+                                 "outputs", (*body)->n_input,
+                                 (*body)->n_output, n_carried, n->n_out,
+                                 n_carried + 2, n->n_out + 1);
+  *trip = elk__onnx_to_i64 (m->data[0]);
+  if (*trip < 1 || (cond != NULL && cond->data[0] == 0.0))
+    return elk__onnx_node_unsupported (l, n, error, "it runs no iteration, "
+                                       "so its outputs are its initial "
+                                       "values and its scan outputs have no "
+                                       "known shape");
+  if ((guint64) *trip * MAX ((*body)->n_node, 1) > l->opts.max_nodes)
+    {
+      g_autofree char *why = g_strdup_printf (
+        "unrolling %" G_GINT64_FORMAT " iterations of its %zu-node body "
+        "would exceed the max-nodes limit of %" G_GUINT64_FORMAT, *trip,
+        (*body)->n_node, l->opts.max_nodes);
+      return elk__onnx_node_unsupported (l, n, error, why);
+    }
+  return TRUE;
+}
+
+/* A Loop with a constant trip count (and a constant condition, if any) is
+ * unrolled: its body is inlined once per iteration, named
+ * "<loop>/<i>/<name>", with the iteration number and the condition as
+ * constants and the loop-carried values of the previous iteration.  The
+ * body's condition output must fold to a constant in every iteration; the
+ * loop stops after the iteration where it is false.  The last iteration
+ * writes the loop-carried outputs when it is the M-th (otherwise they are
+ * views of the values where the loop stopped); scan outputs are stacked as
+ * Concat's output is. */
 static gboolean
 infer_loop (Loader *l, Node *n, GError **error)
 {
-  Value *m = elk__onnx_in_value (n, 0);
+  const Onnx__GraphProto *body = NULL;
+  gint64 trip = 0;
+  guint n_carried, n_scan;
+  g_autofree Value **inputs = NULL;
+  g_autofree Value **targets = NULL;
+  g_autofree Value **results = NULL;
+  g_autoptr (GPtrArray) scans = NULL;
+  Value *cond;
+  guint executed = 0;
 
-  if (m == NULL || elk__onnx_value_data (l, m) == NULL)
-    return elk__onnx_node_unsupported (
-      l, n, error,
-      m == NULL ? "it has no trip count M (a loop that runs until its "
-                  "condition turns false cannot be unrolled at import)"
-                : "its trip count M is known only at run time, so it "
-                  "cannot be unrolled at import");
-  return elk__onnx_node_unsupported (l, n, error, "its trip count is a "
-                                     "constant, but unrolling Loop is not "
-                                     "implemented");
+  if (!loop_trip_count (l, n, &body, &trip, error))
+    return FALSE;
+  n_carried = n->n_in - 2;
+  n_scan = n->n_out - n_carried;
+  inputs = g_new0 (Value *, n_carried + 2);
+  targets = g_new0 (Value *, body->n_output);
+  results = g_new0 (Value *, body->n_output);
+  scans = g_ptr_array_new_with_free_func ((GDestroyNotify) g_ptr_array_unref);
+  for (guint k = 0; k < n_scan; k++)
+    g_ptr_array_add (scans, g_ptr_array_new ());
+  cond = elk__onnx_in_value (n, 1);
+  if (cond == NULL
+      && (cond = const_scalar (l, n->name, "cond", DT_BOOL, 1, error)) == NULL)
+    return FALSE;
+  for (guint k = 0; k < n_carried; k++)
+    {
+      inputs[2 + k] = n->in[2 + k];
+      if (inputs[2 + k] == NULL)
+        return elk__onnx_node_error (l, n, error, "loop-carried input %u is "
+                                     "omitted", k);
+    }
+
+  for (gint64 i = 0; i < trip; i++)
+    {
+      g_autofree char *prefix = g_strdup_printf ("%s/%" G_GINT64_FORMAT,
+                                                 n->name, i);
+      Inline in = { prefix, inputs, targets, results };
+      const double *c;
+
+      inputs[0] = const_scalar (l, prefix, body->input[0]->name != NULL
+                                             ? body->input[0]->name
+                                             : "iteration_num",
+                                DT_INT64, (double) i, error);
+      if (inputs[0] == NULL)
+        return FALSE;
+      inputs[1] = cond;
+      for (guint k = 0; k < n_carried; k++)
+        targets[1 + k] = i == trip - 1 ? n->out[k] : NULL;
+      if (!inline_graph (l, n, body, &in, error))
+        return FALSE;
+      executed++;
+      cond = results[0];
+      c = elk__onnx_value_data (l, cond);
+      if (c == NULL || cond->n_elements != 1)
+        {
+          g_autofree char *why = g_strdup_printf (
+            "the condition its body computes in iteration %" G_GINT64_FORMAT
+            " ('%s') is known only at run time, so it cannot be unrolled at "
+            "import", i, cond->name);
+          return elk__onnx_node_unsupported (l, n, error, why);
+        }
+      for (guint k = 0; k < n_carried; k++)
+        inputs[2 + k] = results[1 + k];
+      for (guint k = 0; k < n_scan; k++)
+        g_ptr_array_add (g_ptr_array_index (scans, k),
+                         results[1 + n_carried + k]);
+      if (c[0] == 0.0)
+        break;
+    }
+  g_debug ("%s: node '%s': unrolled %u of %" G_GINT64_FORMAT " iterations",
+           l->path, n->name, executed, trip);
+  for (guint k = 0; k < n_carried; k++)
+    if (!output_view (l, n, k, inputs[2 + k], error))
+      return FALSE;
+  for (guint k = 0; k < n_scan; k++)
+    if (!stack_scan_output (l, n, n_carried + k,
+                            g_ptr_array_index (scans, k), error))
+      return FALSE;
+  return TRUE;
 }
 
 static gboolean

@@ -1907,6 +1907,140 @@ test_control_if_nested (void)
   rm_rf (dir);
 }
 
+/* A Loop "loop" over x[2, 4] with trip count @trip and no condition
+ * input; its body: v_out = v_in + W (W a main-graph weight), s = -v_out,
+ * cond_out = Identity(cond_in), or i < 2 with @stop (so it stops after
+ * its third iteration).  y = Sigmoid(v), z = ReduceSum(s) over the stacked
+ * scan output. */
+static Builder *
+builder_loop (gint64 trip, gboolean stop, const char *flag)
+{
+  Builder *b = builder_new ();
+  Arena *a = b->arena;
+  gint64 xd[2] = { 2, 4 }, wd[1] = { 4 };
+  Onnx__NodeProto *loop, *body_nodes[3];
+  Onnx__AttributeProto *at = make_attr (a, "body");
+  Onnx__GraphProto *g = arena_alloc (a, sizeof *g);
+  const char *ins[3] = { "i", "cond_in", "v_in" };
+  const char *outs[3] = { "cond_out", "v_out", "s_out" };
+  int in_types[3] = { 7, 9, 1 };
+
+  g_ptr_array_add (b->inputs, make_value_info (a, "x", 1, 2, xd, NULL));
+  g_ptr_array_add (b->inits, make_tensor (a, "W", 1, wd, 4));
+  g_ptr_array_add (b->inits, make_int64_scalar (a, "M", trip));
+  loop = make_node (a, "Loop", "loop", "M", "", "v");
+  loop->n_input = 3;
+  loop->input = arena_alloc (a, sizeof (char *) * 3);
+  loop->input[0] = "M";
+  loop->input[1] = "";
+  loop->input[2] = "x";
+  loop->n_output = 2;
+  loop->output = arena_alloc (a, sizeof (char *) * 2);
+  loop->output[0] = "v";
+  loop->output[1] = "s";
+
+  onnx__graph_proto__init (g);
+  g->name = "body";
+  body_nodes[0] = make_node (a, "Add", "add", "v_in", "W", "v_out");
+  body_nodes[1] = make_node (a, "Neg", "neg", "v_out", NULL, "s_out");
+  if (flag != NULL)
+    body_nodes[2] = make_node (a, "Identity", "ident", flag, NULL,
+                               "cond_out");
+  else if (stop)
+    {
+      body_nodes[2] = make_node (a, "Less", "less", "i", "two", "cond_out");
+      g->n_initializer = 1;
+      g->initializer = arena_alloc (a, sizeof (gpointer));
+      g->initializer[0] = make_int64_scalar (a, "two", 2);
+    }
+  else
+    body_nodes[2] = make_node (a, "Identity", "ident", "cond_in", NULL,
+                               "cond_out");
+  g->n_node = 3;
+  g->node = arena_alloc (a, sizeof (gpointer) * 3);
+  memcpy (g->node, body_nodes, sizeof body_nodes);
+  g->n_input = 3;
+  g->input = arena_alloc (a, sizeof (gpointer) * 3);
+  g->n_output = 3;
+  g->output = arena_alloc (a, sizeof (gpointer) * 3);
+  for (guint k = 0; k < 3; k++)
+    {
+      g->input[k] = make_value_info (a, ins[k], in_types[k], 0, NULL, NULL);
+      g->output[k] = make_value_info (a, outs[k], in_types[k], 0, NULL,
+                                      NULL);
+    }
+  at->has_type = TRUE;
+  at->type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPH;
+  at->g = g;
+  node_add_attr (a, loop, at);
+  g_ptr_array_add (b->nodes, loop);
+  g_ptr_array_add (b->nodes, make_node (a, "Sigmoid", "sig", "v", NULL,
+                                        "y"));
+  g_ptr_array_add (b->nodes, make_node (a, "ReduceSum", "sum", "s", NULL,
+                                        "z"));
+  g_ptr_array_add (b->outputs, make_value_info (a, "y", 1, 0, NULL, NULL));
+  g_ptr_array_add (b->outputs, make_value_info (a, "z", 1, 0, NULL, NULL));
+  return b;
+}
+
+static const ElkOp *
+find_op_named (const ElkGraph *g, const char *name)
+{
+  for (guint i = 0; i < elk_graph_get_n_ops (g); i++)
+    if (strcmp (elk_graph_get_op (g, i)->name, name) == 0)
+      return elk_graph_get_op (g, i);
+  return NULL;
+}
+
+/* A Loop with a constant trip count unrolls: one copy of the body per
+ * iteration, each reading the previous one's loop-carried value, the last
+ * writing the Loop's output, the scan outputs stacked; a body condition
+ * that turns false stops it early. */
+static void
+test_control_loop (void)
+{
+  g_autofree char *dir = make_tmpdir ();
+  g_autofree char *path = g_build_filename (dir, "loop.onnx", NULL);
+  gint64 trips[2] = { 3, 10 };
+
+  for (guint t = 0; t < 2; t++)
+    {
+      g_autoptr (Builder) b = builder_loop (trips[t], t == 1, NULL);
+      g_autoptr (ElkGraph) g = NULL;
+      const ElkOp *add0, *add1, *add2, *sig, *sum;
+      const ElkTensor *stacked;
+
+      builder_write (b, path);
+      g = load_ok (path, NULL);
+      /* Three iterations of Add and Neg, Sigmoid, ReduceSum. */
+      g_assert_cmpuint (elk_graph_get_n_ops (g), ==, 3 * 2 + 2);
+      add0 = find_op_named (g, "loop/0/add");
+      add1 = find_op_named (g, "loop/1/add");
+      add2 = find_op_named (g, "loop/2/add");
+      g_assert_nonnull (add0);
+      g_assert_nonnull (add1);
+      g_assert_nonnull (add2);
+      g_assert_null (find_op_named (g, "loop/3/add"));
+      g_assert_cmpuint (add1->tensors[1], ==, add0->tensors[0]);
+      g_assert_cmpuint (add2->tensors[1], ==, add1->tensors[0]);
+      sig = find_op_of_type (g, "sigmoid");
+      /* With M = 3 the third iteration is the last and writes v; stopped
+       * early by its condition, v is a view of the third one's value. */
+      if (trips[t] == 3)
+        g_assert_cmpuint (sig->tensors[1], ==, add2->tensors[0]);
+      else
+        g_assert_cmpuint (sig->tensors[1], !=, add2->tensors[0]);
+      sum = find_op_of_type (g, "reducesum");
+      g_assert_nonnull (sum);
+      stacked = elk_graph_get_tensor (g, sum->tensors[1]);
+      g_assert_cmpuint (stacked->n_dims, ==, 3);
+      g_assert_cmpuint (stacked->shape[0], ==, 3);
+      g_assert_cmpuint (stacked->shape[1], ==, 2);
+      g_assert_cmpuint (stacked->shape[2], ==, 4);
+    }
+  rm_rf (dir);
+}
+
 /* An If on a condition known only at run time, a Loop and a Scan are
  * refused naming the node and the reason. */
 static void
@@ -1957,16 +2091,6 @@ test_control_refused (void)
                            "trip count M is known only at run time");
     g_clear_error (&error);
 
-    g_ptr_array_add (b->inits, make_int64_scalar (b->arena, "m", 3));
-    relu->input[0] = "m";
-    builder_write (b, path);
-    g = load (path, "batch=1,seq=2", &error);
-    g_assert_null (g);
-    assert_error_mentions (error, ELK_GRAPH_ERROR,
-                           ELK_GRAPH_ERROR_UNSUPPORTED, "node 'relu' (op Loop",
-                           "unrolling Loop is not implemented");
-    g_clear_error (&error);
-
     relu->op_type = "Scan";
     builder_write (b, path);
     g = load (path, "batch=1,seq=2", &error);
@@ -1974,6 +2098,22 @@ test_control_refused (void)
     assert_error_mentions (error, ELK_GRAPH_ERROR,
                            ELK_GRAPH_ERROR_UNSUPPORTED, "node 'relu' (op Scan",
                            "unrolling Scan is not implemented");
+    g_clear_error (&error);
+  }
+  {
+    /* A Loop body whose condition comes from a graph input. */
+    g_autoptr (Builder) b = builder_loop (3, FALSE, "flag");
+    gint64 none[1] = { 1 };
+    g_ptr_array_add (b->inputs, make_value_info (b->arena, "flag", 9, 0,
+                                                 none, NULL));
+    builder_write (b, path);
+    g = load (path, NULL, &error);
+    g_assert_null (g);
+    assert_error_mentions (error, ELK_GRAPH_ERROR,
+                           ELK_GRAPH_ERROR_UNSUPPORTED,
+                           "node 'loop' (op Loop", "the condition its body "
+                           "computes in iteration 0 ('loop/0/cond_out') is "
+                           "known only at run time");
     g_clear_error (&error);
   }
   {
@@ -2228,6 +2368,7 @@ main (int argc, char **argv)
   g_test_add_func ("/onnx/plugin", test_plugin);
   g_test_add_func ("/onnx/control/if-folded", test_control_if_folded);
   g_test_add_func ("/onnx/control/if-nested", test_control_if_nested);
+  g_test_add_func ("/onnx/control/loop", test_control_loop);
   g_test_add_func ("/onnx/control/refused", test_control_refused);
   g_test_add_func ("/onnx/control/testdata-if", test_control_testdata_if);
   g_test_add_func ("/onnx/info/corpus", test_info_corpus);
