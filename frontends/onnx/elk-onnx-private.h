@@ -4,8 +4,8 @@
  * Types are unprefixed and functions shared across files are elk__onnx_*
  * (the style guide's naming rules).  An operator is an OpInfo in its
  * family's table (elk-onnx-layout.c, -linear.c, -norm.c, -elementwise.c,
- * -control.c); the driver (elk-onnx-loader.c) looks operators up in every family's
- * table.
+ * -control.c); the driver (elk-onnx-loader.c) looks operators up in every
+ * family's table.
  */
 #pragma once
 
