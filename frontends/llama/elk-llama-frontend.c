@@ -336,7 +336,9 @@ elk_llama_frontend_class_init (ElkLlamaFrontendClass *klass)
   props[PROP_PRESET] = g_param_spec_string (
       "preset", "Preset",
       "A built-in model: every row of models.md (llama-2-7b, ..., "
-      "vit-l-16) and the paper's graphs (llama2-13b-paper, "
+      "vit-l-16), mixture-of-experts models (mixtral-8x7b, mixtral-8x22b, "
+      "qwen3-30b-a3b, deepseek-v3, deepseek-v2-lite) and the paper's "
+      "graphs (llama2-13b-paper, "
       "gemma2-27b-paper, opt-30b-paper, llama2-70b-paper, vit-huge-paper). "
       "Exclusive with 'model'",
       NULL, rw);
