@@ -15,7 +15,8 @@
  *
  * A Loop whose trip count is a constant is unrolled (infer_loop); one
  * without, or whose condition is known only at run time, is refused with
- * the reason.  Scan is refused: unrolling it is not implemented.
+ * the reason.  Scan is unrolled the same way (infer_scan), its iteration
+ * count being the static extent of its scan inputs.
  */
 #include "config.h"
 
@@ -385,24 +386,30 @@ const_scalar (Loader *l, const char *prefix, const char *name, int dtype,
   return v;
 }
 
-/* Loop scan output @k: the per-iteration values @its stacked along a new
- * leading axis.  Like Concat's output it is a view that no operator
- * writes, with data when every iteration's value is a constant. */
+/* Scan output @k (of a Loop or a Scan): the per-iteration values @its
+ * stacked along a new axis @axis, in reverse order with @reverse.  Like
+ * Concat's output it is a view that no operator writes, with data when
+ * every iteration's value is a constant and @axis is the leading one. */
 static gboolean
 stack_scan_output (Loader *l, Node *n, guint k, GPtrArray *its,
-                   GError **error)
+                   gint64 axis, gboolean reverse, GError **error)
 {
   Value *out = n->out[k], *first = g_ptr_array_index (its, 0);
   gint64 dims[MAX_RANK];
   gboolean constant = TRUE;
+  guint a;
 
   if (out == NULL)
     return TRUE;
   if (first->rank + 1 > MAX_RANK)
     return elk__onnx_node_error (l, n, error, "scan output %u has rank %u",
                                  k, first->rank + 1);
-  dims[0] = (gint64) its->len;
-  memcpy (dims + 1, first->dims, first->rank * sizeof (gint64));
+  if (!elk__onnx_norm_axis (l, n, axis, first->rank + 1, &a, error))
+    return FALSE;
+  memcpy (dims, first->dims, a * sizeof (gint64));
+  dims[a] = (gint64) its->len;
+  memcpy (dims + a + 1, first->dims + a,
+          (first->rank - a) * sizeof (gint64));
   for (guint i = 0; i < its->len; i++)
     {
       Value *v = g_ptr_array_index (its, i);
@@ -418,12 +425,13 @@ stack_scan_output (Loader *l, Node *n, guint k, GPtrArray *its,
                                   dims, error))
     return FALSE;
   out->kind = VK_ACT;
-  if (constant && out->n_elements <= FOLD_LIMIT)
+  if (constant && a == 0 && out->n_elements <= FOLD_LIMIT)
     {
       double *data = g_new (double, MAX (out->n_elements, 1));
       for (guint i = 0; i < its->len; i++)
         memcpy (data + i * first->n_elements,
-                ((Value *) g_ptr_array_index (its, i))->data,
+                ((Value *) g_ptr_array_index (
+                   its, reverse ? its->len - 1 - i : i))->data,
                 first->n_elements * sizeof (double));
       elk__onnx_set_data (out, data);
       out->kind = VK_CONST;
@@ -572,17 +580,201 @@ infer_loop (Loader *l, Node *n, GError **error)
       return FALSE;
   for (guint k = 0; k < n_scan; k++)
     if (!stack_scan_output (l, n, n_carried + k,
-                            g_ptr_array_index (scans, k), error))
+                            g_ptr_array_index (scans, k), 0, FALSE, error))
       return FALSE;
   return TRUE;
 }
 
+/* Element @i of an int attribute list, or @def when the list is absent;
+ * a list of the wrong length is an error. */
+static gboolean
+ints_at (Loader *l, Node *n, const char *name, guint count, guint i,
+         gint64 def, gint64 *out, GError **error)
+{
+  gsize len;
+  const int64_t *v = elk__onnx_attr_ints (n, name, &len);
+
+  if (v == NULL)
+    {
+      *out = def;
+      return TRUE;
+    }
+  if (len != count)
+    return elk__onnx_node_error (l, n, error, "attribute '%s' has %zu "
+                                 "entries, expected %u", name, len, count);
+  *out = v[i];
+  return TRUE;
+}
+
+/* Slice @t of scan input @src along @axis: a view (a value of the shape
+ * without @axis that no operator writes, as Slice's output is), with data
+ * when @src is a constant. */
+static Value *
+scan_slice (Loader *l, Node *n, const char *prefix, const char *name,
+            Value *src, guint axis, gint64 t, GError **error)
+{
+  g_autofree char *scoped = g_strdup_printf ("%s/%s", prefix, name);
+  gint64 dims[MAX_RANK], strides[MAX_RANK];
+  Value *v;
+
+  if (elk__onnx_lookup_value (l, scoped) != NULL)
+    {
+      elk__onnx_node_error (l, n, error, "value '%s' is defined twice",
+                            scoped);
+      return NULL;
+    }
+  v = elk__onnx_new_value (l, scoped);
+  memcpy (dims, src->dims, axis * sizeof (gint64));
+  memcpy (dims + axis, src->dims + axis + 1,
+          (src->rank - axis - 1) * sizeof (gint64));
+  if (!elk__onnx_value_set_shape (l, v, src->dtype, src->rank - 1, dims,
+                                  error))
+    return NULL;
+  v->kind = src->kind;
+  v->root = src->root;
+  if (elk__onnx_value_data (l, src) != NULL)
+    {
+      double *data = g_new (double, MAX (v->n_elements, 1));
+      guint64 inner, outer;
+
+      elk__onnx_strides_of (src->rank, src->dims, strides);
+      inner = (guint64) strides[axis];
+      outer = src->n_elements / MAX ((guint64) src->dims[axis] * inner, 1);
+      for (guint64 o = 0; o < outer; o++)
+        memcpy (data + o * inner,
+                src->data + (o * (guint64) src->dims[axis] + (guint64) t)
+                              * inner,
+                inner * sizeof (double));
+      elk__onnx_set_data (v, data);
+    }
+  return v;
+}
+
+/* A Scan (opset 9 and later) is unrolled like a Loop: its iteration count
+ * is the extent of its scan inputs along their scan axes, static here.
+ * Each iteration's body reads the states of the previous one and slice t
+ * of every scan input (slice T-1-t for a reversed one); the last writes
+ * the final states, and the scan outputs are stacked along their axes. */
 static gboolean
 infer_scan (Loader *l, Node *n, GError **error)
 {
-  return elk__onnx_node_unsupported (l, n, error, "its iteration count is "
-                                     "static, but unrolling Scan is not "
-                                     "implemented");
+  const Onnx__AttributeProto *a = elk__onnx_find_attr (n, "body");
+  const Onnx__GraphProto *body;
+  gint64 n_scan_in, trip = -1;
+  guint n_state, n_scan_out;
+  g_autofree Value **inputs = NULL;
+  g_autofree Value **targets = NULL;
+  g_autofree Value **results = NULL;
+  g_autofree guint *axes = NULL;
+  g_autofree gboolean *reversed = NULL;
+  g_autoptr (GPtrArray) scans = NULL;
+
+  if (l->opset < 9)
+    return elk__onnx_node_unsupported (l, n, error, "Scan-8's batched form "
+                                       "(with sequence_lens) is not "
+                                       "unrolled");
+  if (a == NULL || a->g == NULL)
+    return elk__onnx_node_error (l, n, error, "attribute 'body' (a graph) "
+                                 "is required");
+  body = a->g;
+  if (!elk__onnx_attr_int (l, n, "num_scan_inputs", -1, &n_scan_in, error))
+    return FALSE;
+  if (n_scan_in < 1 || n_scan_in > n->n_in)
+    return elk__onnx_node_error (l, n, error, "num_scan_inputs must be 1 to "
+                                 "the %u inputs", n->n_in);
+  n_state = n->n_in - (guint) n_scan_in;
+  if (n->n_out < n_state || body->n_input != n->n_in
+      || body->n_output != n->n_out)
+    return elk__onnx_node_error (l, n, error, "its body has %zu inputs and "
+                                 "%zu outputs, expected %u and %u",
+                                 body->n_input, body->n_output, n->n_in,
+                                 n->n_out);
+  n_scan_out = n->n_out - n_state;
+  axes = g_new0 (guint, n_scan_in);
+  reversed = g_new0 (gboolean, n_scan_in);
+  for (guint j = 0; j < (guint) n_scan_in; j++)
+    {
+      Value *x = n->in[n_state + j];
+      gint64 axis = 0, dir = 0;
+      if (x == NULL || x->rank == 0)
+        return elk__onnx_node_error (l, n, error, "scan input %u is omitted "
+                                     "or a scalar", j);
+      if (!ints_at (l, n, "scan_input_axes", (guint) n_scan_in, j, 0, &axis,
+                    error)
+          || !ints_at (l, n, "scan_input_directions", (guint) n_scan_in, j,
+                       0, &dir, error)
+          || !elk__onnx_norm_axis (l, n, axis, x->rank, &axes[j], error))
+        return FALSE;
+      reversed[j] = dir != 0;
+      if (trip >= 0 && x->dims[axes[j]] != trip)
+        return elk__onnx_node_error (l, n, error, "scan inputs have %"
+                                     G_GINT64_FORMAT " and %" G_GINT64_FORMAT
+                                     " iterations", trip, x->dims[axes[j]]);
+      trip = x->dims[axes[j]];
+    }
+  if (trip < 1)
+    return elk__onnx_node_unsupported (l, n, error, "it runs no iteration, "
+                                       "so its scan outputs have no known "
+                                       "shape");
+  if ((guint64) trip * MAX (body->n_node, 1) > l->opts.max_nodes)
+    {
+      g_autofree char *why = g_strdup_printf (
+        "unrolling %" G_GINT64_FORMAT " iterations of its %zu-node body "
+        "would exceed the max-nodes limit of %" G_GUINT64_FORMAT, trip,
+        body->n_node, l->opts.max_nodes);
+      return elk__onnx_node_unsupported (l, n, error, why);
+    }
+
+  inputs = g_new0 (Value *, n->n_in);
+  targets = g_new0 (Value *, MAX (n->n_out, 1));
+  results = g_new0 (Value *, MAX (n->n_out, 1));
+  scans = g_ptr_array_new_with_free_func ((GDestroyNotify) g_ptr_array_unref);
+  for (guint k = 0; k < n_scan_out; k++)
+    g_ptr_array_add (scans, g_ptr_array_new ());
+  for (guint k = 0; k < n_state; k++)
+    if ((inputs[k] = n->in[k]) == NULL)
+      return elk__onnx_node_error (l, n, error, "state input %u is "
+                                   "omitted", k);
+  for (gint64 t = 0; t < trip; t++)
+    {
+      g_autofree char *prefix = g_strdup_printf ("%s/%" G_GINT64_FORMAT,
+                                                 n->name, t);
+      Inline in = { prefix, inputs, targets, results };
+
+      for (guint j = 0; j < (guint) n_scan_in; j++)
+        {
+          const char *name = body->input[n_state + j]->name;
+          inputs[n_state + j] = scan_slice (
+            l, n, prefix, name != NULL ? name : "scan_input",
+            n->in[n_state + j], axes[j], reversed[j] ? trip - 1 - t : t,
+            error);
+          if (inputs[n_state + j] == NULL)
+            return FALSE;
+        }
+      for (guint k = 0; k < n_state; k++)
+        targets[k] = t == trip - 1 ? n->out[k] : NULL;
+      if (!inline_graph (l, n, body, &in, error))
+        return FALSE;
+      for (guint k = 0; k < n_state; k++)
+        inputs[k] = results[k];
+      for (guint k = 0; k < n_scan_out; k++)
+        g_ptr_array_add (g_ptr_array_index (scans, k), results[n_state + k]);
+    }
+  for (guint k = 0; k < n_state; k++)
+    if (!output_view (l, n, k, inputs[k], error))
+      return FALSE;
+  for (guint k = 0; k < n_scan_out; k++)
+    {
+      gint64 axis = 0, dir = 0;
+      if (!ints_at (l, n, "scan_output_axes", n_scan_out, k, 0, &axis, error)
+          || !ints_at (l, n, "scan_output_directions", n_scan_out, k, 0,
+                       &dir, error)
+          || !stack_scan_output (l, n, n_state + k,
+                                 g_ptr_array_index (scans, k), axis,
+                                 dir != 0, error))
+        return FALSE;
+    }
+  return TRUE;
 }
 
 /* Control flow: lowered through the nodes it inlines (Node.sub), so no

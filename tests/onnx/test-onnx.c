@@ -2041,8 +2041,179 @@ test_control_loop (void)
   rm_rf (dir);
 }
 
-/* An If on a condition known only at run time, a Loop and a Scan are
- * refused naming the node and the reason. */
+/* Scan over x[2, 3] along axis 1 (3 iterations), reversed: the state
+ * s = s + x[:, t] from s0 = W[2], the scan output the running state,
+ * stacked along axis 1; y = Sigmoid(s), z = ReduceSum(scan output). */
+static void
+test_control_scan (void)
+{
+  g_autofree char *dir = make_tmpdir ();
+  g_autofree char *path = g_build_filename (dir, "scan.onnx", NULL);
+  g_autoptr (Builder) b = builder_new ();
+  g_autoptr (ElkGraph) g = NULL;
+  Arena *a = b->arena;
+  gint64 xd[2] = { 2, 3 }, wd[1] = { 2 };
+  Onnx__NodeProto *scan = make_node (a, "Scan", "scan", "W", "x", "s");
+  Onnx__NodeProto *body_nodes[2];
+  Onnx__AttributeProto *at = make_attr (a, "body");
+  Onnx__GraphProto *body = arena_alloc (a, sizeof *body);
+  const char *names[2][2] = { { "s_in", "x_t" }, { "s_out", "r_out" } };
+  const ElkOp *add0, *add1, *add2, *sum;
+  const ElkTensor *stacked;
+
+  g_ptr_array_add (b->inputs, make_value_info (a, "x", 1, 2, xd, NULL));
+  g_ptr_array_add (b->inits, make_tensor (a, "W", 1, wd, 2));
+  scan->n_output = 2;
+  scan->output = arena_alloc (a, sizeof (char *) * 2);
+  scan->output[0] = "s";
+  scan->output[1] = "r";
+  attr_int (a, scan, "num_scan_inputs", 1);
+  attr_ints (a, scan, "scan_input_axes", 1, (gint64[]) { 1 });
+  attr_ints (a, scan, "scan_input_directions", 1, (gint64[]) { 1 });
+  attr_ints (a, scan, "scan_output_axes", 1, (gint64[]) { 1 });
+  onnx__graph_proto__init (body);
+  body->name = "body";
+  body_nodes[0] = make_node (a, "Add", "add", "s_in", "x_t", "s_out");
+  body_nodes[1] = make_node (a, "Identity", "copy", "s_out", NULL, "r_out");
+  body->n_node = 2;
+  body->node = arena_alloc (a, sizeof body_nodes);
+  memcpy (body->node, body_nodes, sizeof body_nodes);
+  body->n_input = 2;
+  body->input = arena_alloc (a, sizeof (gpointer) * 2);
+  body->n_output = 2;
+  body->output = arena_alloc (a, sizeof (gpointer) * 2);
+  for (guint k = 0; k < 2; k++)
+    {
+      body->input[k] = make_value_info (a, names[0][k], 1, 0, NULL, NULL);
+      body->output[k] = make_value_info (a, names[1][k], 1, 0, NULL, NULL);
+    }
+  at->has_type = TRUE;
+  at->type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPH;
+  at->g = body;
+  node_add_attr (a, scan, at);
+  g_ptr_array_add (b->nodes, scan);
+  g_ptr_array_add (b->nodes, make_node (a, "Sigmoid", "sig", "s", NULL,
+                                        "y"));
+  g_ptr_array_add (b->nodes, make_node (a, "ReduceSum", "sum", "r", NULL,
+                                        "z"));
+  g_ptr_array_add (b->outputs, make_value_info (a, "y", 1, 0, NULL, NULL));
+  g_ptr_array_add (b->outputs, make_value_info (a, "z", 1, 0, NULL, NULL));
+  builder_write (b, path);
+
+  g = load_ok (path, NULL);
+  g_assert_cmpuint (elk_graph_get_n_ops (g), ==, 3 + 2);
+  add0 = find_op_named (g, "scan/0/add");
+  add1 = find_op_named (g, "scan/1/add");
+  add2 = find_op_named (g, "scan/2/add");
+  g_assert_nonnull (add0);
+  g_assert_nonnull (add1);
+  g_assert_nonnull (add2);
+  g_assert_cmpuint (add1->tensors[1], ==, add0->tensors[0]);
+  g_assert_cmpuint (add2->tensors[1], ==, add1->tensors[0]);
+  g_assert_cmpuint (find_op_of_type (g, "sigmoid")->tensors[1], ==,
+                    add2->tensors[0]);
+  /* Each iteration reads a [2] slice of x. */
+  g_assert_cmpuint (elk_graph_get_tensor (g, add0->tensors[2])->n_dims, ==,
+                    1);
+  g_assert_cmpuint (elk_graph_get_tensor (g, add0->tensors[2])->shape[0], ==,
+                    2);
+  sum = find_op_of_type (g, "reducesum");
+  stacked = elk_graph_get_tensor (g, sum->tensors[1]);
+  g_assert_cmpuint (stacked->n_dims, ==, 2);
+  g_assert_cmpuint (stacked->shape[0], ==, 2);
+  g_assert_cmpuint (stacked->shape[1], ==, 3);
+  rm_rf (dir);
+}
+
+/* A Scan over a constant folds: the reversed slices of K = [2, 3, 4]
+ * stacked are [4, 3, 2], which a Reshape reads as its target shape. */
+static void
+test_control_scan_folded (void)
+{
+  g_autofree char *dir = make_tmpdir ();
+  g_autofree char *path = g_build_filename (dir, "scanfold.onnx", NULL);
+  g_autoptr (Builder) b = builder_new ();
+  g_autoptr (ElkGraph) g = NULL;
+  Arena *a = b->arena;
+  gint64 xd[1] = { 24 };
+  Onnx__TensorProto *k = make_int64_scalar (a, "K", 2);
+  Onnx__NodeProto *scan = make_node (a, "Scan", "scan", "K", NULL, "r");
+  Onnx__NodeProto *copy = make_node (a, "Identity", "copy", "k_t", NULL,
+                                     "r_out");
+  Onnx__AttributeProto *at = make_attr (a, "body");
+  Onnx__GraphProto *body = arena_alloc (a, sizeof *body);
+  const ElkTensor *t;
+
+  k->n_dims = 1;
+  k->dims = arena_alloc (a, sizeof (int64_t));
+  k->dims[0] = 3;
+  k->n_int64_data = 3;
+  k->int64_data = arena_alloc (a, 3 * sizeof (int64_t));
+  for (guint i = 0; i < 3; i++)
+    k->int64_data[i] = 2 + i;
+  g_ptr_array_add (b->inputs, make_value_info (a, "x", 1, 1, xd, NULL));
+  g_ptr_array_add (b->inits, k);
+  attr_int (a, scan, "num_scan_inputs", 1);
+  attr_ints (a, scan, "scan_input_directions", 1, (gint64[]) { 1 });
+  onnx__graph_proto__init (body);
+  body->name = "body";
+  body->n_node = 1;
+  body->node = arena_alloc (a, sizeof (gpointer));
+  body->node[0] = copy;
+  body->n_input = 1;
+  body->input = arena_alloc (a, sizeof (gpointer));
+  body->input[0] = make_value_info (a, "k_t", 7, 0, NULL, NULL);
+  body->n_output = 1;
+  body->output = arena_alloc (a, sizeof (gpointer));
+  body->output[0] = make_value_info (a, "r_out", 7, 0, NULL, NULL);
+  at->has_type = TRUE;
+  at->type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPH;
+  at->g = body;
+  node_add_attr (a, scan, at);
+  g_ptr_array_add (b->nodes, scan);
+  g_ptr_array_add (b->nodes, make_node (a, "Reshape", "reshape", "x", "r",
+                                        "h"));
+  g_ptr_array_add (b->nodes, make_node (a, "Relu", "relu", "h", NULL, "y"));
+  g_ptr_array_add (b->outputs, make_value_info (a, "y", 1, 0, NULL, NULL));
+  builder_write (b, path);
+
+  g = load_ok (path, NULL);
+  g_assert_cmpuint (elk_graph_get_n_ops (g), ==, 1);
+  t = elk_graph_get_tensor (g, elk_graph_get_op (g, 0)->tensors[0]);
+  g_assert_cmpuint (t->n_dims, ==, 3);
+  g_assert_cmpuint (t->shape[0], ==, 4);
+  g_assert_cmpuint (t->shape[1], ==, 3);
+  g_assert_cmpuint (t->shape[2], ==, 2);
+  rm_rf (dir);
+}
+
+/* libonnx-testdata's Scan-9 sum unrolls into three chained Adds, the last
+ * writing the final state y. */
+static void
+test_control_testdata_scan (void)
+{
+  const char *path
+    = "/usr/share/libonnx-testdata/data/node/test_scan9_sum/model.onnx";
+  g_autoptr (ElkGraph) g = NULL;
+  const ElkOp *last;
+
+  if (!g_file_test (path, G_FILE_TEST_EXISTS))
+    {
+      g_test_skip ("libonnx-testdata is not installed");
+      return;
+    }
+  g = load_ok (path, NULL);
+  g_assert_cmpuint (elk_graph_get_n_ops (g), ==, 3);
+  last = elk_graph_get_op (g, 2);
+  g_assert_cmpstr (last->name, ==, "Scan_0/2/Add_0");
+  g_assert_cmpstr (elk_graph_get_tensor (g, last->tensors[0])->name, ==,
+                   "y");
+  g_assert_cmpuint (elk_graph_get_op (g, 1)->tensors[0], ==,
+                    last->tensors[1]);
+}
+
+/* An If on a condition known only at run time and Loops without a
+ * constant trip count are refused naming the node and the reason. */
 static void
 test_control_refused (void)
 {
@@ -2091,14 +2262,6 @@ test_control_refused (void)
                            "trip count M is known only at run time");
     g_clear_error (&error);
 
-    relu->op_type = "Scan";
-    builder_write (b, path);
-    g = load (path, "batch=1,seq=2", &error);
-    g_assert_null (g);
-    assert_error_mentions (error, ELK_GRAPH_ERROR,
-                           ELK_GRAPH_ERROR_UNSUPPORTED, "node 'relu' (op Scan",
-                           "unrolling Scan is not implemented");
-    g_clear_error (&error);
   }
   {
     /* A Loop body whose condition comes from a graph input. */
@@ -2369,6 +2532,9 @@ main (int argc, char **argv)
   g_test_add_func ("/onnx/control/if-folded", test_control_if_folded);
   g_test_add_func ("/onnx/control/if-nested", test_control_if_nested);
   g_test_add_func ("/onnx/control/loop", test_control_loop);
+  g_test_add_func ("/onnx/control/scan", test_control_scan);
+  g_test_add_func ("/onnx/control/scan-folded", test_control_scan_folded);
+  g_test_add_func ("/onnx/control/testdata-scan", test_control_testdata_scan);
   g_test_add_func ("/onnx/control/refused", test_control_refused);
   g_test_add_func ("/onnx/control/testdata-if", test_control_testdata_if);
   g_test_add_func ("/onnx/info/corpus", test_info_corpus);
