@@ -907,6 +907,26 @@ elk_experiment_set_trace_point (ElkExperiment *self, gint point)
 }
 
 /**
+ * elk_experiment_set_output_dir:
+ * @self: a loaded experiment
+ * @dir: (type filename): where the results of later runs go, relative to
+ *   the current folder unless absolute
+ *
+ * Overrides the output folder the file names, as `elk-run -o` does, for
+ * callers that cannot set #ElkRunOptions.output_dir (bindings, where a
+ * string field of a plain struct has no owner).  The experiment's hash
+ * does not change: the output folder is not part of what a point means.
+ */
+void
+elk_experiment_set_output_dir (ElkExperiment *self, const char *dir)
+{
+  g_return_if_fail (ELK_IS_EXPERIMENT (self));
+  g_return_if_fail (dir != NULL);
+  g_free (self->output_dir);
+  self->output_dir = g_strdup (dir);
+}
+
+/**
  * elk_experiment_set_quick:
  * @self: a loaded experiment
  *

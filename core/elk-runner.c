@@ -771,6 +771,8 @@ struct _ElkRunSession
   GArray *todo;                /* guint, in point order */
   guint n_added;
   gint64 start;
+  ElkRunProgressFunc progress_func;   /* elk_experiment_run_with_progress */
+  gpointer progress_data;
 };
 
 /**
@@ -880,6 +882,12 @@ session_add_record (ElkRunSession *session,
   ok = elk__journal_append (session->journal, record, error);
   session->have[record->point] = TRUE;
   g_ptr_array_add (session->records, record);
+  /* After the journal append, so that a callback that looks at the output
+   * folder sees the point recorded. */
+  if (session->progress_func != NULL)
+    session->progress_func (session->experiment, session->n_added,
+                            session->todo->len, record->point,
+                            record->status, wall_s, session->progress_data);
   return ok;
 }
 
@@ -1041,23 +1049,62 @@ elk_experiment_run (ElkExperiment *self,
                     ElkRunStatus *status,
                     GError **error)
 {
-  guint n_jobs = MAX (options->n_jobs, 1);
-  RunContext ctx = { self, options, NULL, 0, NULL };
+  return elk_experiment_run_with_progress (self, options, NULL, NULL, status,
+                                           error);
+}
+
+/**
+ * elk_experiment_run_with_progress:
+ * @self: a loaded experiment
+ * @options: (nullable): jobs, output folder, progress, resume, shard and
+ *   isolation; %NULL runs one point at a time into the experiment's
+ *   output folder, without resuming
+ * @func: (nullable) (scope call) (closure user_data): called after each
+ *   point, in the calling thread
+ * @user_data: data for @func
+ * @status: (out): whether every point succeeded
+ * @error: return location for a #GError
+ *
+ * Runs the experiment as elk_experiment_run() does, calling @func after
+ * each finished point has been recorded in the journal.  This is the
+ * entry point for bindings: from Python, `experiment.run_with_progress(
+ * None, callback, None)` runs a sweep with a progress callback, and the
+ * rows are then in results.csv and results.json in the output folder
+ * (see elk_experiment_get_output_dir() and
+ * elk_experiment_set_output_dir()).  @func is used only during the call.
+ *
+ * Returns: %FALSE with @error set if the results could not be written;
+ *   failed points do not make it return %FALSE, they set @status.
+ */
+gboolean
+elk_experiment_run_with_progress (ElkExperiment *self,
+                                  const ElkRunOptions *options,
+                                  ElkRunProgressFunc func,
+                                  gpointer user_data,
+                                  ElkRunStatus *status,
+                                  GError **error)
+{
+  static const ElkRunOptions defaults = { .n_jobs = 1, .trace_point = -1 };
+  const ElkRunOptions *opts = options != NULL ? options : &defaults;
+  guint n_jobs = MAX (opts->n_jobs, 1);
+  RunContext ctx = { self, opts, NULL, 0, NULL };
   ElkRunSession *session;
   GThreadPool *pool;
   const guint *todo;
   guint n_todo = 0;
   gboolean ok = TRUE;
 
-  if (options->isolate && options->self_exe == NULL)
+  if (opts->isolate && opts->self_exe == NULL)
     {
       g_set_error (error, ELK_EXPERIMENT_ERROR, ELK_EXPERIMENT_ERROR_INVALID,
                    "isolated points need the path of elk-run");
       return FALSE;
     }
-  session = elk_run_session_begin (self, options, error);
+  session = elk_run_session_begin (self, opts, error);
   if (session == NULL)
     return FALSE;
+  session->progress_func = func;
+  session->progress_data = user_data;
   todo = elk_run_session_get_todo (session, &n_todo);
 
   ctx.trace_dir = session->dir;

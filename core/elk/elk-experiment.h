@@ -80,6 +80,29 @@ typedef enum
   ELK_RUN_PLUGIN_FAILED,
 } ElkRunStatus;
 
+/**
+ * ElkRunProgressFunc:
+ * @experiment: the experiment being run
+ * @done: points this run has finished so far, 1 for the first
+ * @total: points this run has to run (points kept by a resume excluded)
+ * @point: the point that has just finished
+ * @point_status: %ELK_RUN_OK if every design of @point ran, otherwise how
+ *   it failed (its rows say why)
+ * @wall_s: how long @point took, in seconds
+ * @user_data: (closure): the data given with the function
+ *
+ * Called by elk_experiment_run_with_progress() after each point is
+ * recorded in the journal, in the thread that called it (never in a
+ * worker), so it may touch the caller's state without locking.
+ */
+typedef void (*ElkRunProgressFunc) (ElkExperiment *experiment,
+                                    guint done,
+                                    guint total,
+                                    guint point,
+                                    ElkRunStatus point_status,
+                                    double wall_s,
+                                    gpointer user_data);
+
 ELK_API ElkExperiment *elk_experiment_load (const char *path,
                                             ElkRegistry *registry,
                                             GError **error);
@@ -110,6 +133,15 @@ ELK_API gboolean elk_experiment_run (ElkExperiment *self,
                                      const ElkRunOptions *options,
                                      ElkRunStatus *status,
                                      GError **error);
+ELK_API gboolean elk_experiment_run_with_progress (
+  ElkExperiment *self,
+  const ElkRunOptions *options,
+  ElkRunProgressFunc func,
+  gpointer user_data,
+  ElkRunStatus *status,
+  GError **error);
+ELK_API void elk_experiment_set_output_dir (ElkExperiment *self,
+                                            const char *dir);
 ELK_API const char *elk_experiment_get_schema (void);
 ELK_API const char *elk_experiment_get_path (ElkExperiment *self);
 ELK_API char *elk_experiment_run_point_line (ElkExperiment *self,

@@ -3,6 +3,7 @@
  * line (issue 2, items 4 and 8). */
 #include "elk-test-util.h"
 
+#include <glib/gstdio.h>
 #include <string.h>
 
 static ElkRegistry *registry;
@@ -189,6 +190,102 @@ test_one_line_messages (void)
   g_assert_null (strchr (error->message, '\n'));
 }
 
+/* Removes a folder of plain files (a run's output folder). */
+static void
+remove_flat_dir (const char *path)
+{
+  g_autoptr (GDir) dir = g_dir_open (path, 0, NULL);
+  const char *name;
+
+  g_assert_nonnull (dir);
+  while ((name = g_dir_read_name (dir)) != NULL)
+    {
+      g_autofree char *file = g_build_filename (path, name, NULL);
+      g_assert_cmpint (g_unlink (file), ==, 0);
+    }
+  g_assert_cmpint (g_rmdir (path), ==, 0);
+}
+
+/* What the progress callback saw, in order. */
+typedef struct
+{
+  GArray *points;               /* guint */
+  guint last_done;
+  guint total;
+  ElkRunStatus worst;
+} Progress;
+
+static void
+on_progress (ElkExperiment *experiment,
+             guint done,
+             guint total,
+             guint point,
+             ElkRunStatus point_status,
+             double wall_s,
+             gpointer user_data)
+{
+  Progress *p = user_data;
+
+  g_assert_true (ELK_IS_EXPERIMENT (experiment));
+  g_assert_cmpuint (done, ==, p->last_done + 1);
+  g_assert_cmpuint (total, ==, elk_experiment_get_n_points (experiment));
+  g_assert_cmpfloat (wall_s, >=, 0);
+  p->last_done = done;
+  p->total = total;
+  p->worst = MAX (p->worst, point_status);
+  g_array_append_val (p->points, point);
+}
+
+/* elk_experiment_run_with_progress() with no options runs every point
+ * once into the folder elk_experiment_set_output_dir() gave, calling the
+ * callback in this thread after each (issue 23 item 2). */
+static void
+test_run_with_progress (void)
+{
+  g_autoptr (GError) error = NULL;
+  g_autofree char *path = elk_test_fixture_experiment ("good");
+  g_autofree char *dir = g_dir_make_tmp ("elk-progress-XXXXXX", &error);
+  g_autofree char *out = NULL;
+  g_autofree char *csv = NULL;
+  g_autoptr (ElkExperiment) experiment = NULL;
+  Progress p = { g_array_new (FALSE, FALSE, sizeof (guint)), 0, 0,
+                 ELK_RUN_OK };
+  ElkRunStatus status = ELK_RUN_OK;
+  gboolean seen[6] = { FALSE };
+
+  g_assert_no_error (error);
+  out = g_build_filename (dir, "out", NULL);
+  experiment = elk_experiment_load (path, registry, &error);
+  g_assert_no_error (error);
+  elk_experiment_set_output_dir (experiment, out);
+  g_assert_cmpstr (elk_experiment_get_output_dir (experiment), ==, out);
+  g_assert_true (elk_experiment_run_with_progress (experiment, NULL,
+                                                   on_progress, &p, &status,
+                                                   &error));
+  g_assert_no_error (error);
+  g_assert_cmpuint (p.points->len, ==, 6);
+  g_assert_cmpuint (p.total, ==, 6);
+  for (guint i = 0; i < p.points->len; i++)
+    {
+      guint point = g_array_index (p.points, guint, i);
+      g_assert_cmpuint (point, <, 6);
+      g_assert_false (seen[point]);
+      seen[point] = TRUE;
+    }
+  /* The run's status is the worst of the points' statuses. */
+  g_assert_cmpint (status, ==, p.worst);
+  csv = g_build_filename (out, "results.csv", NULL);
+  g_assert_true (g_file_test (csv, G_FILE_TEST_IS_REGULAR));
+
+  /* Without a callback it runs as elk_experiment_run() does. */
+  g_assert_true (elk_experiment_run_with_progress (experiment, NULL, NULL,
+                                                   NULL, &status, &error));
+  g_assert_no_error (error);
+  g_array_unref (p.points);
+  remove_flat_dir (out);
+  g_assert_cmpint (g_rmdir (dir), ==, 0);
+}
+
 static void
 test_missing_file (void)
 {
@@ -271,6 +368,7 @@ main (int argc, char *argv[])
   g_test_add_func ("/experiment/good", test_good);
   g_test_add_func ("/experiment/quick", test_quick);
   g_test_add_func ("/experiment/plans", test_plans);
+  g_test_add_func ("/experiment/run-with-progress", test_run_with_progress);
   g_test_add_func ("/experiment/missing-file", test_missing_file);
   g_test_add_func ("/experiment/truncated", test_truncated);
   g_test_add_func ("/experiment/size-limit", test_size_limit);
