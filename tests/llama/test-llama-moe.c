@@ -368,6 +368,71 @@ test_seed_and_forms (void)
   g_assert_cmpuint (count_ops (plain, "blk.0.attn_kv_b"), ==, 1);
 }
 
+/* Prefill and train-forward build too (MLA in its plain form on the new
+ * tokens, no KV cache), and unfused expert projections stream the same
+ * bytes as fused ones. */
+static void
+test_other_phases (void)
+{
+  static const char *const presets[] = { "qwen3-30b-a3b", "deepseek-v2-lite",
+                                         "mixtral-8x7b" };
+  for (guint i = 0; i < G_N_ELEMENTS (presets); i++)
+    for (guint phase = LLAMA_PHASE_PREFILL; phase <= LLAMA_PHASE_TRAIN_FORWARD;
+         phase++)
+      {
+        g_autoptr (GError) error = NULL;
+        g_autoptr (LlamaModel) m = elk__llama_model_new_from_preset (
+            presets[i], &error);
+        g_autoptr (ElkGraph) g = NULL;
+        LlamaBuildOptions o;
+        elk__llama_build_options_init (&o);
+        o.phase = (LlamaPhase) phase;
+        o.batch = 2;
+        o.seq = 32;
+        o.layers = 2;
+        o.mla_absorb = TRUE; /* decode only: ignored here */
+        g = elk__llama_build_graph (m, &o, &error);
+        g_assert_no_error (error);
+        g_assert_cmpuint (attr (g, "kv-bytes"), ==, 0);
+        /* 64 tokens pick k experts each. */
+        g_assert_cmpuint (attr (g, "experts-loaded"), <=,
+                          attr (g, "moe-layers") * m->n_experts);
+        if (m->kv_lora_rank != 0)
+          g_assert_cmpstr (elk_graph_get_attribute (g, "mla-form"), ==,
+                           "plain");
+      }
+  {
+    g_autoptr (LlamaModel) m = elk__llama_model_new_from_preset (
+        "mixtral-8x7b", NULL);
+    g_autoptr (ElkGraph) fused = NULL, unfused = NULL;
+    LlamaBuildOptions o;
+    elk__llama_build_options_init (&o);
+    o.batch = 3;
+    o.layers = 2;
+    o.routing_seed = 9;
+    fused = elk__llama_build_graph (m, &o, NULL);
+    o.fuse_ffn = FALSE;
+    unfused = elk__llama_build_graph (m, &o, NULL);
+    g_assert_nonnull (fused);
+    g_assert_nonnull (unfused);
+    g_assert_cmpuint (attr (fused, "weight-bytes"), ==,
+                      attr (unfused, "weight-bytes"));
+    g_assert_cmpuint (attr (fused, "experts-loaded"), ==,
+                      attr (unfused, "experts-loaded"));
+  }
+  {
+    /* The artifact's graphs never had experts. */
+    g_autoptr (GError) error = NULL;
+    g_autoptr (LlamaModel) m = elk__llama_model_new_from_preset (
+        "mixtral-8x7b", NULL);
+    LlamaBuildOptions o;
+    elk__llama_build_options_init (&o);
+    o.granularity = LLAMA_GRANULARITY_ARTIFACT;
+    g_assert_null (elk__llama_build_graph (m, &o, &error));
+    g_assert_nonnull (strstr (error->message, "it has experts"));
+  }
+}
+
 /* ------------------------------------------------------------------ */
 /* Routing                                                              */
 /* ------------------------------------------------------------------ */
@@ -1161,6 +1226,7 @@ main (int argc, char **argv)
   g_test_add_func ("/llama/moe/decode/batch1", test_decode_batch1);
   g_test_add_func ("/llama/moe/decode/batch", test_decode_batch);
   g_test_add_func ("/llama/moe/decode/seed-and-forms", test_seed_and_forms);
+  g_test_add_func ("/llama/moe/other-phases", test_other_phases);
   g_test_add_func ("/llama/moe/routing/uniform-formula",
                    test_uniform_formula);
   g_test_add_func ("/llama/moe/routing/uniform-monte-carlo",
