@@ -256,12 +256,7 @@ elk_analytic_chip_init (ElkAnalyticChip *self)
 {
 }
 
-static gboolean
-analytic_register (ElkPlugin *plugin, GError **error)
-{
-  return elk_plugin_add_feature (plugin, ELK_TYPE_CHIP, "analytic",
-                                 ELK_TYPE_ANALYTIC_CHIP, error);
-}
-
-ELK_PLUGIN_DEFINE (analytic, "Analytic contention-aware timeline chip",
-                   "0.1", analytic_register)
+ELK_PLUGIN_DEFINE_FEATURE (analytic,
+                           "Analytic contention-aware timeline chip",
+                           "0.1",
+                           ELK_TYPE_CHIP, "analytic", ELK_TYPE_ANALYTIC_CHIP)

@@ -550,12 +550,7 @@ elk_ipu_pod_chip_init (ElkIpuPodChip *self)
 {
 }
 
-static gboolean
-ipu_pod_register (ElkPlugin *plugin, GError **error)
-{
-  return elk_plugin_add_feature (plugin, ELK_TYPE_CHIP, "ipu-pod",
-                                 ELK_TYPE_IPU_POD_CHIP, error);
-}
-
-ELK_PLUGIN_DEFINE (ipu_pod, "IPU-POD emulator chip (tile-by-tile timing)",
-                   "0.1", ipu_pod_register)
+ELK_PLUGIN_DEFINE_FEATURE (ipu_pod,
+                           "IPU-POD emulator chip (tile-by-tile timing)",
+                           "0.1",
+                           ELK_TYPE_CHIP, "ipu-pod", ELK_TYPE_IPU_POD_CHIP)

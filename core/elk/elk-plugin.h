@@ -114,6 +114,36 @@ typedef struct
   }
 
 /**
+ * ELK_PLUGIN_DEFINE_FEATURE:
+ * @name_: the plugin name, as for ELK_PLUGIN_DEFINE()
+ * @description_: one line
+ * @version_: the plugin's own version
+ * @kind_: the interface the feature implements (%ELK_TYPE_SCHEDULER, ...)
+ * @feature_: the feature name, unique within its kind
+ * @type_: the implementation type
+ *
+ * ELK_PLUGIN_DEFINE() for the common plugin with exactly one feature: it
+ * also defines the register function, which adds @type_ as feature
+ * @feature_ of kind @kind_ with elk_plugin_add_feature().
+ *
+ *   ELK_PLUGIN_DEFINE_FEATURE (greedy, "Greedy scheduler", "0.1",
+ *                              ELK_TYPE_SCHEDULER, "greedy",
+ *                              ELK_TYPE_GREEDY_SCHEDULER)
+ *
+ * Since: 0.1
+ */
+#define ELK_PLUGIN_DEFINE_FEATURE(name_, description_, version_, kind_,    \
+                                  feature_, type_)                         \
+  static gboolean elk_plugin_##name_##_register (ElkPlugin *plugin,        \
+                                                 GError **error)           \
+  {                                                                        \
+    return elk_plugin_add_feature (plugin, (kind_), (feature_), (type_),   \
+                                   error);                                 \
+  }                                                                        \
+  ELK_PLUGIN_DEFINE (name_, description_, version_,                        \
+                     elk_plugin_##name_##_register)
+
+/**
  * ELK_PARAM_PATH:
  *
  * A GParamFlags bit for string properties that hold file paths.  The

@@ -152,11 +152,9 @@ elk_basic_scheduler_init (ElkBasicScheduler *self)
 {
 }
 
-static gboolean
-basic_register (ElkPlugin *plugin, GError **error)
-{
-  return elk_plugin_add_feature (plugin, ELK_TYPE_SCHEDULER, "basic",
-                                 ELK_TYPE_BASIC_SCHEDULER, error);
-}
-
-ELK_PLUGIN_DEFINE (basic, "Basic baseline: maximal execution space, preload the next operator only", "0.1", basic_register)
+ELK_PLUGIN_DEFINE_FEATURE (basic,
+                           "Basic baseline: maximal execution space, preload "
+                           "the next operator only",
+                           "0.1",
+                           ELK_TYPE_SCHEDULER, "basic",
+                           ELK_TYPE_BASIC_SCHEDULER)

@@ -457,11 +457,8 @@ elk_elk_scheduler_init (ElkElkScheduler *self)
 {
 }
 
-static gboolean
-elk_register (ElkPlugin *plugin, GError **error)
-{
-  return elk_plugin_add_feature (plugin, ELK_TYPE_SCHEDULER, "elk",
-                                 ELK_TYPE_ELK_SCHEDULER, error);
-}
-
-ELK_PLUGIN_DEFINE (elk, "Elk: inductive scheduling, cost-aware allocation, preload-order search", "0.1", elk_register)
+ELK_PLUGIN_DEFINE_FEATURE (elk,
+                           "Elk: inductive scheduling, cost-aware "
+                           "allocation, preload-order search",
+                           "0.1",
+                           ELK_TYPE_SCHEDULER, "elk", ELK_TYPE_ELK_SCHEDULER)

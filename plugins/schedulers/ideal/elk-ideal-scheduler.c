@@ -104,11 +104,9 @@ elk_ideal_scheduler_init (ElkIdealScheduler *self)
 {
 }
 
-static gboolean
-ideal_register (ElkPlugin *plugin, GError **error)
-{
-  return elk_plugin_add_feature (plugin, ELK_TYPE_SCHEDULER, "ideal",
-                                 ELK_TYPE_IDEAL_SCHEDULER, error);
-}
-
-ELK_PLUGIN_DEFINE (ideal, "Ideal (roofline-like) design: no NoC contention, free distribution", "0.1", ideal_register)
+ELK_PLUGIN_DEFINE_FEATURE (ideal,
+                           "Ideal (roofline-like) design: no NoC contention, "
+                           "free distribution",
+                           "0.1",
+                           ELK_TYPE_SCHEDULER, "ideal",
+                           ELK_TYPE_IDEAL_SCHEDULER)

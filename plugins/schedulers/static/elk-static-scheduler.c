@@ -195,11 +195,9 @@ elk_static_scheduler_init (ElkStaticScheduler *self)
 {
 }
 
-static gboolean
-static_register (ElkPlugin *plugin, GError **error)
-{
-  return elk_plugin_add_feature (plugin, ELK_TYPE_SCHEDULER, "static",
-                                 ELK_TYPE_STATIC_SCHEDULER, error);
-}
-
-ELK_PLUGIN_DEFINE (static, "Static baseline: best fixed execution/preload split, found by sweep", "0.1", static_register)
+ELK_PLUGIN_DEFINE_FEATURE (static,
+                           "Static baseline: best fixed execution/preload "
+                           "split, found by sweep",
+                           "0.1",
+                           ELK_TYPE_SCHEDULER, "static",
+                           ELK_TYPE_STATIC_SCHEDULER)
