@@ -2,6 +2,7 @@
 #include "elk-test-util.h"
 
 #include <string.h>
+#include <sys/wait.h>
 
 /* Fixture plugins are built into build/tests/fixtures/plugins. */
 char *
@@ -199,4 +200,63 @@ elk_test_assert_same_program (ElkProgram *a, ElkProgram *b)
       g_assert_cmpuint (elk_program_get_step (a, s)->op, ==,
                         elk_program_get_step (b, s)->op);
     }
+}
+
+/* The environment for running a tool that finds its plugins in
+ * @plugin_path (a search path; NULL for the fixture plugins) and none of
+ * the system's. */
+char **
+elk_test_tool_env (const char *plugin_path)
+{
+  g_autofree char *good = elk_test_fixture_plugin ("good");
+  g_autofree char *fixture_dir = g_path_get_dirname (good);
+  char **env = g_get_environ ();
+
+  env = g_environ_setenv (env, "ELK_PLUGIN_PATH",
+                          plugin_path != NULL ? plugin_path : fixture_dir,
+                          TRUE);
+  return g_environ_setenv (env, "ELK_PLUGIN_SYSTEM_PATH", "", TRUE);
+}
+
+/* Runs the command @argv (NULL-terminated) in @env and returns its exit
+ * status (-1 if it did not exit).  Its standard output goes to
+ * @out_stdout, or nowhere when that is NULL; its standard error is logged
+ * and goes to @out_stderr when that is not NULL. */
+int
+elk_test_spawn (const char *const *argv, char **env, char **out_stdout,
+                char **out_stderr)
+{
+  g_autoptr (GError) error = NULL;
+  g_autofree char *out = NULL;
+  g_autofree char *err = NULL;
+  g_autofree char *name = g_path_get_basename (argv[0]);
+  int status = 0;
+
+  g_assert_true (g_spawn_sync (NULL, (char **) argv, env,
+                               out_stdout != NULL ? G_SPAWN_DEFAULT
+                                                  : G_SPAWN_STDOUT_TO_DEV_NULL,
+                               NULL, NULL,
+                               out_stdout != NULL ? &out : NULL, &err,
+                               &status, &error));
+  g_assert_no_error (error);
+  g_test_message ("%s %s: stderr: %s", name,
+                  argv[1] != NULL ? argv[1] : "", err);
+  if (out_stdout != NULL)
+    *out_stdout = g_steal_pointer (&out);
+  if (out_stderr != NULL)
+    *out_stderr = g_steal_pointer (&err);
+  return WIFEXITED (status) ? WEXITSTATUS (status) : -1;
+}
+
+/* The contents of @dir/@name, which must exist. */
+char *
+elk_test_read_file (const char *dir, const char *name)
+{
+  g_autofree char *path = g_build_filename (dir, name, NULL);
+  g_autoptr (GError) error = NULL;
+  char *data = NULL;
+
+  g_assert_true (g_file_get_contents (path, &data, NULL, &error));
+  g_assert_no_error (error);
+  return data;
 }

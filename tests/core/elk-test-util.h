@@ -28,3 +28,7 @@ void elk_test_compile_fixture_init (ElkTestCompileFixture *f,
                                     ElkRegistry *registry, ElkGraph *graph);
 void elk_test_compile_fixture_clear (ElkTestCompileFixture *f);
 void elk_test_assert_same_program (ElkProgram *a, ElkProgram *b);
+char **elk_test_tool_env (const char *plugin_path);
+int elk_test_spawn (const char *const *argv, char **env, char **out_stdout,
+                    char **out_stderr);
+char *elk_test_read_file (const char *dir, const char *name);

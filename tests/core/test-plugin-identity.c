@@ -289,17 +289,13 @@ run_tool (const char *tool,
           char **out_stdout,
           char **out_stderr)
 {
-  g_autoptr (GError) error = NULL;
   g_autofree char *plugins = fixture_dir ();
   g_autofree char *identity = identity_dir ();
   g_autofree char *path = NULL;
   g_autofree char *exe = NULL;
-  g_autofree char *out = NULL;
-  g_autofree char *err = NULL;
-  g_auto (GStrv) env = g_get_environ ();
+  g_auto (GStrv) env = NULL;
   g_autoptr (GPtrArray) argv = g_ptr_array_new ();
   const char *root = g_getenv ("ELK_BUILD_ROOT");
-  int status = 0;
 
   g_assert_nonnull (root);
   if (shipped)
@@ -307,23 +303,14 @@ run_tool (const char *tool,
                       g_getenv ("ELK_PLUGIN_PATH"), NULL);
   else
     path = g_strjoin (G_SEARCHPATH_SEPARATOR_S, plugins, identity, NULL);
-  env = g_environ_setenv (env, "ELK_PLUGIN_PATH", path, TRUE);
-  env = g_environ_setenv (env, "ELK_PLUGIN_SYSTEM_PATH", "", TRUE);
+  env = elk_test_tool_env (path);
   exe = g_build_filename (root, "core", "tools", tool, NULL);
   g_ptr_array_add (argv, exe);
   for (guint i = 0; args[i] != NULL; i++)
     g_ptr_array_add (argv, (gpointer) args[i]);
   g_ptr_array_add (argv, NULL);
-
-  g_assert_true (g_spawn_sync (NULL, (char **) argv->pdata, env, 0, NULL,
-                               NULL, &out, &err, &status, &error));
-  g_assert_no_error (error);
-  g_test_message ("%s %s: stderr: %s", tool, args[0], err);
-  if (out_stdout != NULL)
-    *out_stdout = g_steal_pointer (&out);
-  if (out_stderr != NULL)
-    *out_stderr = g_steal_pointer (&err);
-  return WIFEXITED (status) ? WEXITSTATUS (status) : -1;
+  return elk_test_spawn ((const char *const *) argv->pdata, env, out_stdout,
+                         out_stderr);
 }
 
 static int
@@ -335,16 +322,6 @@ run_experiment (const char *name,
   g_autofree char *path = elk_test_fixture_experiment (name);
   const char *args[] = { path, "-o", outdir, extra, NULL };
   return run_tool ("elk-run", FALSE, args, NULL, out_stderr);
-}
-
-static char *
-read_output (const char *dir, const char *name)
-{
-  g_autofree char *path = g_build_filename (dir, name, NULL);
-  char *text = NULL;
-
-  g_assert_true (g_file_get_contents (path, &text, NULL, NULL));
-  return text;
 }
 
 static void
@@ -388,8 +365,8 @@ test_run_chosen (void)
                    0);
   g_assert_cmpint (run_experiment ("shadow-chosen", b, "--jobs=2", NULL), ==,
                    0);
-  json_a = read_output (a, "results.json");
-  json_b = read_output (b, "results.json");
+  json_a = elk_test_read_file (a, "results.json");
+  json_b = elk_test_read_file (b, "results.json");
   g_assert_cmpstr (json_a, ==, json_b);
 
   file_field = g_strdup_printf ("\"file\": \"%s\"", good);
@@ -414,9 +391,9 @@ test_run_chosen_other (void)
                   "scheduler (its contract failure names its type).");
   g_assert_cmpint (run_experiment ("shadow-chosen-other", out, NULL, NULL),
                    ==, 3);
-  csv = read_output (out, "results.csv");
+  csv = elk_test_read_file (out, "results.csv");
   assert_contains (csv, "DupScheduler");
-  json = read_output (out, "results.json");
+  json = elk_test_read_file (out, "results.json");
   assert_contains (json, shadow);
   assert_contains (json, sha);
 }
@@ -474,7 +451,7 @@ test_run_chosen_path (void)
                           "</experiment>\n", good, relative);
   g_assert_true (g_file_set_contents (xml, text, -1, NULL));
   g_assert_cmpint (run_tool ("elk-run", FALSE, args, NULL, NULL), ==, 0);
-  json = read_output (out, "results.json");
+  json = elk_test_read_file (out, "results.json");
   assert_contains (json, good);
 }
 

@@ -28,51 +28,20 @@ run_elk (const char *experiment,
   return run_elk_argv (args, out_stderr);
 }
 
-static char **
-fixture_env (void)
-{
-  g_autofree char *good = elk_test_fixture_plugin ("good");
-  g_autofree char *plugin_dir = g_path_get_dirname (good);
-  char **env = g_get_environ ();
-  env = g_environ_setenv (env, "ELK_PLUGIN_PATH", plugin_dir, TRUE);
-  return g_environ_setenv (env, "ELK_PLUGIN_SYSTEM_PATH", "", TRUE);
-}
-
 /* Runs elk-run with the fixture plugins only and the given arguments;
  * returns the exit status. */
 static int
 run_elk_argv (const char *const *args, char **out_stderr)
 {
-  g_autoptr (GError) error = NULL;
-  g_auto (GStrv) env = fixture_env ();
+  g_auto (GStrv) env = elk_test_tool_env (NULL);
   g_autoptr (GPtrArray) argv = g_ptr_array_new ();
-  g_autofree char *err = NULL;
-  int status = 0;
 
   g_ptr_array_add (argv, (gpointer) g_getenv ("ELK_RUN"));
   for (guint i = 0; args[i] != NULL; i++)
     g_ptr_array_add (argv, (gpointer) args[i]);
   g_ptr_array_add (argv, NULL);
-
-  g_assert_true (g_spawn_sync (NULL, (char **) argv->pdata, env,
-                               G_SPAWN_STDOUT_TO_DEV_NULL, NULL, NULL, NULL,
-                               &err, &status, &error));
-  g_assert_no_error (error);
-  g_test_message ("elk-run %s: %s", args[0], err);
-  if (out_stderr != NULL)
-    *out_stderr = g_steal_pointer (&err);
-  return WIFEXITED (status) ? WEXITSTATUS (status) : -1;
-}
-
-static char *
-read_file (const char *dir, const char *name)
-{
-  g_autofree char *path = g_build_filename (dir, name, NULL);
-  char *data = NULL;
-  g_autoptr (GError) error = NULL;
-  g_assert_true (g_file_get_contents (path, &data, NULL, &error));
-  g_assert_no_error (error);
-  return data;
+  return elk_test_spawn ((const char *const *) argv->pdata, env, NULL,
+                         out_stderr);
 }
 
 static void
@@ -94,12 +63,12 @@ test_deterministic (void)
   g_assert_cmpint (run_elk ("good", b, "--jobs=2", NULL), ==, 0);
   g_assert_cmpint (run_elk ("good", c, "--jobs=1", NULL), ==, 0);
 
-  csv_a = read_file (a, "results.csv");
-  csv_b = read_file (b, "results.csv");
-  csv_c = read_file (c, "results.csv");
-  json_a = read_file (a, "results.json");
-  json_b = read_file (b, "results.json");
-  json_c = read_file (c, "results.json");
+  csv_a = elk_test_read_file (a, "results.csv");
+  csv_b = elk_test_read_file (b, "results.csv");
+  csv_c = elk_test_read_file (c, "results.csv");
+  json_a = elk_test_read_file (a, "results.json");
+  json_b = elk_test_read_file (b, "results.json");
+  json_c = elk_test_read_file (c, "results.json");
   g_assert_cmpstr (csv_a, ==, csv_b);
   g_assert_cmpstr (csv_a, ==, csv_c);
   g_assert_cmpstr (json_a, ==, json_b);
@@ -127,7 +96,7 @@ test_deterministic (void)
   g_assert_nonnull (strstr (json_a, "libelk-good.so\", \"sha256\": \""));
 
   /* Wall-clock figures are kept apart, in timings.csv. */
-  timings = read_file (a, "timings.csv");
+  timings = elk_test_read_file (a, "timings.csv");
   g_assert_true (g_str_has_prefix (timings, "experiment,point,label,"
                                             "plan_s,compile_s,run_s,"
                                             "peak_rss\n"));
@@ -165,7 +134,7 @@ test_plugin_failure_exit (void)
   /* The rogue scheduler returns NULL without an error: the run finishes,
    * the row says why, and the exit code names a plugin failure. */
   g_assert_cmpint (run_elk ("rogue", out, NULL, NULL), ==, 3);
-  csv = read_file (out, "results.csv");
+  csv = elk_test_read_file (out, "results.csv");
   g_assert_nonnull (strstr (csv, ",failed,"));
   g_assert_nonnull (strstr (csv, "returned NULL without an error"));
 }
@@ -177,7 +146,7 @@ test_chip_contract_exit (void)
   g_autofree char *csv = NULL;
 
   g_assert_cmpint (run_elk ("rogue-chip", out, NULL, NULL), ==, 3);
-  csv = read_file (out, "results.csv");
+  csv = elk_test_read_file (out, "results.csv");
   g_assert_nonnull (strstr (csv, "reported latency -1 s"));
 }
 
@@ -189,7 +158,7 @@ test_trace (void)
   g_autofree char *err = NULL;
 
   g_assert_cmpint (run_elk ("traced", out, NULL, NULL), ==, 0);
-  trace = read_file (out, "trace-0-fixture.json");
+  trace = elk_test_read_file (out, "trace-0-fixture.json");
   {
     g_autofree char *path = g_build_filename (out, "trace-0-fixture.json",
                                               NULL);
@@ -280,7 +249,7 @@ test_run_failure_exit (void)
   g_autofree char *csv = NULL;
 
   g_assert_cmpint (run_elk ("does-not-fit", out, NULL, NULL), ==, 4);
-  csv = read_file (out, "results.csv");
+  csv = elk_test_read_file (out, "results.csv");
   g_assert_nonnull (strstr (csv, ",failed,"));
 }
 
@@ -300,8 +269,8 @@ assert_same_results (const char *a, const char *b)
   const char *names[] = { "results.csv", "results.json" };
   for (guint i = 0; i < G_N_ELEMENTS (names); i++)
     {
-      g_autofree char *x = read_file (a, names[i]);
-      g_autofree char *y = read_file (b, names[i]);
+      g_autofree char *x = elk_test_read_file (a, names[i]);
+      g_autofree char *y = elk_test_read_file (b, names[i]);
       g_assert_cmpstr (x, ==, y);
     }
 }
@@ -326,7 +295,7 @@ test_kill_and_resume (void)
   g_autofree char *whole = g_build_filename (tmpdir, "slow-whole", NULL);
   g_autofree char *killed = g_build_filename (tmpdir, "slow-killed", NULL);
   g_autofree char *path = elk_test_fixture_experiment ("slow");
-  g_auto (GStrv) env = fixture_env ();
+  g_auto (GStrv) env = elk_test_tool_env (NULL);
   const char *argv[] = { g_getenv ("ELK_RUN"), path, "-o", killed, "-j", "1",
                          "-q", NULL };
   g_autoptr (GError) error = NULL;
@@ -393,7 +362,7 @@ test_shard_and_merge (void)
   g_assert_cmpint (run_elk ("good", s3, "--shard=3/3", NULL), ==, 0);
   {
     /* A shard holds only its slice: points 1 and 4 of 6. */
-    g_autofree char *csv = read_file (s2, "results.csv");
+    g_autofree char *csv = elk_test_read_file (s2, "results.csv");
     g_auto (GStrv) lines = g_strsplit (csv, "\n", -1);
     g_assert_cmpuint (g_strv_length (lines), ==, 1 + 4 + 1);
     g_assert_true (g_str_has_prefix (lines[1], "fixture-good,1,"));
@@ -430,7 +399,7 @@ test_isolate_crash (void)
   g_auto (GStrv) lines = NULL;
 
   g_assert_cmpint (run_elk ("isolate", out, "--isolate", NULL), ==, 3);
-  csv = read_file (out, "results.csv");
+  csv = elk_test_read_file (out, "results.csv");
   lines = g_strsplit (csv, "\n", -1);
   /* 3 points x 2 designs; point 1's process died, points 0 and 2 ran. */
   g_assert_cmpuint (g_strv_length (lines), ==, 1 + 6 + 1);
@@ -451,7 +420,7 @@ test_isolate_hang (void)
                          NULL };
 
   g_assert_cmpint (run_elk_argv (args, NULL), ==, 3);
-  csv = read_file (out, "results.csv");
+  csv = elk_test_read_file (out, "results.csv");
   g_assert_nonnull (strstr (csv, "point 1 timed out after 2 s"));
   g_assert_nonnull (strstr (csv, "fixture-mlp,decode,16,"));
 }

@@ -27,11 +27,8 @@ static const char *srcdir;
 static char **
 fixture_env (void)
 {
-  g_autofree char *good = elk_test_fixture_plugin ("good");
-  g_autofree char *plugin_dir = g_path_get_dirname (good);
-  char **env = g_get_environ ();
-  env = g_environ_setenv (env, "ELK_PLUGIN_PATH", plugin_dir, TRUE);
-  env = g_environ_setenv (env, "ELK_PLUGIN_SYSTEM_PATH", "", TRUE);
+  char **env = elk_test_tool_env (NULL);
+
   /* Declare a silent rank dead after 2 s instead of 20. */
   return g_environ_setenv (env, "ELK_MPI_HEARTBEAT_TIMEOUT", "2", TRUE);
 }
@@ -65,30 +62,10 @@ run (int np, gboolean recovery, const char *const *args, char **out_stderr)
 {
   g_autoptr (GPtrArray) argv = command (np, recovery, args);
   g_auto (GStrv) env = fixture_env ();
-  g_autoptr (GError) error = NULL;
-  g_autofree char *err = NULL;
-  int status = 0;
 
-  g_assert_true (g_spawn_sync (NULL, (char **) argv->pdata, env,
-                               G_SPAWN_STDOUT_TO_DEV_NULL, NULL, NULL, NULL,
-                               &err, &status, &error));
-  g_assert_no_error (error);
-  g_test_message ("elk-run %s (np %d): %s", args[0], np, err);
-  if (out_stderr != NULL)
-    *out_stderr = g_steal_pointer (&err);
-  return WIFEXITED (status) ? WEXITSTATUS (status) : -1;
-}
-
-static char *
-read_file (const char *dir, const char *name)
-{
-  g_autofree char *path = g_build_filename (dir, name, NULL);
-  g_autoptr (GError) error = NULL;
-  char *data = NULL;
-
-  g_assert_true (g_file_get_contents (path, &data, NULL, &error));
-  g_assert_no_error (error);
-  return data;
+  g_test_message ("np %d", np);
+  return elk_test_spawn ((const char *const *) argv->pdata, env, NULL,
+                         out_stderr);
 }
 
 static guint
@@ -106,13 +83,13 @@ static void
 assert_same_results (const char *a, const char *b)
 {
   const char *names[] = { "results.csv", "results.json" };
-  g_autofree char *ta = read_file (a, "timings.csv");
-  g_autofree char *tb = read_file (b, "timings.csv");
+  g_autofree char *ta = elk_test_read_file (a, "timings.csv");
+  g_autofree char *tb = elk_test_read_file (b, "timings.csv");
 
   for (guint i = 0; i < G_N_ELEMENTS (names); i++)
     {
-      g_autofree char *x = read_file (a, names[i]);
-      g_autofree char *y = read_file (b, names[i]);
+      g_autofree char *x = elk_test_read_file (a, names[i]);
+      g_autofree char *y = elk_test_read_file (b, names[i]);
       g_assert_cmpstr (x, ==, y);
     }
   g_assert_cmpuint (count (ta, "\n"), ==, count (tb, "\n"));
@@ -350,7 +327,7 @@ test_point_kills_rank (void)
     run (3, TRUE, args, &err);
   }
   g_assert_cmpuint (count (err, "elk-run: retrying point 1 on rank"), ==, 1);
-  csv = read_file (mpi, "results.csv");
+  csv = elk_test_read_file (mpi, "results.csv");
   g_assert_nonnull (strstr (csv, "point 1 crashed: killed by signal 11"));
   assert_same_results (single, mpi);
 }
