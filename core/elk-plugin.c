@@ -178,10 +178,6 @@ elk_plugin_add_feature (ElkPlugin *plugin,
                         GType type,
                         GError **error)
 {
-  const char *missing;
-  GTypeClass *klass;
-  gpointer iface;
-
   g_return_val_if_fail (ELK_IS_PLUGIN (plugin), FALSE);
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
 
@@ -192,26 +188,55 @@ elk_plugin_add_feature (ElkPlugin *plugin,
                    "registers", plugin->filename);
       return FALSE;
     }
+  /* The claim is recorded before the checks: the registry reports the
+   * names a file claimed even when its registration then failed
+   * (elk_registry_get_failed_providers()). */
+  if (name != NULL
+      && (kind == ELK_TYPE_FRONTEND || kind == ELK_TYPE_SCHEDULER
+          || kind == ELK_TYPE_ALLOCATOR || kind == ELK_TYPE_CHIP))
+    g_ptr_array_add (plugin->claims,
+                     g_strdup_printf ("%s/%s", elk_kind_to_string (kind),
+                                      name));
+  if (!elk__feature_check (plugin->filename, kind, name, type, error))
+    return FALSE;
+  if (!elk__registry_add_feature (plugin->registry, plugin, kind, name, type,
+                                  error))
+    return FALSE;
+  plugin->n_features++;
+  return TRUE;
+}
+
+/* The checks elk_plugin_add_feature() makes, for a feature that comes
+ * from @origin (a file name, or "run time" for elk_registry_add_feature()):
+ * a known kind, a dash-case name, and an instantiatable GObject type that
+ * implements the kind with every required vfunc. */
+gboolean
+elk__feature_check (const char *origin,
+                    GType kind,
+                    const char *name,
+                    GType type,
+                    GError **error)
+{
+  const char *missing;
+  GTypeClass *klass;
+  gpointer iface;
+
   if (kind != ELK_TYPE_FRONTEND && kind != ELK_TYPE_SCHEDULER
       && kind != ELK_TYPE_ALLOCATOR && kind != ELK_TYPE_CHIP)
     {
       g_set_error (error, ELK_REGISTRY_ERROR, ELK_REGISTRY_ERROR_WRONG_TYPE,
                    "%s: feature '%s' has kind %s, which is not one of "
                    "ElkFrontend, ElkScheduler, ElkAllocator, ElkChip",
-                   plugin->filename, name ? name : "(null)",
+                   origin, name ? name : "(null)",
                    g_type_name (kind) ? g_type_name (kind) : "(invalid)");
       return FALSE;
     }
-  if (name != NULL)
-    g_ptr_array_add (plugin->claims,
-                     g_strdup_printf ("%s/%s", elk_kind_to_string (kind),
-                                      name));
   if (!is_feature_name (name))
     {
       g_set_error (error, ELK_REGISTRY_ERROR, ELK_REGISTRY_ERROR_BAD_NAME,
                    "%s: feature name '%s' is not lowercase dash-case "
-                   "(like 'cost-aware' or 'vendor:greedy')",
-                   plugin->filename, name ? name : "(null)");
+                   "(like 'cost-aware' or 'vendor:greedy')", origin,
+                   name ? name : "(null)");
       return FALSE;
     }
   if (!g_type_is_a (type, kind) || !G_TYPE_IS_INSTANTIATABLE (type)
@@ -219,14 +244,13 @@ elk_plugin_add_feature (ElkPlugin *plugin,
     {
       g_set_error (error, ELK_REGISTRY_ERROR, ELK_REGISTRY_ERROR_WRONG_TYPE,
                    "%s: feature '%s' type %s must be an instantiatable, "
-                   "non-abstract GObject implementing %s", plugin->filename,
-                   name, g_type_name (type) ? g_type_name (type) : "(invalid)",
+                   "non-abstract GObject implementing %s", origin, name,
+                   g_type_name (type) ? g_type_name (type) : "(invalid)",
                    g_type_name (kind));
       return FALSE;
     }
-
-  /* Types are static and plugins resident, so the class reference is
-   * simply kept. */
+  /* The class reference is kept: the registry may create instances for
+   * as long as the process runs. */
   klass = g_type_class_ref (type);
   iface = g_type_interface_peek (klass, kind);
   missing = iface != NULL ? missing_vfunc (kind, iface) : "all";
@@ -234,15 +258,10 @@ elk_plugin_add_feature (ElkPlugin *plugin,
     {
       g_set_error (error, ELK_REGISTRY_ERROR, ELK_REGISTRY_ERROR_WRONG_TYPE,
                    "%s: feature '%s' type %s leaves the required %s "
-                   "vfunc %s() empty", plugin->filename, name,
-                   g_type_name (type), g_type_name (kind), missing);
+                   "vfunc %s() empty", origin, name, g_type_name (type),
+                   g_type_name (kind), missing);
       return FALSE;
     }
-
-  if (!elk__registry_add_feature (plugin->registry, plugin, kind, name, type,
-                                  error))
-    return FALSE;
-  plugin->n_features++;
   return TRUE;
 }
 

@@ -18,6 +18,11 @@ GPtrArray *elk__plugin_get_claims (ElkPlugin *plugin);
 char *elk__plugin_dup_record (ElkPlugin *plugin);
 
 /* elk-registry.c */
+gboolean elk__feature_check (const char *origin,
+                             GType kind,
+                             const char *name,
+                             GType type,
+                             GError **error);
 gboolean elk__registry_add_feature (ElkRegistry *self,
                                     ElkPlugin *plugin,
                                     GType kind,

@@ -193,6 +193,34 @@ elk_program_get_op (ElkProgram *program, guint32 op)
 }
 
 /**
+ * elk_program_set_plans:
+ * @program: a program being built
+ * @op: an operator index
+ * @exec_plan: the execute-state plan, copied into the operator's
+ *   #ElkProgramOp.exec_plan
+ * @preload_plan: the preload-state plan, copied into
+ *   #ElkProgramOp.preload_plan
+ *
+ * Sets an operator's two plans (typically
+ * elk_plan_table_get_plan() of a cold-hot entry's hot_plan and cold_plan).
+ * The same as writing the fields of elk_program_get_op()'s record, for
+ * bindings, which cannot assign a struct embedded by value (PyGObject
+ * refuses it).  elk_program_validate() checks the plans as usual.
+ */
+void
+elk_program_set_plans (ElkProgram *program,
+                       guint32 op,
+                       const ElkPlan *exec_plan,
+                       const ElkPlan *preload_plan)
+{
+  g_return_if_fail (program != NULL);
+  g_return_if_fail (op < elk_graph_get_n_ops (program->graph));
+  g_return_if_fail (exec_plan != NULL && preload_plan != NULL);
+  program->ops[op].exec_plan = *exec_plan;
+  program->ops[op].preload_plan = *preload_plan;
+}
+
+/**
  * elk_program_peek_op:
  * @program: a program
  * @op: an operator index

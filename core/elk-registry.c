@@ -707,7 +707,8 @@ elk__registry_add_feature (ElkRegistry *self,
           g_set_error (error, ELK_REGISTRY_ERROR,
                        ELK_REGISTRY_ERROR_DUPLICATE,
                        "%s: %s '%s' is added twice",
-                       elk_plugin_get_filename (plugin),
+                       plugin != NULL ? elk_plugin_get_filename (plugin)
+                                      : "run time",
                        elk_kind_to_string (kind), name);
           return FALSE;
         }
@@ -719,6 +720,43 @@ elk__registry_add_feature (ElkRegistry *self,
   feature->plugin = plugin;
   g_ptr_array_add (self->features, feature);
   return TRUE;
+}
+
+/**
+ * elk_registry_add_feature:
+ * @self: a registry
+ * @kind: the interface: %ELK_TYPE_FRONTEND, %ELK_TYPE_SCHEDULER,
+ *   %ELK_TYPE_ALLOCATOR or %ELK_TYPE_CHIP
+ * @name: the feature name, lowercase dash-case, unique within @kind among
+ *   the features added this way
+ * @type: a non-abstract GObject type implementing @kind
+ * @error: return location for a #GError
+ *
+ * Adds a feature defined by the running program rather than by a plugin
+ * file: a scheduler written in Python, say, subclassing GObject.Object
+ * and Elk.Scheduler.  Experiments loaded with @self afterwards may name
+ * it like any other feature.  The checks are those of
+ * elk_plugin_add_feature(); the feature has no #ElkPlugin, so results.json
+ * lists no file for it.  A plugin file providing the same name makes the
+ * name ambiguous, as two files would.
+ *
+ * Returns: %TRUE on success; %FALSE with @error set (in the
+ *   %ELK_REGISTRY_ERROR domain) if the kind, name or type is unacceptable
+ *   or the name was already added this way.
+ */
+gboolean
+elk_registry_add_feature (ElkRegistry *self,
+                          GType kind,
+                          const char *name,
+                          GType type,
+                          GError **error)
+{
+  g_return_val_if_fail (ELK_IS_REGISTRY (self), FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+
+  if (!elk__feature_check ("run time", kind, name, type, error))
+    return FALSE;
+  return elk__registry_add_feature (self, NULL, kind, name, type, error);
 }
 
 void
@@ -736,7 +774,7 @@ static const char *
 feature_file (const ElkFeature *feature)
 {
   return feature->plugin != NULL ? elk_plugin_get_filename (feature->plugin)
-                                 : "libelk";
+                                 : "run time";
 }
 
 /**

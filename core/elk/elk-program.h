@@ -162,6 +162,10 @@ ELK_API const ElkStep *elk_program_get_step (const ElkProgram *program,
 ELK_API ElkProgramOp *elk_program_get_op (ElkProgram *program, guint32 op);
 ELK_API const ElkProgramOp *elk_program_peek_op (const ElkProgram *program,
                                                  guint32 op);
+ELK_API void elk_program_set_plans (ElkProgram *program,
+                                    guint32 op,
+                                    const ElkPlan *exec_plan,
+                                    const ElkPlan *preload_plan);
 ELK_API void elk_program_set_estimate (ElkProgram *program, double latency_s);
 ELK_API double elk_program_get_estimate (const ElkProgram *program);
 ELK_API void elk_program_set_n_orders (ElkProgram *program, guint n_orders);
