@@ -73,7 +73,6 @@ struct _ElkCostAwareAllocator
   double noc_penalty;
 };
 
-
 static void elk_cost_aware_allocator_iface_init (ElkAllocatorInterface *iface);
 
 G_DEFINE_FINAL_TYPE_WITH_CODE (ElkCostAwareAllocator, elk_cost_aware_allocator, G_TYPE_OBJECT,
@@ -146,7 +145,6 @@ struct _ElkReservationAllocator
   double reserve_factor;
   double noc_penalty;
 };
-
 
 static void elk_reservation_allocator_iface_init (ElkAllocatorInterface *iface);
 
@@ -225,7 +223,6 @@ struct _ElkFixedSplitAllocator
   double noc_penalty;
 };
 
-
 static void elk_fixed_split_allocator_iface_init (ElkAllocatorInterface *iface);
 
 G_DEFINE_FINAL_TYPE_WITH_CODE (ElkFixedSplitAllocator, elk_fixed_split_allocator, G_TYPE_OBJECT,
@@ -302,7 +299,6 @@ struct _ElkExactAllocator
   guint64 max_combinations;
   double noc_penalty;
 };
-
 
 static void elk_exact_allocator_iface_init (ElkAllocatorInterface *iface);
 

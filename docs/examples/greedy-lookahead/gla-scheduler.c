@@ -40,15 +40,6 @@ struct _GlaScheduler
   guint max_lookahead; /* operators preloaded beyond the resident ones */
 };
 
-enum
-{
-  PROP_0,
-  PROP_MAX_LOOKAHEAD,
-  N_PROPS
-};
-
-static GParamSpec *properties[N_PROPS];
-
 static void gla_scheduler_iface_init (ElkSchedulerInterface *iface);
 
 G_DEFINE_FINAL_TYPE_WITH_CODE (GlaScheduler,
@@ -183,56 +174,23 @@ gla_scheduler_iface_init (ElkSchedulerInterface *iface)
   iface->schedule = gla_scheduler_schedule;
 }
 
-static void
-gla_scheduler_set_property (GObject *object,
-                            guint prop_id,
-                            const GValue *value,
-                            GParamSpec *pspec)
-{
-  GlaScheduler *self = GLA_SCHEDULER (object);
-
-  switch (prop_id)
-    {
-    case PROP_MAX_LOOKAHEAD:
-      self->max_lookahead = g_value_get_uint (value);
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-    }
-}
-
-static void
-gla_scheduler_get_property (GObject *object,
-                            guint prop_id,
-                            GValue *value,
-                            GParamSpec *pspec)
-{
-  GlaScheduler *self = GLA_SCHEDULER (object);
-
-  switch (prop_id)
-    {
-    case PROP_MAX_LOOKAHEAD:
-      g_value_set_uint (value, self->max_lookahead);
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-    }
-}
-
+/* max-lookahead is a plain field, so libelk's field properties provide
+ * get_property and set_property. */
 static void
 gla_scheduler_class_init (GlaSchedulerClass *klass)
 {
-  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+  ElkFieldProperty props[] = {
+    { g_param_spec_uint (
+          "max-lookahead", NULL,
+          "Most operators preloaded beyond those that must stay resident "
+          "(0: none)",
+          0, 1024, DEFAULT_MAX_LOOKAHEAD,
+          G_PARAM_READWRITE | G_PARAM_CONSTRUCT | G_PARAM_STATIC_STRINGS),
+      G_STRUCT_OFFSET (GlaScheduler, max_lookahead) },
+  };
 
-  object_class->set_property = gla_scheduler_set_property;
-  object_class->get_property = gla_scheduler_get_property;
-
-  properties[PROP_MAX_LOOKAHEAD] = g_param_spec_uint (
-      "max-lookahead", NULL,
-      "Most operators preloaded beyond those that must stay resident (0: none)",
-      0, 1024, DEFAULT_MAX_LOOKAHEAD,
-      G_PARAM_READWRITE | G_PARAM_CONSTRUCT | G_PARAM_STATIC_STRINGS);
-  g_object_class_install_properties (object_class, N_PROPS, properties);
+  elk_field_properties_install (G_OBJECT_CLASS (klass), props,
+                                G_N_ELEMENTS (props));
 }
 
 static void
@@ -240,16 +198,9 @@ gla_scheduler_init (GlaScheduler *self)
 {
 }
 
-static gboolean
-gla_register (ElkPlugin *plugin, GError **error)
-{
-  return elk_plugin_add_feature (plugin, ELK_TYPE_SCHEDULER,
-                                 "example:greedy-lookahead", GLA_TYPE_SCHEDULER,
-                                 error);
-}
-
-ELK_PLUGIN_DEFINE (greedy_lookahead,
-                   "Fastest execute plans, preloads shrunk around them "
-                   "(out-of-tree example)",
-                   "2.0",
-                   gla_register)
+ELK_PLUGIN_DEFINE_FEATURE (greedy_lookahead,
+                           "Fastest execute plans, preloads shrunk around "
+                           "them (out-of-tree example)",
+                           "2.0",
+                           ELK_TYPE_SCHEDULER, "example:greedy-lookahead",
+                           GLA_TYPE_SCHEDULER)

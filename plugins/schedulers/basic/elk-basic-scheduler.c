@@ -26,7 +26,6 @@ struct _ElkBasicScheduler
   gint contention;
 };
 
-
 static void elk_basic_scheduler_iface_init (ElkSchedulerInterface *iface);
 
 G_DEFINE_FINAL_TYPE_WITH_CODE (ElkBasicScheduler, elk_basic_scheduler, G_TYPE_OBJECT,

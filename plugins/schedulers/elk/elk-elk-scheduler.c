@@ -79,7 +79,6 @@ struct _ElkElkScheduler
   guint select_top;
 };
 
-
 static void elk_elk_scheduler_iface_init (ElkSchedulerInterface *iface);
 
 G_DEFINE_FINAL_TYPE_WITH_CODE (ElkElkScheduler, elk_elk_scheduler, G_TYPE_OBJECT,

@@ -27,7 +27,6 @@ struct _ElkStaticScheduler
   guint threads;
 };
 
-
 static void elk_static_scheduler_iface_init (ElkSchedulerInterface *iface);
 
 G_DEFINE_FINAL_TYPE_WITH_CODE (ElkStaticScheduler, elk_static_scheduler, G_TYPE_OBJECT,
