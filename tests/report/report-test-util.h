@@ -33,4 +33,7 @@ guint report_test_count_paths (const char *svg_path,
 /* The number of non-overlapping occurrences of @needle in @haystack. */
 guint report_test_count (const char *haystack, const char *needle);
 
+/* Removes @dir and everything in it (a symbolic link, not its target). */
+void report_test_remove_tree (const char *dir);
+
 G_END_DECLS

@@ -111,27 +111,6 @@ count_color (cairo_surface_t *image, const guint8 rgb[3])
 }
 
 static void
-remove_tree (const char *dir)
-{
-  GDir *handle = g_dir_open (dir, 0, NULL);
-  const char *name;
-
-  if (handle == NULL)
-    return;
-  while ((name = g_dir_read_name (handle)) != NULL)
-    {
-      g_autofree char *path = g_build_filename (dir, name, NULL);
-      if (g_file_test (path, G_FILE_TEST_IS_DIR)
-          && !g_file_test (path, G_FILE_TEST_IS_SYMLINK))
-        remove_tree (path);
-      else
-        g_unlink (path);
-    }
-  g_dir_close (handle);
-  g_rmdir (dir);
-}
-
-static void
 test_browser (void)
 {
   g_autofree char *chromium = find_chromium ();
@@ -211,7 +190,7 @@ test_browser (void)
   g_assert_cmpuint (count_color (image, elk__failed_color), >, 20);
   cairo_surface_destroy (image);
 
-  remove_tree (dir);
+  report_test_remove_tree (dir);
 }
 
 int

@@ -45,29 +45,9 @@ fixture_set_up (Fixture *fixture, gconstpointer data)
 }
 
 static void
-remove_tree (const char *dir)
-{
-  GDir *handle = g_dir_open (dir, 0, NULL);
-  const char *name;
-
-  if (handle == NULL)
-    return;
-  while ((name = g_dir_read_name (handle)) != NULL)
-    {
-      g_autofree char *path = g_build_filename (dir, name, NULL);
-      if (g_file_test (path, G_FILE_TEST_IS_DIR))
-        remove_tree (path);
-      else
-        g_unlink (path);
-    }
-  g_dir_close (handle);
-  g_rmdir (dir);
-}
-
-static void
 fixture_tear_down (Fixture *fixture, gconstpointer data)
 {
-  remove_tree (fixture->dir);
+  report_test_remove_tree (fixture->dir);
   g_free (fixture->dir);
   g_free (fixture->experiment);
 }
