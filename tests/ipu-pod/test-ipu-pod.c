@@ -99,6 +99,23 @@ assert_breakdown (const ElkMetrics *m)
   g_assert_cmpfloat_with_epsilon (sum, m->latency_s, 1e-12);
 }
 
+/* Runs @program with the enum property @prop of @chip set to @value; the
+ * metrics must name the lowering in @model and add up. */
+static ElkMetrics *
+run_with (ElkChip *chip, ElkProgram *program, const char *prop, gint value,
+          const char *model)
+{
+  g_autoptr(GError) error = NULL;
+  ElkMetrics *m;
+
+  g_object_set (chip, prop, value, NULL);
+  m = run (chip, program, &error);
+  g_assert_no_error (error);
+  g_assert_nonnull (strstr (m->model, model));
+  assert_breakdown (m);
+  return m;
+}
+
 /* preload(0); execute(0) on 4 tiles.  The preload moves 8192 B from HBM
  * at 4 B/ns into four 2048 B pieces at 1 B/ns per port: 2048 ns either
  * way.  The execute is one relu step of 1024 elements (0.5 * 1024 + 200 =
@@ -274,7 +291,6 @@ test_matmul_rotation (void)
 static void
 test_reduce_lowering (void)
 {
-  g_autoptr(GError) error = NULL;
   g_autoptr(ElkGraph) g = matmul_graph ();
   g_autoptr(ElkProgram) p = elk_program_new (g);
   g_autoptr(ElkChip) chip = toy_chip ();
@@ -284,18 +300,11 @@ test_reduce_lowering (void)
   set_plan (p, 0, 3, 3, sp, NULL);
   elk_program_add_preload (p, 0);
   elk_program_add_execute (p, 0);
-  g_object_set (chip, "reduce-lowering", 0 /* direct */, NULL);
-  direct = run (chip, p, &error);
-  g_assert_no_error (error);
-  g_assert_nonnull (strstr (direct->model, "direct partial-sum"));
-  g_object_set (chip, "reduce-lowering", 1 /* stepwise */, NULL);
-  stepwise = run (chip, p, &error);
-  g_assert_no_error (error);
-  g_assert_nonnull (strstr (stepwise->model, "stepwise partial-sum"));
+  direct = run_with (chip, p, "reduce-lowering", 0, "direct partial-sum");
+  stepwise = run_with (chip, p, "reduce-lowering", 1,
+                       "stepwise partial-sum");
   g_assert_cmpfloat_with_epsilon (stepwise->latency_s - direct->latency_s,
                                   200e-9, 1e-14);
-  assert_breakdown (direct);
-  assert_breakdown (stepwise);
 }
 
 /* Spatial (2, 2, 1): w's 2048 B piece is held by two tiles, and its
@@ -406,18 +415,10 @@ test_tile_mapping (void)
   elk_program_add_execute (p, 0);
   elk_program_add_execute (p, 1);
 
-  g_object_set (chip, "tile-mapping", 0 /* sequential */, NULL);
-  seq = run (chip, p, &error);
-  g_assert_no_error (error);
-  g_assert_nonnull (strstr (seq->model, "sequential tile mapping"));
-  g_object_set (chip, "tile-mapping", 1 /* aligned */, NULL);
-  aligned = run (chip, p, &error);
-  g_assert_no_error (error);
-  g_assert_nonnull (strstr (aligned->model, "aligned tile mapping"));
+  seq = run_with (chip, p, "tile-mapping", 0, "sequential tile mapping");
+  aligned = run_with (chip, p, "tile-mapping", 1, "aligned tile mapping");
   g_assert_cmpfloat_with_epsilon (seq->latency_s - aligned->latency_s,
                                   24e-9, 1e-14);
-  assert_breakdown (seq);
-  assert_breakdown (aligned);
 }
 
 /* A tile that cannot hold a preload stops the run with an error naming the
