@@ -235,8 +235,8 @@ elk__feature_check (const char *origin,
     {
       g_set_error (error, ELK_REGISTRY_ERROR, ELK_REGISTRY_ERROR_BAD_NAME,
                    "%s: feature name '%s' is not lowercase dash-case "
-                   "(like 'cost-aware' or 'vendor:greedy')", origin,
-                   name ? name : "(null)");
+                   "(like 'cost-aware' or 'vendor:greedy')",
+                   origin, name ? name : "(null)");
       return FALSE;
     }
   if (!g_type_is_a (type, kind) || !G_TYPE_IS_INSTANTIATABLE (type)
@@ -244,7 +244,8 @@ elk__feature_check (const char *origin,
     {
       g_set_error (error, ELK_REGISTRY_ERROR, ELK_REGISTRY_ERROR_WRONG_TYPE,
                    "%s: feature '%s' type %s must be an instantiatable, "
-                   "non-abstract GObject implementing %s", origin, name,
+                   "non-abstract GObject implementing %s",
+                   origin, name,
                    g_type_name (type) ? g_type_name (type) : "(invalid)",
                    g_type_name (kind));
       return FALSE;
@@ -258,8 +259,9 @@ elk__feature_check (const char *origin,
     {
       g_set_error (error, ELK_REGISTRY_ERROR, ELK_REGISTRY_ERROR_WRONG_TYPE,
                    "%s: feature '%s' type %s leaves the required %s "
-                   "vfunc %s() empty", origin, name, g_type_name (type),
-                   g_type_name (kind), missing);
+                   "vfunc %s() empty",
+                   origin, name, g_type_name (type), g_type_name (kind),
+                   missing);
       return FALSE;
     }
   return TRUE;

@@ -704,8 +704,7 @@ elk__registry_add_feature (ElkRegistry *self,
       if (f->plugin == plugin && f->kind == kind
           && g_strcmp0 (f->name, name) == 0)
         {
-          g_set_error (error, ELK_REGISTRY_ERROR,
-                       ELK_REGISTRY_ERROR_DUPLICATE,
+          g_set_error (error, ELK_REGISTRY_ERROR, ELK_REGISTRY_ERROR_DUPLICATE,
                        "%s: %s '%s' is added twice",
                        plugin != NULL ? elk_plugin_get_filename (plugin)
                                       : "run time",
@@ -745,11 +744,8 @@ elk__registry_add_feature (ElkRegistry *self,
  *   or the name was already added this way.
  */
 gboolean
-elk_registry_add_feature (ElkRegistry *self,
-                          GType kind,
-                          const char *name,
-                          GType type,
-                          GError **error)
+elk_registry_add_feature (
+    ElkRegistry *self, GType kind, const char *name, GType type, GError **error)
 {
   g_return_val_if_fail (ELK_IS_REGISTRY (self), FALSE);
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);

@@ -771,7 +771,7 @@ struct _ElkRunSession
   GArray *todo;                /* guint, in point order */
   guint n_added;
   gint64 start;
-  ElkRunProgressFunc progress_func;   /* elk_experiment_run_with_progress */
+  ElkRunProgressFunc progress_func; /* elk_experiment_run_with_progress */
   gpointer progress_data;
 };
 
@@ -886,8 +886,8 @@ session_add_record (ElkRunSession *session,
    * folder sees the point recorded. */
   if (session->progress_func != NULL)
     session->progress_func (session->experiment, session->n_added,
-                            session->todo->len, record->point,
-                            record->status, wall_s, session->progress_data);
+                            session->todo->len, record->point, record->status,
+                            wall_s, session->progress_data);
   return ok;
 }
 

@@ -133,13 +133,12 @@ ELK_API gboolean elk_experiment_run (ElkExperiment *self,
                                      const ElkRunOptions *options,
                                      ElkRunStatus *status,
                                      GError **error);
-ELK_API gboolean elk_experiment_run_with_progress (
-  ElkExperiment *self,
-  const ElkRunOptions *options,
-  ElkRunProgressFunc func,
-  gpointer user_data,
-  ElkRunStatus *status,
-  GError **error);
+ELK_API gboolean elk_experiment_run_with_progress (ElkExperiment *self,
+                                                   const ElkRunOptions *options,
+                                                   ElkRunProgressFunc func,
+                                                   gpointer user_data,
+                                                   ElkRunStatus *status,
+                                                   GError **error);
 ELK_API void elk_experiment_set_output_dir (ElkExperiment *self,
                                             const char *dir);
 ELK_API const char *elk_experiment_get_schema (void);

@@ -52,10 +52,10 @@ ELK_API gboolean elk_registry_load_file (ElkRegistry *self,
                                          const char *path,
                                          GError **error);
 ELK_API gboolean elk_registry_add_feature (ElkRegistry *self,
-                                          GType kind,
-                                          const char *name,
-                                          GType type,
-                                          GError **error);
+                                           GType kind,
+                                           const char *name,
+                                           GType type,
+                                           GError **error);
 ELK_API const ElkFeature *elk_registry_lookup (ElkRegistry *self,
                                                GType kind,
                                                const char *name);

@@ -209,7 +209,7 @@ remove_flat_dir (const char *path)
 /* What the progress callback saw, in order. */
 typedef struct
 {
-  GArray *points;               /* guint */
+  GArray *points; /* guint */
   guint last_done;
   guint total;
   ElkRunStatus worst;
@@ -248,8 +248,7 @@ test_run_with_progress (void)
   g_autofree char *out = NULL;
   g_autofree char *csv = NULL;
   g_autoptr (ElkExperiment) experiment = NULL;
-  Progress p = { g_array_new (FALSE, FALSE, sizeof (guint)), 0, 0,
-                 ELK_RUN_OK };
+  Progress p = { g_array_new (FALSE, FALSE, sizeof (guint)), 0, 0, ELK_RUN_OK };
   ElkRunStatus status = ELK_RUN_OK;
   gboolean seen[6] = { FALSE };
 
@@ -278,12 +277,50 @@ test_run_with_progress (void)
   g_assert_true (g_file_test (csv, G_FILE_TEST_IS_REGULAR));
 
   /* Without a callback it runs as elk_experiment_run() does. */
-  g_assert_true (elk_experiment_run_with_progress (experiment, NULL, NULL,
-                                                   NULL, &status, &error));
+  g_assert_true (elk_experiment_run_with_progress (experiment, NULL, NULL, NULL,
+                                                   &status, &error));
   g_assert_no_error (error);
   g_array_unref (p.points);
   remove_flat_dir (out);
   g_assert_cmpint (g_rmdir (dir), ==, 0);
+}
+
+/* elk_registry_add_feature() adds a type under a name of its own, with
+ * the checks a plugin's features get (issue 23 item 3). */
+static void
+test_run_time_feature (void)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (ElkRegistry) reg = elk_test_registry_with_good ();
+  const ElkFeature *fixture, *added;
+
+  fixture = elk_registry_find (reg, ELK_TYPE_SCHEDULER, "fixture", &error);
+  g_assert_no_error (error);
+  g_assert_true (elk_registry_add_feature (reg, ELK_TYPE_SCHEDULER, "run-time",
+                                           fixture->type, &error));
+  g_assert_no_error (error);
+  added = elk_registry_find (reg, ELK_TYPE_SCHEDULER, "run-time", &error);
+  g_assert_no_error (error);
+  g_assert_true (added->type == fixture->type);
+  g_assert_null (added->plugin);
+
+  g_assert_false (elk_registry_add_feature (reg, ELK_TYPE_SCHEDULER, "run-time",
+                                            fixture->type, &error));
+  g_assert_error (error, ELK_REGISTRY_ERROR, ELK_REGISTRY_ERROR_DUPLICATE);
+  g_assert_cmpstr (error->message, ==,
+                   "run time: scheduler 'run-time' is added twice");
+  g_clear_error (&error);
+  g_assert_false (elk_registry_add_feature (reg, ELK_TYPE_SCHEDULER, "Run_Time",
+                                            fixture->type, &error));
+  g_assert_error (error, ELK_REGISTRY_ERROR, ELK_REGISTRY_ERROR_BAD_NAME);
+  g_clear_error (&error);
+  g_assert_false (elk_registry_add_feature (reg, ELK_TYPE_ALLOCATOR, "run-time",
+                                            fixture->type, &error));
+  g_assert_error (error, ELK_REGISTRY_ERROR, ELK_REGISTRY_ERROR_WRONG_TYPE);
+  g_clear_error (&error);
+  g_assert_false (elk_registry_add_feature (reg, G_TYPE_OBJECT, "run-time",
+                                            fixture->type, &error));
+  g_assert_error (error, ELK_REGISTRY_ERROR, ELK_REGISTRY_ERROR_WRONG_TYPE);
 }
 
 static void
@@ -369,6 +406,7 @@ main (int argc, char *argv[])
   g_test_add_func ("/experiment/quick", test_quick);
   g_test_add_func ("/experiment/plans", test_plans);
   g_test_add_func ("/experiment/run-with-progress", test_run_with_progress);
+  g_test_add_func ("/experiment/run-time-feature", test_run_time_feature);
   g_test_add_func ("/experiment/missing-file", test_missing_file);
   g_test_add_func ("/experiment/truncated", test_truncated);
   g_test_add_func ("/experiment/size-limit", test_size_limit);
