@@ -433,7 +433,7 @@ survey (Loader *l, const char *dims, GString *inputs, GString *out,
  *   set (naming the file) when it cannot be read or is malformed.
  */
 char *
-elk__onnx_describe (const char *path, const ElkOnnxOptions *options,
+elk__onnx_describe (const char *path, const OnnxOptions *options,
                     GError **error)
 {
   Loader l = { 0 };

@@ -80,7 +80,7 @@ static ElkGraph *
 elk_onnx_frontend_load (ElkFrontend *frontend, GError **error)
 {
   ElkOnnxFrontend *self = ELK_ONNX_FRONTEND (frontend);
-  ElkOnnxOptions options;
+  OnnxOptions options;
   static const char *const dtypes[] = { "file", "fp32", "fp16", "bf16" };
 
   if (self->model == NULL || *self->model == '\0')

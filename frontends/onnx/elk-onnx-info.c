@@ -24,7 +24,7 @@ main (int argc, char **argv)
   g_autoptr (GOptionContext) context = NULL;
   g_autoptr (GError) error = NULL;
   g_autofree char *report = NULL;
-  ElkOnnxOptions options;
+  OnnxOptions options;
   GOptionEntry entries[] = {
     { "dims", 'd', 0, G_OPTION_ARG_STRING, &dims,
       "Bind symbolic dimensions (the others get suggested values)",

@@ -60,7 +60,7 @@ elk__onnx_find_op (const char *op_type)
 }
 
 void
-elk__onnx_options_init (ElkOnnxOptions *options)
+elk__onnx_options_init (OnnxOptions *options)
 {
   memset (options, 0, sizeof *options);
   options->max_file_size = ELK_ONNX_DEFAULT_MAX_FILE_SIZE;
@@ -397,7 +397,7 @@ elk__onnx_set_attributes (Loader *l)
  */
 gboolean
 elk__onnx_loader_open (Loader *l, const char *path,
-                       const ElkOnnxOptions *options, GError **error)
+                       const OnnxOptions *options, GError **error)
 {
   g_autoptr (GError) local_error = NULL;
   g_autofree char *base = NULL;
@@ -493,7 +493,7 @@ elk__onnx_loader_open (Loader *l, const char *path,
  * Returns: (transfer full) (nullable): the graph, or %NULL with @error set.
  */
 ElkGraph *
-elk__onnx_load (const char *path, const ElkOnnxOptions *options,
+elk__onnx_load (const char *path, const OnnxOptions *options,
                 GError **error)
 {
   Loader l = { 0 };

@@ -31,7 +31,7 @@ G_BEGIN_DECLS
 #define ELK_ONNX_MAX_OPSET 18
 
 /**
- * ElkOnnxOptions:
+ * OnnxOptions:
  * @dims: (nullable): symbolic dimension bindings, "batch=32,sequence=128".
  * @dtype: (nullable): "file" (keep the file's element types) or "f32",
  *   "f16", "bf16": the type every floating-point tensor gets.
@@ -53,17 +53,17 @@ typedef struct
   guint64 max_tensor_elements;
   guint max_nesting;
   guint64 max_nodes;
-} ElkOnnxOptions;
+} OnnxOptions;
 
-void elk__onnx_options_init (ElkOnnxOptions *options);
+void elk__onnx_options_init (OnnxOptions *options);
 
 ElkGraph *elk__onnx_load (const char *path,
-                          const ElkOnnxOptions *options,
+                          const OnnxOptions *options,
                           GError **error);
 
 /* The report elk-onnx-info prints (elk-onnx-describe.c). */
 char *elk__onnx_describe (const char *path,
-                          const ElkOnnxOptions *options,
+                          const OnnxOptions *options,
                           GError **error);
 
 G_END_DECLS

@@ -129,7 +129,7 @@ struct _Loader
 {
   const char *path;
   char *dir;
-  ElkOnnxOptions opts;
+  OnnxOptions opts;
   gboolean dtype_override;
   ElkDType float_dtype;
   GMappedFile *file;
@@ -305,7 +305,7 @@ void elk__onnx_fuse_patterns (Loader *l);
 /* elk-onnx-loader.c */
 const OpInfo *elk__onnx_find_op (const char *op_type);
 gboolean elk__onnx_loader_open (Loader *l, const char *path,
-                                const ElkOnnxOptions *options,
+                                const OnnxOptions *options,
                                 GError **error);
 void elk__onnx_loader_clear (Loader *l);
 gboolean elk__onnx_check_outputs (Loader *l, gboolean compare,

@@ -60,7 +60,7 @@ pareto (Option *opts, guint n)
 }
 
 static guint
-exec_options (const ElkAllocProblem *pb, Option *opts)
+exec_options (const AllocProblem *pb, Option *opts)
 {
   const ElkPlanTable *t = pb->exec;
   guint n = 0;
@@ -85,7 +85,7 @@ exec_options (const ElkAllocProblem *pb, Option *opts)
 /* Options of preloaded operator j.  *base receives the time already paid
  * by its fixed entry, so that costs count only what this allocation adds. */
 static guint
-pre_options (const ElkAllocProblem *pb, guint j, Option *opts, double *base)
+pre_options (const AllocProblem *pb, guint j, Option *opts, double *base)
 {
   const ElkPlanTable *t = pb->pre[j];
   gint32 fixed = pb->pre_fixed != NULL ? pb->pre_fixed[j] : -1;
@@ -120,7 +120,7 @@ typedef struct
 } Lists;
 
 static gboolean
-lists_build (const ElkAllocProblem *pb, Lists *l)
+lists_build (const AllocProblem *pb, Lists *l)
 {
   l->n_obj = pb->n_pre + 1;
   l->opts = g_new0 (Option *, l->n_obj);
@@ -151,8 +151,8 @@ lists_clear (Lists *l)
 }
 
 static void
-fill_choice (const ElkAllocProblem *pb, const Lists *l, const guint *pick,
-             ElkAllocChoice *choice)
+fill_choice (const AllocProblem *pb, const Lists *l, const guint *pick,
+             AllocChoice *choice)
 {
   const Option *eo = &l->opts[0][pick[0]];
   const ElkColdHot *ch = &pb->exec->cold_hot[eo->entry];
@@ -186,7 +186,7 @@ fill_choice (const ElkAllocProblem *pb, const Lists *l, const guint *pick,
  * Returns: %FALSE when even the smallest options do not fit.
  */
 gboolean
-elk__alloc_greedy (const ElkAllocProblem *pb, ElkAllocChoice *choice)
+elk__alloc_greedy (const AllocProblem *pb, AllocChoice *choice)
 {
   Lists l = { 0 };
   g_autofree guint *pick = NULL;
@@ -240,7 +240,7 @@ out:
 /* The entry a preloaded operator keeps when the allocator does not move
  * it: its fixed entry, or its smallest preload state when free. */
 static guint32
-pre_default_entry (const ElkAllocProblem *pb, guint j)
+pre_default_entry (const AllocProblem *pb, guint j)
 {
   const ElkPlanTable *t = pb->pre[j];
   gint32 fixed = pb->pre_fixed != NULL ? pb->pre_fixed[j] : -1;
@@ -262,8 +262,8 @@ pre_default_entry (const ElkAllocProblem *pb, guint j)
 /* Picks E's best entry within @exec_budget with the preloaded operators at
  * their default entries. */
 static gboolean
-alloc_with_exec_budget (const ElkAllocProblem *pb, guint64 exec_budget,
-                        ElkAllocChoice *choice)
+alloc_with_exec_budget (const AllocProblem *pb, guint64 exec_budget,
+                        AllocChoice *choice)
 {
   const ElkPlanTable *t = pb->exec;
   gint best = -1;
@@ -319,8 +319,8 @@ alloc_with_exec_budget (const ElkAllocProblem *pb, guint64 exec_budget,
  * the allocation never overcommits SRAM.
  */
 gboolean
-elk__alloc_reservation (const ElkAllocProblem *pb, double reserve_factor,
-                        ElkAllocChoice *choice)
+elk__alloc_reservation (const AllocProblem *pb, double reserve_factor,
+                        AllocChoice *choice)
 {
   guint64 reserve = 0;
   double r = 0;
@@ -342,8 +342,8 @@ elk__alloc_reservation (const ElkAllocProblem *pb, double reserve_factor,
  * allocator so that any scheduler can be run with it.
  */
 gboolean
-elk__alloc_fixed_split (const ElkAllocProblem *pb, double exec_fraction,
-                        ElkAllocChoice *choice)
+elk__alloc_fixed_split (const AllocProblem *pb, double exec_fraction,
+                        AllocChoice *choice)
 {
   guint64 exec_budget = (guint64) floor (exec_fraction * (double) pb->budget);
   guint64 pre_bytes = 0;
@@ -400,8 +400,8 @@ exact_dfs (ExactState *s, guint k, guint64 bytes, double cost)
  * option combinations is refused with an error rather than run for hours.
  */
 gboolean
-elk__alloc_exact (const ElkAllocProblem *pb, guint64 max_combinations,
-                  ElkAllocChoice *choice, GError **error)
+elk__alloc_exact (const AllocProblem *pb, guint64 max_combinations,
+                  AllocChoice *choice, GError **error)
 {
   Lists l = { 0 };
   ExactState s = { 0 };
@@ -444,7 +444,7 @@ out:
 }
 
 void
-elk__alloc_problem_from_request (ElkAllocProblem *problem,
+elk__alloc_problem_from_request (AllocProblem *problem,
                                  const ElkAllocRequest *request,
                                  const ElkPlanTable **tables,
                                  double penalty_weight)
@@ -454,7 +454,7 @@ elk__alloc_problem_from_request (ElkAllocProblem *problem,
   for (guint j = 0; j < request->n_preloaded; j++)
     tables[j] = elk_plan_set_get_table (request->plans,
                                         request->preloaded[j]);
-  *problem = (ElkAllocProblem) {
+  *problem = (AllocProblem) {
     .exec = elk_plan_set_get_table (request->plans, request->exec_op),
     .n_pre = request->n_preloaded,
     .pre = tables,
@@ -471,7 +471,7 @@ elk__alloc_problem_from_request (ElkAllocProblem *problem,
 }
 
 void
-elk__alloc_choice_to_result (const ElkAllocChoice *choice, guint n_pre,
+elk__alloc_choice_to_result (const AllocChoice *choice, guint n_pre,
                              ElkAllocResult *result)
 {
   result->exec_entry = choice->exec_entry;

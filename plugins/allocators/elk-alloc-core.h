@@ -6,7 +6,7 @@
  * tests/compiler/test-timeline.c, which compiles elk-alloc-core.c in,
  * can drive them with hand-made plan tables: the paper's greedy loop, the
  * artifact's reservation heuristic, a fixed split and an exhaustive
- * search, all over the same ElkAllocProblem.
+ * search, all over the same AllocProblem.
  */
 #pragma once
 
@@ -19,7 +19,7 @@ G_BEGIN_DECLS
 /* ---------------------------------------------------------------------- */
 
 /**
- * ElkAllocProblem:
+ * AllocProblem:
  * @exec: the executing operator's table.
  * @n_pre: number of preloaded operators.
  * @pre: their tables.
@@ -50,10 +50,10 @@ typedef struct
   double penalty_per_byte;
   gboolean exec_is_fixed;
   guint32 exec_fixed;
-} ElkAllocProblem;
+} AllocProblem;
 
 /**
- * ElkAllocChoice:
+ * AllocChoice:
  * @exec_entry: cold-hot entry of the executing operator.
  * @pre_entries: caller-allocated, @n_pre entries.
  * @exec_s: the executing operator's hot time.
@@ -74,29 +74,29 @@ typedef struct
   double penalty_s;
   double cost_s;
   guint64 bytes;
-} ElkAllocChoice;
+} AllocChoice;
 
-gboolean elk__alloc_greedy (const ElkAllocProblem *problem,
-                            ElkAllocChoice *choice);
-gboolean elk__alloc_reservation (const ElkAllocProblem *problem,
+gboolean elk__alloc_greedy (const AllocProblem *problem,
+                            AllocChoice *choice);
+gboolean elk__alloc_reservation (const AllocProblem *problem,
                                  double reserve_factor,
-                                 ElkAllocChoice *choice);
-gboolean elk__alloc_fixed_split (const ElkAllocProblem *problem,
+                                 AllocChoice *choice);
+gboolean elk__alloc_fixed_split (const AllocProblem *problem,
                                  double exec_fraction,
-                                 ElkAllocChoice *choice);
-gboolean elk__alloc_exact (const ElkAllocProblem *problem,
+                                 AllocChoice *choice);
+gboolean elk__alloc_exact (const AllocProblem *problem,
                            guint64 max_combinations,
-                           ElkAllocChoice *choice,
+                           AllocChoice *choice,
                            GError **error);
 
 /* Fills @problem from an ElkAllocRequest (tables from the plan set) and
  * copies a choice back into an ElkAllocResult.  @tables must hold
  * request->n_preloaded pointers. */
-void elk__alloc_problem_from_request (ElkAllocProblem *problem,
+void elk__alloc_problem_from_request (AllocProblem *problem,
                                       const ElkAllocRequest *request,
                                       const ElkPlanTable **tables,
                                       double penalty_weight);
-void elk__alloc_choice_to_result (const ElkAllocChoice *choice,
+void elk__alloc_choice_to_result (const AllocChoice *choice,
                                   guint n_pre,
                                   ElkAllocResult *result);
 

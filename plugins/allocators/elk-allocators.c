@@ -15,8 +15,8 @@
 /* What every allocate() does around its core: the problem from the
  * request, the core, the choice back into the result.  A core returns
  * FALSE without an error when nothing fits. */
-typedef gboolean (*CoreFunc) (const ElkAllocProblem *pb, gconstpointer self,
-                              ElkAllocChoice *choice, GError **error);
+typedef gboolean (*CoreFunc) (const AllocProblem *pb, gconstpointer self,
+                              AllocChoice *choice, GError **error);
 
 static gboolean
 allocate_with (const ElkAllocRequest *request, ElkAllocResult *result,
@@ -26,8 +26,8 @@ allocate_with (const ElkAllocRequest *request, ElkAllocResult *result,
   g_autofree const ElkPlanTable **tables
     = g_new (const ElkPlanTable *, request->n_preloaded + 1);
   g_autofree guint32 *entries = g_new (guint32, request->n_preloaded + 1);
-  ElkAllocProblem pb;
-  ElkAllocChoice choice = { .pre_entries = entries };
+  AllocProblem pb;
+  AllocChoice choice = { .pre_entries = entries };
 
   elk__alloc_problem_from_request (&pb, request, tables, noc_penalty);
   if (!core (&pb, self, &choice, error))
@@ -81,8 +81,8 @@ G_DEFINE_FINAL_TYPE_WITH_CODE (ElkCostAwareAllocator, elk_cost_aware_allocator, 
 
 /* The paper's greedy loop (cost-aware). */
 static gboolean
-greedy_core (const ElkAllocProblem *pb, gconstpointer self,
-             ElkAllocChoice *choice, GError **error)
+greedy_core (const AllocProblem *pb, gconstpointer self,
+             AllocChoice *choice, GError **error)
 {
   return elk__alloc_greedy (pb, choice);
 }
@@ -153,8 +153,8 @@ G_DEFINE_FINAL_TYPE_WITH_CODE (ElkReservationAllocator, elk_reservation_allocato
                                                       elk_reservation_allocator_iface_init))
 
 static gboolean
-reservation_core (const ElkAllocProblem *pb, gconstpointer self,
-                  ElkAllocChoice *choice, GError **error)
+reservation_core (const AllocProblem *pb, gconstpointer self,
+                  AllocChoice *choice, GError **error)
 {
   const ElkReservationAllocator *a = self;
 
@@ -230,8 +230,8 @@ G_DEFINE_FINAL_TYPE_WITH_CODE (ElkFixedSplitAllocator, elk_fixed_split_allocator
                                                       elk_fixed_split_allocator_iface_init))
 
 static gboolean
-fixed_split_core (const ElkAllocProblem *pb, gconstpointer self,
-                  ElkAllocChoice *choice, GError **error)
+fixed_split_core (const AllocProblem *pb, gconstpointer self,
+                  AllocChoice *choice, GError **error)
 {
   const ElkFixedSplitAllocator *a = self;
 
@@ -307,8 +307,8 @@ G_DEFINE_FINAL_TYPE_WITH_CODE (ElkExactAllocator, elk_exact_allocator, G_TYPE_OB
                                                       elk_exact_allocator_iface_init))
 
 static gboolean
-exact_core (const ElkAllocProblem *pb, gconstpointer self,
-            ElkAllocChoice *choice, GError **error)
+exact_core (const AllocProblem *pb, gconstpointer self,
+            AllocChoice *choice, GError **error)
 {
   const ElkExactAllocator *a = self;
 

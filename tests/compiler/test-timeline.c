@@ -50,13 +50,13 @@ test_greedy_simple (void)
   const ElkPlanTable *pre[1];
   gint32 fixed[1] = { -1 };
   guint32 entries[1];
-  ElkAllocChoice c = { .pre_entries = entries }, x = { .pre_entries = entries };
-  ElkAllocProblem pb;
+  AllocChoice c = { .pre_entries = entries }, x = { .pre_entries = entries };
+  AllocProblem pb;
 
   table_init (&te, 3, e, NULL);
   table_init (&tq, 2, q, NULL);
   pre[0] = &tq.table;
-  pb = (ElkAllocProblem) { &te.table, 1, pre, fixed, 400, 0, FALSE, 0 };
+  pb = (AllocProblem) { &te.table, 1, pre, fixed, 400, 0, FALSE, 0 };
   g_assert_true (elk__alloc_greedy (&pb, &c));
   /* Fastest is 500 + 200 = 700.  Shrinking E 500->300 saves 200 B for 1 s
    * (200 B/s), Q 200->100 saves 100 B for 0.5 s (200 B/s): tie goes to E.
@@ -84,14 +84,14 @@ test_greedy_vs_exact (void)
   const ElkPlanTable *pre[1];
   gint32 fixed[1] = { -1 };
   guint32 eg[1], ex[1];
-  ElkAllocChoice g = { .pre_entries = eg }, x = { .pre_entries = ex };
-  ElkAllocProblem pb;
+  AllocChoice g = { .pre_entries = eg }, x = { .pre_entries = ex };
+  AllocProblem pb;
   GRand *rand = g_rand_new_with_seed (42);
 
   table_init (&te, 2, e, NULL);
   table_init (&tq, 2, q, NULL);
   pre[0] = &tq.table;
-  pb = (ElkAllocProblem) { &te.table, 1, pre, fixed, 610, 0, FALSE, 0 };
+  pb = (AllocProblem) { &te.table, 1, pre, fixed, 610, 0, FALSE, 0 };
   g_assert_true (elk__alloc_greedy (&pb, &g));
   g_assert_true (elk__alloc_exact (&pb, 1000, &x, NULL));
   g_assert_cmpfloat (x.cost_s, <=, g.cost_s);
@@ -107,7 +107,7 @@ test_greedy_vs_exact (void)
       const ElkPlanTable *pp[3];
       gint32 fx[3] = { -1, -1, -1 };
       guint32 a[3], b[3];
-      ElkAllocChoice cg = { .pre_entries = a }, cx = { .pre_entries = b };
+      AllocChoice cg = { .pre_entries = a }, cx = { .pre_entries = b };
       guint np = g_rand_int_range (rand, 0, 4);
       gboolean fg, fe;
 
@@ -131,7 +131,7 @@ test_greedy_vs_exact (void)
           table_init (&tqs[j], 4, (const double (*)[4]) qv[j], NULL);
           pp[j] = &tqs[j].table;
         }
-      pb = (ElkAllocProblem) { &tt.table, np, pp, fx,
+      pb = (AllocProblem) { &tt.table, np, pp, fx,
                                200 + g_rand_int_range (rand, 0, 600), 0,
                                FALSE, 0 };
       fg = elk__alloc_greedy (&pb, &cg);
@@ -160,13 +160,13 @@ test_fixed_preload_keeps_hot_plan (void)
   const ElkPlanTable *pre[1];
   gint32 fixed[1] = { 1 };
   guint32 entries[1];
-  ElkAllocChoice c = { .pre_entries = entries };
-  ElkAllocProblem pb;
+  AllocChoice c = { .pre_entries = entries };
+  AllocProblem pb;
 
   table_init (&te, 1, e, NULL);
   table_init (&tq, 3, q, hp);
   pre[0] = &tq.table;
-  pb = (ElkAllocProblem) { &te.table, 1, pre, fixed, 160, 0, FALSE, 0 };
+  pb = (AllocProblem) { &te.table, 1, pre, fixed, 160, 0, FALSE, 0 };
   g_assert_true (elk__alloc_greedy (&pb, &c));
   g_assert_cmpuint (entries[0], ==, 0);
   g_assert_cmpfloat_with_epsilon (c.extra_warmup_s, 0.4, 1e-12);

@@ -47,7 +47,7 @@ int
 LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
 {
   g_autoptr (GError) error = NULL;
-  ElkOnnxOptions options;
+  OnnxOptions options;
   ElkGraph *graph;
   FILE *fp;
 

@@ -56,7 +56,7 @@ corpus_path (const char *rel)
 static ElkGraph *
 load (const char *path, const char *dims, GError **error)
 {
-  ElkOnnxOptions options;
+  OnnxOptions options;
   elk__onnx_options_init (&options);
   options.dims = dims;
   return elk__onnx_load (path, &options, error);
@@ -1687,7 +1687,7 @@ test_limits (void)
   g_autofree char *path = g_build_filename (dir, "small.onnx", NULL);
   g_autoptr (GError) error = NULL;
   Builder *b = builder_small ("batch", "seq");
-  ElkOnnxOptions options;
+  OnnxOptions options;
   ElkGraph *g;
 
   builder_write (b, path);
@@ -2357,7 +2357,7 @@ test_info_unsupported (void)
   g_autoptr (GError) error = NULL;
   g_autoptr (Builder) b = builder_small ("batch", "seq");
   g_autofree char *report = NULL;
-  ElkOnnxOptions options;
+  OnnxOptions options;
   Onnx__NodeProto *relu;
 
   /* mm -> h -> det -> d -> relu -> y */
@@ -2483,7 +2483,7 @@ test_info_errors (void)
           }
         else
           {
-            ElkOnnxOptions options;
+            OnnxOptions options;
             g_autofree char *want = NULL;
             elk__onnx_options_init (&options);
             options.dims = "batch=2";
