@@ -10,15 +10,16 @@
  * gathered per link and each link serves its own in arrival order; this
  * is exactly the order a time-ordered event loop would use, without a
  * heap operation per hop.  The windows ahead are a calendar ring of
- * intrusive lists through the transfers (one bucket per window, a bitmap
- * to find the next one); arrivals beyond the ring and all other events
+ * buckets (one per window, a bitmap to find the next one) of 16-byte
+ * arrivals that name a transfer in the pool, where it stays from
+ * injection to arrival; arrivals beyond the ring and all other events
  * (controller reads, rounds, ends of preloads and executes) go through a
  * binary heap.
  *
  * Everything is preallocated when the simulator is built or when a run
- * starts (the transfer pool doubles when it runs out, which happens a few
- * times per simulator, not per event); the event loop calls no GObject
- * code.
+ * starts (the transfer and arrival pools double when they run out, which
+ * happens a few times per simulator, not per event); the event loop calls
+ * no GObject code.
  */
 #include "config.h"
 
@@ -90,8 +91,8 @@ elk__noc_heap_pop (NocSim *s)
 /* The link a transfer takes from the router (or port) its head is at, or
  * NONE when it has arrived.  Same routes as elk__noc_route(): dimension order,
  * columns first, and over the chip's gateway to another chip. */
-guint32
-elk__noc_train_route (NocSim *s, NocTrain *t)
+G_ALWAYS_INLINE static inline guint32
+train_route (NocSim *s, NocTrain *t)
 {
   const NocConfig *c = &s->cfg;
   guint32 g = t->chip * s->per_chip;
@@ -140,8 +141,8 @@ elk__noc_train_route (NocSim *s, NocTrain *t)
 }
 
 /* Puts the head at local router @l of chip @chip. */
-void
-elk__noc_train_place (NocSim *s, NocTrain *t, guint chip, guint l)
+static inline void
+train_place (NocSim *s, NocTrain *t, guint chip, guint l)
 {
   const NocConfig *c = &s->cfg;
 
@@ -161,8 +162,8 @@ elk__noc_train_place (NocSim *s, NocTrain *t, guint chip, guint l)
 /* Sets where a transfer whose head is at its first router heads for: the
  * destination on this chip, or the gateway out of it (the east-edge router
  * of the head's row, or the single gateway; the ring's first core). */
-void
-elk__noc_train_aim (NocSim *s, NocTrain *t)
+static inline void
+train_aim (NocSim *s, NocTrain *t)
 {
   const NocConfig *c = &s->cfg;
   guint dchip = t->dst / s->per_chip, dl = t->dst % s->per_chip;
@@ -239,15 +240,25 @@ train_cross (NocSim *s, NocTrain *t)
             t->r = (guint16) (c->rows / 2);
           t->c = 0;
         }
-      elk__noc_train_aim (s, t);
+      train_aim (s, t);
       return;
     }
   if (li >= s->attach_base)
     {
       guint g = s->attach_router[li - s->attach_base];
-      elk__noc_train_place (s, t, g / s->per_chip, g % s->per_chip);
-      elk__noc_train_aim (s, t);
+      train_place (s, t, g / s->per_chip, g % s->per_chip);
+      train_aim (s, t);
     }
+}
+
+/* Puts a new transfer's head at core @core (mesh, torus, ring) and sets
+ * its first link. */
+void
+elk__noc_train_start (NocSim *s, NocTrain *t, guint core)
+{
+  train_place (s, t, core / s->per_chip, core % s->per_chip);
+  train_aim (s, t);
+  t->link = train_route (s, t);
 }
 
 /* Routes as the transfers walk them, for the tests. */
@@ -263,9 +274,9 @@ elk__noc_sim_walk_route (NocSim *s, guint src, guint dst, guint32 *links,
     t.link = src != dst ? src : NONE;
   else
     {
-      elk__noc_train_place (s, &t, src / s->per_chip, src % s->per_chip);
-      elk__noc_train_aim (s, &t);
-      t.link = elk__noc_train_route (s, &t);
+      train_place (s, &t, src / s->per_chip, src % s->per_chip);
+      train_aim (s, &t);
+      t.link = train_route (s, &t);
     }
   while (t.link != NONE)
     {
@@ -273,7 +284,7 @@ elk__noc_sim_walk_route (NocSim *s, guint src, guint dst, guint32 *links,
         links[n] = t.link;
       n++;
       train_cross (s, &t);
-      t.link = elk__noc_train_route (s, &t);
+      t.link = train_route (s, &t);
     }
   return n;
 }
@@ -281,38 +292,74 @@ elk__noc_sim_walk_route (NocSim *s, guint src, guint dst, guint32 *links,
 /* ---------------------------------------------------------------------- */
 /* Transfers: the pool, the calendar and the FIFO service. */
 
+/* Transfers stay in one pool slot from injection to arrival and are
+ * updated there hop by hop; the calendar's buckets hold 16-byte arrivals
+ * (slot, link, chain) instead of copies of the transfers.  A hop then
+ * touches its transfer's cache line once (prefetched a few arrivals
+ * ahead, as the bucket says which slot comes next) and appends 16 bytes
+ * to the bucket of its next window, where copying 64 bytes into a cold
+ * chunk of that bucket used to cost a read for ownership per hop. */
+
 G_GNUC_NO_INLINE static void
-pool_grow (NocSim *s)
+train_pool_grow (NocSim *s)
 {
-  guint32 old = s->pool_chunks, cap = MAX (256u, 2 * old);
+  guint32 old = s->pool_cap, cap = MAX (4096u, 2 * old);
   /* Cache-line aligned, so that a transfer is one line. */
-  NocTrain *pool = g_aligned_alloc ((gsize) cap * CHUNK, sizeof (NocTrain), 64);
+  NocTrain *pool = g_aligned_alloc ((gsize) cap, sizeof (NocTrain), 64);
 
   if (old > 0)
-    memcpy (pool, s->pool, (gsize) old * CHUNK * sizeof (NocTrain));
+    memcpy (pool, s->pool, (gsize) old * sizeof (NocTrain));
   g_aligned_free (s->pool);
   s->pool = pool;
-  s->chain = g_renew (guint32, s->chain, (gsize) cap * CHUNK);
+  s->pool_free = g_renew (guint32, s->pool_free, cap);
+  /* Free slots are a stack, lowest on top, so that the slots in use stay
+   * few and dense. */
+  for (guint32 i = old; i < cap; i++)
+    s->pool_free[s->pool_n_free++] = cap - 1 - (i - old);
+  s->pool_cap = cap;
+}
+
+static inline guint32
+train_alloc (NocSim *s)
+{
+  if (G_UNLIKELY (s->pool_n_free == 0))
+    train_pool_grow (s);
+  return s->pool_free[--s->pool_n_free];
+}
+
+static inline void
+train_release (NocSim *s, guint32 slot)
+{
+  s->pool_free[s->pool_n_free++] = slot;
+}
+
+G_GNUC_NO_INLINE static void
+arrival_pool_grow (NocSim *s)
+{
+  guint32 old = s->arr_chunks, cap = MAX (256u, 2 * old);
+
+  s->arr = g_renew (NocArrival, s->arr, (gsize) cap * CHUNK);
   s->chunk_next = g_renew (guint32, s->chunk_next, cap);
   for (guint32 i = old; i < cap; i++)
     s->chunk_next[i] = i + 1 < cap ? i + 1 : s->chunk_free;
   s->chunk_free = old;
-  s->pool_chunks = cap;
+  s->arr_chunks = cap;
 }
 
-/* Appends a copy of @t to bucket @b; returns its pool slot.  May move the
- * pool: callers hold slots, not pointers, across calls. */
+/* Appends the arrival of pool slot @slot at link @link to bucket @b;
+ * returns its index.  May move s->arr: callers hold indices, not
+ * pointers, across calls. */
 static inline guint32
-bucket_append (NocSim *s, guint32 b, const NocTrain *t)
+bucket_append (NocSim *s, guint32 b, guint32 slot, const NocTrain *t)
 {
   NocBucket *B = &s->bucket[b];
-  guint32 slot;
+  guint32 e;
 
   if (B->first == NONE || B->fill == CHUNK)
     {
       guint32 ch;
       if (G_UNLIKELY (s->chunk_free == NONE))
-        pool_grow (s);
+        arrival_pool_grow (s);
       ch = s->chunk_free;
       s->chunk_free = s->chunk_next[ch];
       s->chunk_next[ch] = NONE;
@@ -326,9 +373,10 @@ bucket_append (NocSim *s, guint32 b, const NocTrain *t)
       B->last = ch;
       B->fill = 0;
     }
-  slot = B->last * CHUNK + B->fill++;
-  s->pool[slot] = *t;
-  return slot;
+  e = B->last * CHUNK + B->fill++;
+  s->arr[e].slot = slot;
+  s->arr[e].link = t->link;
+  return e;
 }
 
 /* Gives bucket @b's chunks back. */
@@ -337,6 +385,8 @@ elk__noc_bucket_clear (NocSim *s, guint32 b)
 {
   NocBucket *B = &s->bucket[b];
 
+  s->serve_ch = NONE;
+  s->serve_i = 0;
   if (B->first == NONE)
     return;
   s->chunk_next[B->last] = s->chunk_free;
@@ -346,7 +396,8 @@ elk__noc_bucket_clear (NocSim *s, guint32 b)
 }
 
 /* A new transfer of @bytes whose head is at @head, injected now (for the
- * tie-break); the caller places it and sets its first link. */
+ * tie-break); the caller places it, sets its first link and hands it to
+ * elk__noc_train_inject(). */
 void
 elk__noc_train_init (NocSim *s, NocTrain *t, double head, double tail,
                      double bytes, gboolean capped, guint8 kind, guint dst)
@@ -364,73 +415,63 @@ elk__noc_train_init (NocSim *s, NocTrain *t, double head, double tail,
   t->crossed = 0;
 }
 
-/* Puts pool slot @slot into its link's queue for the current window. */
+/* Puts arrival @e into its link's queue for the current window: a chain,
+ * newest first, through the arrivals. */
 static inline void
-link_enqueue (NocSim *s, guint32 slot)
+link_enqueue (NocSim *s, guint32 e)
 {
-  guint32 li = s->pool[slot].link;
-  NocLinkState *l = &s->ls[li];
+  NocLinkState *l = &s->ls[s->arr[e].link];
 
-  if (l->queue == NONE)
-    {
-      if (G_UNLIKELY (s->n_active == s->active_cap))
-        {
-          s->active_cap *= 2;
-          s->active = g_renew (guint32, s->active, s->active_cap);
-        }
-      s->active[s->n_active++] = li;
-    }
-  s->chain[slot] = l->queue;
-  l->queue = slot;
+  s->arr[e].next = l->queue;
+  l->queue = e;
 }
 
-
-/* Files the arrival of @t's head at its link: in the current window
- * straight into the link's queue, in the ring's horizon into its window's
- * bucket, beyond it into the heap. */
-void
-elk__noc_train_schedule (NocSim *s, const NocTrain *t)
+static inline gint64
+window_of (const NocSim *s, double t)
 {
-  gint64 w = elk__noc_window_of (s, t->head);
+  return (gint64) (t * s->inv_w);
+}
+
+/* Files the arrival of the head of the transfer in pool slot @slot at its
+ * link: in the current window straight into the link's queue, in the
+ * ring's horizon into its window's bucket, beyond it into the heap. */
+static inline void
+train_schedule (NocSim *s, guint32 slot)
+{
+  const NocTrain *t = &s->pool[slot];
+  gint64 w = window_of (s, t->head);
 
   if (w <= s->cur_w)
-    link_enqueue (s, bucket_append (s, (guint32) s->cur_w & (RING_N - 1), t));
+    link_enqueue (s, bucket_append (s, (guint32) s->cur_w & (RING_N - 1),
+                                    slot, t));
   else if (w - s->cur_w < (gint64) RING_N)
     {
-      bucket_append (s, (guint32) w & (RING_N - 1), t);
+      bucket_append (s, (guint32) w & (RING_N - 1), slot, t);
       s->ring_n++;
       if (w < s->ring_lo)
         s->ring_lo = w;
     }
   else
-    {
-      guint32 f;
-      if (G_UNLIKELY (s->far_free == NONE))
-        {
-          guint32 old = s->far_cap, cap = MAX (64u, 2 * old);
-          s->far = g_renew (NocTrain, s->far, cap);
-          s->far_next = g_renew (guint32, s->far_next, cap);
-          for (guint32 i = old; i < cap; i++)
-            s->far_next[i] = i + 1 < cap ? i + 1 : NONE;
-          s->far_free = old;
-          s->far_cap = cap;
-        }
-      f = s->far_free;
-      s->far_free = s->far_next[f];
-      s->far[f] = *t;
-      elk__noc_heap_push (s, t->head, EV_HOP, f);
-    }
+    elk__noc_heap_push (s, t->head, EV_HOP, slot);
 }
 
-/* An arrival from the heap joins the current window. */
+/* Puts a new transfer @t into the pool and files its first arrival. */
 void
-elk__noc_far_arrive (NocSim *s, guint32 f)
+elk__noc_train_inject (NocSim *s, const NocTrain *t)
 {
-  NocTrain t = s->far[f];
+  guint32 slot = train_alloc (s);
 
-  s->far_next[f] = s->far_free;
-  s->far_free = f;
-  link_enqueue (s, bucket_append (s, (guint32) s->cur_w & (RING_N - 1), &t));
+  s->pool[slot] = *t;
+  train_schedule (s, slot);
+}
+
+/* An arrival from the heap (of the transfer in pool slot @slot) joins the
+ * current window. */
+void
+elk__noc_far_arrive (NocSim *s, guint32 slot)
+{
+  link_enqueue (s, bucket_append (s, (guint32) s->cur_w & (RING_N - 1), slot,
+                                  &s->pool[slot]));
 }
 
 /* The first window after the current one with a bucket in the ring; the
@@ -456,7 +497,7 @@ elk__noc_ring_next (NocSim *s)
   return w;
 }
 
-/* Puts the transfers of the current window's bucket into their links'
+/* Puts the arrivals of the current window's bucket into their links'
  * queues. */
 void
 elk__noc_ring_drain (NocSim *s)
@@ -466,11 +507,12 @@ elk__noc_ring_drain (NocSim *s)
   for (guint32 ch = B->first; ch != NONE; ch = s->chunk_next[ch])
     {
       guint32 n = ch == B->last ? B->fill : CHUNK;
+      const NocArrival *a = s->arr + (gsize) ch * CHUNK;
       for (guint32 i = 0; i < n; i++)
         {
-          /* The links are random; fetch a few transfers ahead. */
-          if (i + 4 < n)
-            __builtin_prefetch (&s->ls[s->pool[ch * CHUNK + i + 4].link], 1);
+          /* The links are random; fetch a few ahead. */
+          if (i + 8 < n)
+            __builtin_prefetch (&s->ls[a[i + 8].link], 1);
           link_enqueue (s, ch * CHUNK + i);
         }
       s->ring_n -= n;
@@ -478,44 +520,46 @@ elk__noc_ring_drain (NocSim *s)
     }
 }
 
-
 /* One FIFO service of the transfer in pool slot @slot at link @li. */
-static inline void
+G_ALWAYS_INLINE static inline void
 train_serve (NocSim *s, guint32 li, guint32 slot)
 {
   NocLinkState *l = &s->ls[li];
-  NocTrain t = s->pool[slot];
+  NocTrain *t = &s->pool[slot];
   /* Every link a transfer crosses has the hop latency; the attachments
    * and the inter-chip link have their own bandwidth. */
-  double ser = t.ser, st, end, lat = s->cfg.hop_latency;
+  double ser = t->ser, st, end, lat = s->cfg.hop_latency;
 
   if (G_UNLIKELY (li >= s->n_core_links))
     {
       double bw = s->links[li].bw;
-      ser = t.bytes / (t.capped && s->core_rate < bw ? s->core_rate : bw);
+      ser = t->bytes / (t->capped && s->core_rate < bw ? s->core_rate : bw);
     }
-  st = t.head > l->free_at ? t.head : l->free_at;
+  st = t->head > l->free_at ? t->head : l->free_at;
   end = st + ser;
   /* The tail cannot leave before it arrived from the previous link. */
-  if (end < t.tail + lat)
-    end = t.tail + lat;
+  if (end < t->tail + lat)
+    end = t->tail + lat;
   l->free_at = end;
   l->busy += ser;
-  l->bytes += t.bytes;
+  l->bytes += t->bytes;
   if (G_UNLIKELY (s->link_tracks) && s->trace != NULL
       && s->links[li].track >= 0)
     elk_trace_add_span (s->trace, (guint) s->links[li].track, s->cur_name, st,
                         end - st);
-  t.tail = end;
-  t.hops++;
-  train_cross (s, &t);
-  t.link = elk__noc_train_route (s, &t);
-  if (t.link == NONE)
-    elk__noc_train_arrive (s, &t, end + lat);
+  t->tail = end;
+  t->hops++;
+  train_cross (s, t);
+  t->link = train_route (s, t);
+  if (t->link == NONE)
+    {
+      elk__noc_train_arrive (s, t, end + lat);
+      train_release (s, slot);
+    }
   else
     {
-      t.head = st + lat;
-      elk__noc_train_schedule (s, &t);
+      t->head = st + lat;
+      train_schedule (s, slot);
     }
 }
 
@@ -529,67 +573,125 @@ sortkey_cmp (const void *a, const void *b)
   return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
+/* Link @li serves the arrivals in its queue in arrival order (ties:
+ * injection order). */
+static void
+serve_link (NocSim *s, guint32 li)
+{
+  NocLinkState *l = &s->ls[li];
+  struct NocSortKey *k;
+  guint32 n = 0;
+
+  /* The transfers are all over the pool: ask for all their lines first,
+   * so that the misses overlap. */
+  for (guint32 x = l->queue; x != NONE; x = s->arr[x].next)
+    __builtin_prefetch (&s->pool[s->arr[x].slot], 1);
+  for (guint32 x = l->queue; x != NONE;)
+    {
+      guint32 slot = s->arr[x].slot, nx = s->arr[x].next;
+      if (G_UNLIKELY (n == s->sortbuf_cap))
+        {
+          s->sortbuf_cap = MAX (1024u, 2 * s->sortbuf_cap);
+          s->sortbuf = g_renew (struct NocSortKey, s->sortbuf,
+                                s->sortbuf_cap);
+        }
+      s->sortbuf[n].head = s->pool[slot].head;
+      s->sortbuf[n].seq = s->pool[slot].seq;
+      s->sortbuf[n].id = slot;
+      n++;
+      s->arr[x].next = SERVED;
+      x = nx;
+    }
+  l->queue = NONE;
+  k = s->sortbuf;
+  if (n > 1)
+    {
+      /* The queue is newest first; arrivals mostly come in order. */
+      for (guint32 i = 0, j = n - 1; i < j; i++, j--)
+        {
+          struct NocSortKey x = k[i];
+          k[i] = k[j];
+          k[j] = x;
+        }
+      /* A core's transfers of one round reach its first link
+       * together, already in order: sort only what is not. */
+      guint32 u = 1;
+      while (u < n && sortkey_cmp (&k[u - 1], &k[u]) <= 0)
+        u++;
+      if (u == n)
+        ;
+      else if (n <= 32)
+        for (guint32 i = u; i < n; i++)
+          {
+            struct NocSortKey x = k[i];
+            guint32 j = i;
+            while (j > 0 && sortkey_cmp (&k[j - 1], &x) > 0)
+              {
+                k[j] = k[j - 1];
+                j--;
+              }
+            k[j] = x;
+          }
+      else
+        qsort (k, n, sizeof *k, sortkey_cmp);
+    }
+  for (guint32 i = 0; i < n; i++)
+    {
+      if (i + 4 < n)
+        __builtin_prefetch (&s->pool[k[i + 4].id], 1);
+      train_serve (s, li, k[i].id);
+    }
+}
+
 /* Every link with arrivals in the current window serves them in arrival
- * order (ties: injection order). */
+ * order (ties: injection order).  Links serve in the order of their
+ * first arrival in the window's bucket (which is the order the arrivals
+ * joined the links' queues), picking up where the last call stopped:
+ * heap events between two calls add arrivals at the bucket's end.  Most
+ * links have one arrival per window, served straight from the bucket. */
 void
 elk__noc_serve_window (NocSim *s)
 {
-  for (guint a = 0; a < s->n_active; a++)
-    {
-      guint32 li = s->active[a], n = 0;
-      NocLinkState *l = &s->ls[li];
-      struct NocSortKey *k;
+  NocBucket *B = &s->bucket[(guint32) s->cur_w & (RING_N - 1)];
+  guint32 ch = s->serve_ch, i = s->serve_i;
 
-      for (guint32 x = l->queue; x != NONE; x = s->chain[x])
+  for (;;)
+    {
+      guint32 n, e, li;
+      if (ch == NONE)
         {
-          if (G_UNLIKELY (n == s->sortbuf_cap))
-            {
-              s->sortbuf_cap = MAX (1024u, 2 * s->sortbuf_cap);
-              s->sortbuf = g_renew (struct NocSortKey, s->sortbuf,
-                                    s->sortbuf_cap);
-            }
-          s->sortbuf[n].head = s->pool[x].head;
-          s->sortbuf[n].seq = s->pool[x].seq;
-          s->sortbuf[n].id = x;
-          n++;
+          ch = B->first;
+          i = 0;
+          if (ch == NONE)
+            break;
         }
-      l->queue = NONE;
-      k = s->sortbuf;
-      if (n > 1)
+      n = ch == B->last ? B->fill : CHUNK;
+      if (i == n)
         {
-          /* The queue is newest first; arrivals mostly come in order. */
-          for (guint32 i = 0, j = n - 1; i < j; i++, j--)
-            {
-              struct NocSortKey x = k[i];
-              k[i] = k[j];
-              k[j] = x;
-            }
-          /* A core's transfers of one round reach its first link
-           * together, already in order: sort only what is not. */
-          guint32 u = 1;
-          while (u < n && sortkey_cmp (&k[u - 1], &k[u]) <= 0)
-            u++;
-          if (u == n)
-            ;
-          else if (n <= 32)
-            for (guint32 i = u; i < n; i++)
-              {
-                struct NocSortKey x = k[i];
-                guint32 j = i;
-                while (j > 0 && sortkey_cmp (&k[j - 1], &x) > 0)
-                  {
-                    k[j] = k[j - 1];
-                    j--;
-                  }
-                k[j] = x;
-              }
-          else
-            qsort (k, n, sizeof *k, sortkey_cmp);
+          if (ch == B->last)
+            break;
+          ch = s->chunk_next[ch];
+          i = 0;
+          continue;
         }
-      for (guint32 i = 0; i < n; i++)
-        train_serve (s, li, k[i].id);
+      e = ch * CHUNK + i++;
+      if (i + 8 < n)
+        __builtin_prefetch (&s->pool[s->arr[e + 8].slot], 1);
+      if (s->arr[e].next == SERVED)
+        continue;
+      li = s->arr[e].link;
+      if (s->ls[li].queue == e && s->arr[e].next == NONE)
+        {
+          /* The link's only arrival so far. */
+          s->ls[li].queue = NONE;
+          s->arr[e].next = SERVED;
+          train_serve (s, li, s->arr[e].slot);
+        }
+      else
+        serve_link (s, li);
     }
-  s->n_active = 0;
+  s->serve_ch = ch;
+  s->serve_i = i;
 }
 
 /* ---------------------------------------------------------------------- */

@@ -127,7 +127,8 @@ start_run (NocSim *s, ElkProgram *program, GError **error)
   s->seq = 0;
   s->train_seq = 0;
   s->copies_left = 0;
-  s->n_active = 0;
+  s->serve_ch = NONE;
+  s->serve_i = 0;
   s->ring_lo = 0;
   g_assert (s->ring_n == 0);
   for (guint i = 0; i < s->n_links; i++)

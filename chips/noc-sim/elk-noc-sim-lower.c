@@ -422,7 +422,7 @@ elk__noc_ctrl_step (NocSim *s, guint h, double now)
       s->noc_bytes += bytes;
       if (dst / s->per_chip != chip)
         s->xchip[5] += bytes;
-      elk__noc_train_schedule (s, t);
+      elk__noc_train_inject (s, t);
     }
   /* The controller reads its next packet when this read is done. */
   elk__noc_heap_push (s, MAX (now, s->ls[s->read_base + h].free_at), EV_CTRL,
@@ -854,15 +854,13 @@ elk__noc_exec_round (NocSim *s, double now)
             t->link = k;
           else
             {
-              elk__noc_train_place (s, t, k / s->per_chip, k % s->per_chip);
-              elk__noc_train_aim (s, t);
-              t->link = elk__noc_train_route (s, t);
+              elk__noc_train_start (s, t, k);
             }
           s->round_left++;
           s->noc_bytes += r->bytes;
           if (k / s->per_chip != dst / s->per_chip)
             s->xchip[r->kind] += r->bytes;
-          elk__noc_train_schedule (s, t);
+          elk__noc_train_inject (s, t);
         }
     }
   if (s->round_left == 0)

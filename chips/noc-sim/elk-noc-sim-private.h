@@ -42,6 +42,8 @@ enum
 };
 
 #define NONE G_MAXUINT32
+/* An arrival its link has served (NocArrival.next). */
+#define SERVED (G_MAXUINT32 - 1)
 
 /* A link's parameters... */
 typedef struct
@@ -59,7 +61,7 @@ typedef struct
   double free_at;  /* when the link has sent everything it accepted */
   double busy;     /* seconds spent sending */
   double bytes;    /* bytes sent */
-  guint32 queue;   /* transfers whose heads arrive in the current window */
+  guint32 queue;   /* arrivals of the current window, newest first */
   guint32 pad;
 } NocLinkState;
 
@@ -77,13 +79,12 @@ enum
   EV_PRELOAD_DONE,
   EV_EXEC_ROUND,
   EV_EXEC_DONE,
-  EV_HOP, /* an arrival beyond the calendar ring; arg: the transfer */
+  EV_HOP, /* an arrival beyond the calendar ring; arg: its pool slot */
 };
 
 /* A transfer on its way: where its head is, which link it waits for, and
- * what it needs for the FIFO service there.  64 bytes; transfers are kept
- * by value in the calendar and copied from window to window, so that the
- * event loop streams through memory instead of chasing pointers. */
+ * what it needs for the FIFO service there.  64 bytes, one cache line; a
+ * transfer keeps its pool slot from injection to arrival. */
 typedef struct
 {
   double head;    /* when the head reaches `link` */
@@ -118,13 +119,24 @@ struct NocSortKey
 #define RING_LOG 16
 #define RING_N (1u << RING_LOG)
 
-/* A bucket is a list of chunks of CHUNK transfers in one pool. */
-#define CHUNK 32
+/* The arrival of a transfer's head at a link in some window: an entry of
+ * that window's bucket, 16 bytes. */
+typedef struct
+{
+  guint32 slot; /* the transfer's pool slot */
+  guint32 link;
+  guint32 next; /* the link's previous arrival in the current window (its
+                 * queue), NONE, or SERVED */
+  guint32 pad;
+} NocArrival;
+
+/* A bucket is a list of chunks of CHUNK arrivals in one pool. */
+#define CHUNK 64
 
 typedef struct
 {
   guint32 first, last; /* chunks, NONE when empty */
-  guint32 fill;        /* transfers in the last chunk */
+  guint32 fill;        /* arrivals in the last chunk */
 } NocBucket;
 
 /* Ring kinds of an execution round. */
@@ -209,13 +221,13 @@ struct _NocSim
   guint64 seq;
 
   /* Transfers and the calendar ring of windows (see the top comment). */
-  NocTrain *pool;            /* pool_chunks * CHUNK transfers */
+  NocTrain *pool;         /* pool_cap transfers in flight or free */
+  guint32 *pool_free;     /* free slots, a stack */
+  guint32 pool_cap, pool_n_free;
+  NocArrival *arr;        /* arr_chunks * CHUNK arrivals */
   guint32 *chunk_next;    /* per chunk: the next of its bucket, or free */
-  guint32 *chain;         /* per pool slot: next arrival at the same link */
-  guint32 pool_chunks, chunk_free;
-  NocTrain *far;             /* arrivals beyond the ring, by heap event */
-  guint32 *far_next;
-  guint32 far_cap, far_free;
+  guint32 arr_chunks, chunk_free;
+  guint32 serve_ch, serve_i; /* where serving the current window is */
   guint64 train_seq;
   NocBucket *bucket;         /* RING_N */
   guint64 *bmap;          /* RING_N bits: bucket not empty */
@@ -223,8 +235,6 @@ struct _NocSim
   gint64 ring_lo;         /* no bucket before this window is filled */
   gint64 cur_w;           /* the window being processed */
   double inv_w;           /* 1 / window width */
-  guint32 *active;        /* links with arrivals in the current window */
-  guint n_active, active_cap;
   struct NocSortKey *sortbuf;
   guint32 sortbuf_cap;
   double core_rate;       /* 1/G, bytes/s */
@@ -317,15 +327,13 @@ guint elk__noc_route (NocSim *s, guint src, guint dst);
 /* elk-noc-sim-calendar.c */
 void elk__noc_heap_push (NocSim *s, double t, guint32 kind, guint32 arg);
 NocEvent elk__noc_heap_pop (NocSim *s);
-guint32 elk__noc_train_route (NocSim *s, NocTrain *t);
-void elk__noc_train_place (NocSim *s, NocTrain *t, guint chip, guint l);
-void elk__noc_train_aim (NocSim *s, NocTrain *t);
+void elk__noc_train_start (NocSim *s, NocTrain *t, guint core);
 void elk__noc_bucket_clear (NocSim *s, guint32 b);
 void elk__noc_train_init (NocSim *s, NocTrain *t, double head, double tail,
                           double bytes, gboolean capped, guint8 kind,
                           guint dst);
-void elk__noc_train_schedule (NocSim *s, const NocTrain *t);
-void elk__noc_far_arrive (NocSim *s, guint32 f);
+void elk__noc_train_inject (NocSim *s, const NocTrain *t);
+void elk__noc_far_arrive (NocSim *s, guint32 slot);
 gint64 elk__noc_ring_next (NocSim *s);
 void elk__noc_ring_drain (NocSim *s);
 void elk__noc_serve_window (NocSim *s);

@@ -639,9 +639,7 @@ elk__noc_sim_new (const NocConfig *config, GError **error)
   s->inv_w = 1.0 / (c->hop_latency > 1e-12 ? c->hop_latency : 1e-12);
   s->core_rate = c->core_gap > 0 ? 1.0 / c->core_gap : INFINITY;
   s->chunk_free = NONE;
-  s->far_free = NONE;
-  s->active_cap = 1024;
-  s->active = g_new (guint32, s->active_cap);
+  s->serve_ch = NONE;
   {
     /* A ring is one wrapping row of per_chip positions. */
     guint nr = c->topology == ELK_TOPOLOGY_RING ? 1 : MAX (1u, c->rows);
@@ -683,13 +681,11 @@ elk__noc_sim_free (NocSim *s)
   g_free (s->path);
   g_free (s->heap);
   g_aligned_free (s->pool);
+  g_free (s->pool_free);
+  g_free (s->arr);
   g_free (s->chunk_next);
-  g_free (s->chain);
-  g_free (s->far);
-  g_free (s->far_next);
   g_free (s->bucket);
   g_free (s->bmap);
-  g_free (s->active);
   g_free (s->sortbuf);
   g_free (s->has_preload);
   g_free (s->preload_done);
