@@ -15,63 +15,6 @@ static ElkRegistry *registry;
 /* Plugin objects from this test's registry (tests/core/elk-test-util.c). */
 #define make(...) elk_test_make (registry, __VA_ARGS__)
 
-/* A decode-like stack: per layer a weight MatMul (b x k by k x n), a
- * KV-cache batched MatMul and an elementwise op, so that operators with and
- * without HBM data alternate and layers repeat. */
-static ElkGraph *
-build_graph (guint layers, guint64 b, guint64 d)
-{
-  ElkGraph *g = elk_graph_new ("toy");
-  g_autoptr(GError) error = NULL;
-  guint64 sx[2] = { b, d }, sw[2] = { d, d }, skv[3] = { b, 256, d };
-  gint x = elk_graph_add_tensor (g, "x", ELK_DTYPE_F16,
-                                 ELK_TENSOR_ORIGIN_ACTIVATION, 2, sx, 0,
-                                 &error);
-  g_assert_no_error (error);
-  for (guint l = 0; l < layers; l++)
-    {
-      g_autofree char *wn = g_strdup_printf ("w%u", l);
-      g_autofree char *kn = g_strdup_printf ("kv%u", l);
-      g_autofree char *hn = g_strdup_printf ("h%u", l);
-      g_autofree char *an = g_strdup_printf ("a%u", l);
-      g_autofree char *on = g_strdup_printf ("o%u", l);
-      g_autofree char *m1 = g_strdup_printf ("mm%u", l);
-      g_autofree char *m2 = g_strdup_printf ("attn%u", l);
-      g_autofree char *m3 = g_strdup_printf ("act%u", l);
-      gint w = elk_graph_add_tensor (g, wn, ELK_DTYPE_F16,
-                                     ELK_TENSOR_ORIGIN_WEIGHT, 2, sw, 0,
-                                     &error);
-      gint kv = elk_graph_add_tensor (g, kn, ELK_DTYPE_F16,
-                                      ELK_TENSOR_ORIGIN_KV_CACHE, 3, skv, 0,
-                                      &error);
-      gint h = elk_graph_add_tensor (g, hn, ELK_DTYPE_F16,
-                                     ELK_TENSOR_ORIGIN_ACTIVATION, 2, sx, 0,
-                                     &error);
-      gint a = elk_graph_add_tensor (g, an, ELK_DTYPE_F16,
-                                     ELK_TENSOR_ORIGIN_ACTIVATION, 2, sx, 0,
-                                     &error);
-      gint o = elk_graph_add_tensor (g, on, ELK_DTYPE_F16,
-                                     ELK_TENSOR_ORIGIN_ACTIVATION, 2, sx, 0,
-                                     &error);
-      guint32 t1[3] = { x, w, h }, t2[3] = { h, kv, a }, t3[2] = { a, o };
-
-      g_assert_no_error (error);
-      elk_graph_add_op (g, m1, "matmul", ELK_OP_MATMUL, l, "bk,kn->bn", t1, 3,
-                        NULL, &error);
-      g_assert_no_error (error);
-      elk_graph_add_op (g, m2, "attention", ELK_OP_MATMUL, l, "bn,bsn->bn",
-                        t2, 3, NULL, &error);
-      g_assert_no_error (error);
-      elk_graph_add_op (g, m3, "relu", ELK_OP_UNARY, l, "bn->bn", t3, 2, NULL,
-                        &error);
-      g_assert_no_error (error);
-      x = o;
-    }
-  g_assert_true (elk_graph_validate (g, &error));
-  g_assert_no_error (error);
-  return g;
-}
-
 /* Independent check of R1-R3 SRAM use: while operator i executes, the
  * cores hold its execution space and the preload states of every operator
  * preloaded before execute(i) that has not executed yet. */
@@ -139,7 +82,7 @@ fixture_setup (Fixture *f, gconstpointer data)
 {
   /* A small chip (64 cores, 64 KiB each) keeps plan tables quick to build
    * while the toy model still does not fit on chip. */
-  elk_test_compile_fixture_init (f, registry, build_graph (4, 8, 512));
+  elk_test_compile_fixture_init (f, registry, elk_test_toy_decode_graph (4, 8, 512, 256));
 }
 
 static void
@@ -356,7 +299,7 @@ test_does_not_fit (void)
                                   "chips", 1, "sram-kib", 9, "reserved-kib",
                                   8, NULL);
   g_autoptr(ElkChipSpec) spec = elk_chip_dup_spec (ELK_CHIP (chip), &error);
-  g_autoptr(ElkGraph) graph = build_graph (1, 8, 512);
+  g_autoptr(ElkGraph) graph = elk_test_toy_decode_graph (1, 8, 512, 256);
   g_autoptr(ElkPlanSet) plans = NULL;
 
   g_assert_no_error (error);

@@ -18,63 +18,6 @@ static ElkRegistry *registry;
 
 #define make(...) elk_test_make (registry, __VA_ARGS__)
 
-/* A decode-like stack of @layers layers: a weight MatMul, a KV-cache
- * batched MatMul and an element-wise operator each. */
-static ElkGraph *
-build_graph (guint layers, guint64 b, guint64 d, guint64 kv_len)
-{
-  ElkGraph *g = elk_graph_new ("toy");
-  g_autoptr(GError) error = NULL;
-  guint64 sx[2] = { b, d }, sw[2] = { d, d }, skv[3] = { b, kv_len, d };
-  gint x = elk_graph_add_tensor (g, "x", ELK_DTYPE_F16,
-                                 ELK_TENSOR_ORIGIN_ACTIVATION, 2, sx, 0,
-                                 &error);
-
-  g_assert_no_error (error);
-  for (guint l = 0; l < layers; l++)
-    {
-      g_autofree char *wn = g_strdup_printf ("w%u", l);
-      g_autofree char *kn = g_strdup_printf ("kv%u", l);
-      g_autofree char *hn = g_strdup_printf ("h%u", l);
-      g_autofree char *an = g_strdup_printf ("a%u", l);
-      g_autofree char *on = g_strdup_printf ("o%u", l);
-      g_autofree char *m1 = g_strdup_printf ("mm%u", l);
-      g_autofree char *m2 = g_strdup_printf ("attn%u", l);
-      g_autofree char *m3 = g_strdup_printf ("act%u", l);
-      gint w = elk_graph_add_tensor (g, wn, ELK_DTYPE_F16,
-                                     ELK_TENSOR_ORIGIN_WEIGHT, 2, sw, 0,
-                                     &error);
-      gint kv = elk_graph_add_tensor (g, kn, ELK_DTYPE_F16,
-                                      ELK_TENSOR_ORIGIN_KV_CACHE, 3, skv, 0,
-                                      &error);
-      gint h = elk_graph_add_tensor (g, hn, ELK_DTYPE_F16,
-                                     ELK_TENSOR_ORIGIN_ACTIVATION, 2, sx, 0,
-                                     &error);
-      gint a = elk_graph_add_tensor (g, an, ELK_DTYPE_F16,
-                                     ELK_TENSOR_ORIGIN_ACTIVATION, 2, sx, 0,
-                                     &error);
-      gint o = elk_graph_add_tensor (g, on, ELK_DTYPE_F16,
-                                     ELK_TENSOR_ORIGIN_ACTIVATION, 2, sx, 0,
-                                     &error);
-      guint32 t1[3] = { x, w, h }, t2[3] = { h, kv, a }, t3[2] = { a, o };
-
-      g_assert_no_error (error);
-      elk_graph_add_op (g, m1, "matmul", ELK_OP_MATMUL, l, "bk,kn->bn", t1, 3,
-                        NULL, &error);
-      g_assert_no_error (error);
-      elk_graph_add_op (g, m2, "attention", ELK_OP_MATMUL, l, "bn,bsn->bn",
-                        t2, 3, NULL, &error);
-      g_assert_no_error (error);
-      elk_graph_add_op (g, m3, "relu", ELK_OP_UNARY, l, "bn->bn", t3, 2, NULL,
-                        &error);
-      g_assert_no_error (error);
-      x = o;
-    }
-  g_assert_true (elk_graph_validate (g, &error));
-  g_assert_no_error (error);
-  return g;
-}
-
 /* Schedules with @sched and runs the program on @chip; returns the chip's
  * latency, or NAN when nothing fits (not a failure of this property). */
 static double
@@ -129,7 +72,7 @@ check_case (guint c)
     "reserved-kib", 1, "hbm-bw-gbps", hbm[g_test_rand_int_range (0, 3)],
     "noc-priority", delay_preload ? 1 : 0, NULL);
   g_autoptr(ElkChipSpec) spec = elk_chip_dup_spec (ELK_CHIP (chip), &error);
-  g_autoptr(ElkGraph) graph = build_graph (
+  g_autoptr(ElkGraph) graph = elk_test_toy_decode_graph (
     (guint) g_test_rand_int_range (2, 5),
     (guint64) 4 << g_test_rand_int_range (0, 3),
     dims[g_test_rand_int_range (0, 3)],
@@ -199,7 +142,7 @@ test_estimate_vs_timeline (void)
                                   "chips", 1, "sram-kib", 64, "reserved-kib",
                                   1, "hbm-bw-gbps", 64.0, NULL);
   g_autoptr(ElkChipSpec) spec = elk_chip_dup_spec (ELK_CHIP (chip), &error);
-  g_autoptr(ElkGraph) graph = build_graph (4, 8, 512, 256);
+  g_autoptr(ElkGraph) graph = elk_test_toy_decode_graph (4, 8, 512, 256);
   g_autoptr(ElkPlanSet) plans = elk_plan_set_new (graph, spec, NULL, &error);
   g_autoptr(GObject) alloc = make (ELK_TYPE_ALLOCATOR, "reservation", NULL);
   g_autoptr(GObject) by_est = make (ELK_TYPE_SCHEDULER, "elk",
