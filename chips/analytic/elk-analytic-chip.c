@@ -38,7 +38,8 @@ typedef enum
 } ElkNocPriority;
 
 GType elk_noc_priority_get_type (void);
-G_DEFINE_ENUM_TYPE (ElkAnalyticNocPriority, elk_noc_priority,
+G_DEFINE_ENUM_TYPE (ElkAnalyticNocPriority,
+                    elk_noc_priority,
                     G_DEFINE_ENUM_VALUE (ELK_NOC_PRIORITY_PRELOAD,
                                          "delay-execution"),
                     G_DEFINE_ENUM_VALUE (ELK_NOC_PRIORITY_EXECUTION,
@@ -259,4 +260,6 @@ elk_analytic_chip_init (ElkAnalyticChip *self)
 ELK_PLUGIN_DEFINE_FEATURE (analytic,
                            "Analytic contention-aware timeline chip",
                            "0.1",
-                           ELK_TYPE_CHIP, "analytic", ELK_TYPE_ANALYTIC_CHIP)
+                           ELK_TYPE_CHIP,
+                           "analytic",
+                           ELK_TYPE_ANALYTIC_CHIP)

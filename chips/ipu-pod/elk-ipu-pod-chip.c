@@ -35,7 +35,8 @@ typedef enum
 } ElkIpuPodMode;
 
 GType elk_ipu_pod_mode_get_type (void);
-G_DEFINE_ENUM_TYPE (ElkIpuPodMode, elk_ipu_pod_mode,
+G_DEFINE_ENUM_TYPE (ElkIpuPodMode,
+                    elk_ipu_pod_mode,
                     G_DEFINE_ENUM_VALUE (ELK_IPU_POD_MODE_TIMING, "timing"),
                     G_DEFINE_ENUM_VALUE (ELK_IPU_POD_MODE_FUNCTIONAL,
                                          "functional"))
@@ -47,7 +48,8 @@ typedef enum
 } ElkIpuPodReduce;
 
 GType elk_ipu_pod_reduce_get_type (void);
-G_DEFINE_ENUM_TYPE (ElkIpuPodReduce, elk_ipu_pod_reduce,
+G_DEFINE_ENUM_TYPE (ElkIpuPodReduce,
+                    elk_ipu_pod_reduce,
                     G_DEFINE_ENUM_VALUE (ELK_IPU_POD_REDUCE_DIRECT, "direct"),
                     G_DEFINE_ENUM_VALUE (ELK_IPU_POD_REDUCE_STEPWISE,
                                          "stepwise"))
@@ -59,7 +61,8 @@ typedef enum
 } ElkIpuPodMapping;
 
 GType elk_ipu_pod_mapping_get_type (void);
-G_DEFINE_ENUM_TYPE (ElkIpuPodMapping, elk_ipu_pod_mapping,
+G_DEFINE_ENUM_TYPE (ElkIpuPodMapping,
+                    elk_ipu_pod_mapping,
                     G_DEFINE_ENUM_VALUE (ELK_IPU_POD_MAPPING_SEQUENTIAL,
                                          "sequential"),
                     G_DEFINE_ENUM_VALUE (ELK_IPU_POD_MAPPING_ALIGNED,
@@ -553,4 +556,6 @@ elk_ipu_pod_chip_init (ElkIpuPodChip *self)
 ELK_PLUGIN_DEFINE_FEATURE (ipu_pod,
                            "IPU-POD emulator chip (tile-by-tile timing)",
                            "0.1",
-                           ELK_TYPE_CHIP, "ipu-pod", ELK_TYPE_IPU_POD_CHIP)
+                           ELK_TYPE_CHIP,
+                           "ipu-pod",
+                           ELK_TYPE_IPU_POD_CHIP)

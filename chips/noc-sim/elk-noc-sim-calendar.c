@@ -131,7 +131,8 @@ train_route (NocSim *s, NocTrain *t)
       /* Egress port, maybe the inter-chip link, ingress port. */
       if (t->link < c->cores)
         return t->dst / s->per_chip != t->link / s->per_chip
-                 ? s->interchip : c->cores + t->dst;
+                   ? s->interchip
+                   : c->cores + t->dst;
       if (t->link == s->interchip)
         return c->cores + t->dst;
       return NONE;
@@ -263,8 +264,8 @@ elk__noc_train_start (NocSim *s, NocTrain *t, guint core)
 
 /* Routes as the transfers walk them, for the tests. */
 guint
-elk__noc_sim_walk_route (NocSim *s, guint src, guint dst, guint32 *links,
-                         guint max_links)
+elk__noc_sim_walk_route (
+    NocSim *s, guint src, guint dst, guint32 *links, guint max_links)
 {
   NocTrain t = { 0 };
   guint n = 0;
@@ -399,14 +400,21 @@ elk__noc_bucket_clear (NocSim *s, guint32 b)
  * tie-break); the caller places it, sets its first link and hands it to
  * elk__noc_train_inject(). */
 void
-elk__noc_train_init (NocSim *s, NocTrain *t, double head, double tail,
-                     double bytes, gboolean capped, guint8 kind, guint dst)
+elk__noc_train_init (NocSim *s,
+                     NocTrain *t,
+                     double head,
+                     double tail,
+                     double bytes,
+                     gboolean capped,
+                     guint8 kind,
+                     guint dst)
 {
   t->head = head;
   t->tail = tail;
   t->bytes = bytes;
-  t->ser = bytes / (capped && s->core_rate < s->cfg.link_bw ? s->core_rate
-                                                            : s->cfg.link_bw);
+  t->ser = bytes
+           / (capped && s->core_rate < s->cfg.link_bw ? s->core_rate
+                                                      : s->cfg.link_bw);
   t->seq = s->train_seq++;
   t->dst = dst;
   t->hops = 0;
@@ -442,8 +450,8 @@ train_schedule (NocSim *s, guint32 slot)
   gint64 w = window_of (s, t->head);
 
   if (w <= s->cur_w)
-    link_enqueue (s, bucket_append (s, (guint32) s->cur_w & (RING_N - 1),
-                                    slot, t));
+    link_enqueue (s, bucket_append (s, (guint32) s->cur_w & (RING_N - 1), slot,
+                                    t));
   else if (w - s->cur_w < (gint64) RING_N)
     {
       bucket_append (s, (guint32) w & (RING_N - 1), slot, t);
@@ -491,8 +499,8 @@ elk__noc_ring_next (NocSim *s)
       m = s->bmap[wi];
     }
   g_assert (m != 0);
-  w = from + (((wi << 6) + (guint32) __builtin_ctzll (m) - start)
-              & (RING_N - 1));
+  w = from
+      + (((wi << 6) + (guint32) __builtin_ctzll (m) - start) & (RING_N - 1));
   s->ring_lo = w;
   return w;
 }
@@ -592,8 +600,7 @@ serve_link (NocSim *s, guint32 li)
       if (G_UNLIKELY (n == s->sortbuf_cap))
         {
           s->sortbuf_cap = MAX (1024u, 2 * s->sortbuf_cap);
-          s->sortbuf = g_renew (struct NocSortKey, s->sortbuf,
-                                s->sortbuf_cap);
+          s->sortbuf = g_renew (struct NocSortKey, s->sortbuf, s->sortbuf_cap);
         }
       s->sortbuf[n].head = s->pool[slot].head;
       s->sortbuf[n].seq = s->pool[slot].seq;
@@ -739,8 +746,8 @@ elk__noc_walk_path (NocSim *s, NocWalk *w, double bytes, double rate, guint n)
       ls->bytes += bytes;
       if (G_UNLIKELY (s->link_tracks) && s->trace != NULL
           && s->links[li].track >= 0)
-        elk_trace_add_span (s->trace, (guint) s->links[li].track,
-                            s->cur_name, st, end - st);
+        elk_trace_add_span (s->trace, (guint) s->links[li].track, s->cur_name,
+                            st, end - st);
       w->head = st + lat;
       w->tail = end;
       if (ser > w->max_ser)

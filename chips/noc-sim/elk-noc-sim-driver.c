@@ -66,8 +66,8 @@ breakdown (NocSim *s, double latency, ElkMetrics *m)
   for (guint i = 0; i < ivs->len; i++)
     {
       const NocInterval *iv = &g_array_index (ivs, NocInterval, i);
-      p[n++] = (Point) { iv->start, iv->kind, +1 };
-      p[n++] = (Point) { iv->end, iv->kind, -1 };
+      p[n++] = (Point){ iv->start, iv->kind, +1 };
+      p[n++] = (Point){ iv->end, iv->kind, -1 };
     }
   qsort (p, n, sizeof (Point), point_cmp);
   m->preload_only_s = m->execute_only_s = m->overlap_s = m->stall_s = 0;
@@ -101,7 +101,6 @@ start_run (NocSim *s, ElkProgram *program, GError **error)
 {
   const NocConfig *c = &s->cfg;
   ElkGraph *graph = elk_program_get_graph (program);
-
 
   s->program = program;
   s->graph = graph;
@@ -145,7 +144,8 @@ start_run (NocSim *s, ElkProgram *program, GError **error)
         {
           g_set_error (error, ELK_CHIP_ERROR, ELK_CHIP_ERROR_RUN,
                        "chip 'noc-sim': program step %u names operator %u, "
-                       "but the graph has %u", i, st->op, s->n_ops);
+                       "but the graph has %u",
+                       i, st->op, s->n_ops);
           return FALSE;
         }
       if (st->kind == ELK_STEP_PRELOAD)
@@ -162,7 +162,8 @@ start_run (NocSim *s, ElkProgram *program, GError **error)
                        "but the chip has %u",
                        elk_graph_get_op (graph, i)->name,
                        MAX (pop->exec_plan.cores_used,
-                            pop->preload_plan.cores_used), c->cores);
+                            pop->preload_plan.cores_used),
+                       c->cores);
           return FALSE;
         }
     }
@@ -177,7 +178,6 @@ alloc_scratch (NocSim *s)
   const NocConfig *c = &s->cfg;
   guint H = c->hbm_channels;
   gsize piece_cap = (gsize) ELK_MAX_OPERANDS * c->cores + 1;
-
 
   g_free (s->piece_bytes);
   g_free (s->piece_dest_off);
@@ -207,8 +207,8 @@ alloc_scratch (NocSim *s)
   s->holders = g_new (guint32, c->cores);
   if (s->intervals != NULL)
     g_array_unref (s->intervals);
-  s->intervals = g_array_sized_new (FALSE, FALSE, sizeof (NocInterval),
-                                    4 * s->n_ops);
+  s->intervals
+      = g_array_sized_new (FALSE, FALSE, sizeof (NocInterval), 4 * s->n_ops);
   if (s->heap_cap < 64 + H)
     {
       s->heap_cap = 64 + H;
@@ -223,7 +223,6 @@ add_trace_tracks (NocSim *s, ElkTrace *trace)
 {
   const NocConfig *c = &s->cfg;
   guint H = c->hbm_channels;
-
 
   s->trace = trace;
   s->cur_name = "preload";
@@ -254,7 +253,6 @@ static void
 run_events (NocSim *s)
 {
   ElkGraph *graph = s->graph;
-
 
   s->cur_w = -1;
   elk__noc_advance (s, 0);
@@ -322,18 +320,18 @@ collect_metrics (NocSim *s, gint64 t0, NocStats *stats)
   guint n_present = 0, max_i = 0;
   guint H = c->hbm_channels;
 
-
   latency = s->last_end;
   g_debug ("execute time by round kind: shift %.3g s, distribute %.3g s, "
            "reduce %.3g s, shuffle %.3g s, compute-only %.3g s; inter-chip "
            "bytes: shift %.3g, distribute %.3g, reduce %.3g, shuffle %.3g, "
-           "preload %.3g", s->kind_s[0], s->kind_s[1], s->kind_s[2],
-           s->kind_s[3], s->kind_s[4], s->xchip[0], s->xchip[1], s->xchip[2],
-           s->xchip[3], s->xchip[5]);
-  g_debug ("link hops by round kind: shift %" G_GUINT64_FORMAT ", distribute %"
-           G_GUINT64_FORMAT ", reduce %" G_GUINT64_FORMAT ", shuffle %"
-           G_GUINT64_FORMAT ", preload %" G_GUINT64_FORMAT, s->kind_hops[0],
-           s->kind_hops[1], s->kind_hops[2], s->kind_hops[3], s->kind_hops[5]);
+           "preload %.3g",
+           s->kind_s[0], s->kind_s[1], s->kind_s[2], s->kind_s[3], s->kind_s[4],
+           s->xchip[0], s->xchip[1], s->xchip[2], s->xchip[3], s->xchip[5]);
+  g_debug ("link hops by round kind: shift %" G_GUINT64_FORMAT
+           ", distribute %" G_GUINT64_FORMAT ", reduce %" G_GUINT64_FORMAT
+           ", shuffle %" G_GUINT64_FORMAT ", preload %" G_GUINT64_FORMAT,
+           s->kind_hops[0], s->kind_hops[1], s->kind_hops[2], s->kind_hops[3],
+           s->kind_hops[5]);
   for (guint i = 0; i < s->n_core_links; i++)
     if (s->links[i].present)
       {
@@ -359,8 +357,8 @@ collect_metrics (NocSim *s, gint64 t0, NocStats *stats)
   m->hbm_bytes = s->hbm_read_bytes;
   m->noc_bytes = s->noc_bytes;
   m->hbm_util = latency > 0 ? read_busy / (H * latency) : 0;
-  m->noc_util = latency > 0 && n_present > 0
-                  ? core_busy / (n_present * latency) : 0;
+  m->noc_util
+      = latency > 0 && n_present > 0 ? core_busy / (n_present * latency) : 0;
   m->achieved_flops = latency > 0 ? m->flops / latency : 0;
   breakdown (s, latency, m);
 
@@ -377,14 +375,18 @@ collect_metrics (NocSim *s, gint64 t0, NocStats *stats)
       stats->hbm_util_mean = m->hbm_util;
       stats->hbm_util_max = max_r;
       stats->interchip_util = s->interchip != G_MAXUINT && latency > 0
-                                ? s->ls[s->interchip].busy / latency : 0;
+                                  ? s->ls[s->interchip].busy / latency
+                                  : 0;
     }
   return m;
 }
 
 ElkMetrics *
-elk__noc_sim_run (NocSim *s, ElkProgram *program, ElkTrace *trace,
-                  NocStats *stats, GError **error)
+elk__noc_sim_run (NocSim *s,
+                  ElkProgram *program,
+                  ElkTrace *trace,
+                  NocStats *stats,
+                  GError **error)
 {
   ElkGraph *graph = elk_program_get_graph (program);
   gint64 t0 = g_get_monotonic_time ();
@@ -401,8 +403,8 @@ elk__noc_sim_run (NocSim *s, ElkProgram *program, ElkTrace *trace,
       const ElkStep *st = elk_program_get_step (program, s->pc);
       g_set_error (error, ELK_CHIP_ERROR, ELK_CHIP_ERROR_RUN,
                    "chip 'noc-sim': the program stalls at step %u: execute "
-                   "of '%s' waits for a preload that never comes", s->pc,
-                   elk_graph_get_op (graph, st->op)->name);
+                   "of '%s' waits for a preload that never comes",
+                   s->pc, elk_graph_get_op (graph, st->op)->name);
       return NULL;
     }
 

@@ -10,8 +10,11 @@
 /* Layouts and rings. */
 
 static void
-layout_init (NocLayout *L, const ElkGraph *graph, guint op_id,
-             const ElkPlan *plan, const ElkPlan *hot)
+layout_init (NocLayout *L,
+             const ElkGraph *graph,
+             guint op_id,
+             const ElkPlan *plan,
+             const ElkPlan *hot)
 {
   const ElkOp *op = elk_graph_get_op (graph, op_id);
   guint n = 0;
@@ -174,7 +177,6 @@ interval (NocSim *s, guint8 kind, double a, double b)
 /* ---------------------------------------------------------------------- */
 /* Preloads. */
 
-
 void
 elk__noc_preload_start (NocSim *s, guint op_id, double now)
 {
@@ -266,8 +268,8 @@ elk__noc_preload_start (NocSim *s, guint op_id, double now)
     s->ctrl_off[h + 1] += s->ctrl_off[h];
   {
     g_autofree guint32 *fill = g_memdup2 (s->ctrl_off, sizeof (guint32) * H);
-    g_autofree guint32 *owner = g_memdup2 (s->ctrl_list,
-                                           sizeof (guint32) * MAX (np, 1u));
+    g_autofree guint32 *owner
+        = g_memdup2 (s->ctrl_list, sizeof (guint32) * MAX (np, 1u));
     for (guint p = 0; p < np; p++)
       {
         guint h = owner[p];
@@ -291,8 +293,8 @@ elk__noc_preload_start (NocSim *s, guint op_id, double now)
       s->ctrl_maxk[h] = maxk;
       s->ctrl_first[h] = INFINITY;
       s->ctrl_last[h] = now;
-      s->preload_hbm_ideal = MAX (s->preload_hbm_ideal,
-                                  ctrl_bytes[h] / ctrl_bw);
+      s->preload_hbm_ideal
+          = MAX (s->preload_hbm_ideal, ctrl_bytes[h] / ctrl_bw);
       if (maxk > 0)
         {
           s->ctrl_active++;
@@ -378,20 +380,24 @@ elk__noc_ctrl_step (NocSim *s, guint h, double now)
             }
           else
             {
-              guint a = s->attach_for[(gsize) h * s->per_chip
-                                      + dst % s->per_chip];
+              guint a
+                  = s->attach_for[(gsize) h * s->per_chip + dst % s->per_chip];
               guint router = s->attach_router[h * s->attach + a];
               s->path[n++] = s->attach_base + h * s->attach + a;
               if (dst / s->per_chip == chip)
                 n = elk__noc_route_local (s, router, dst, n);
               else
                 {
-                  n = elk__noc_route_local (
-                    s, router, elk__noc_gateway (s, chip, TRUE, router), n);
+                  n = elk__noc_route_local (s, router,
+                                            elk__noc_gateway (s, chip, TRUE,
+                                                              router),
+                                            n);
                   s->path[n++] = s->interchip;
-                  n = elk__noc_route_local (
-                    s, elk__noc_gateway (s, dst / s->per_chip, FALSE, router),
-                    dst, n);
+                  n = elk__noc_route_local (s,
+                                            elk__noc_gateway (s,
+                                                              dst / s->per_chip,
+                                                              FALSE, router),
+                                            dst, n);
                 }
             }
           /* The copy starts with the read's head, behind its tail. */
@@ -414,8 +420,7 @@ elk__noc_ctrl_step (NocSim *s, guint h, double now)
         t->link = dst / s->per_chip != chip ? s->interchip : c->cores + dst;
       else
         {
-          guint a = s->attach_for[(gsize) h * s->per_chip
-                                  + dst % s->per_chip];
+          guint a = s->attach_for[(gsize) h * s->per_chip + dst % s->per_chip];
           t->link = s->attach_base + h * s->attach + a;
         }
       s->copies_left++;
@@ -473,14 +478,14 @@ distribution_rounds (NocSim *s, const ElkPlan *cold, const ElkPlan *hot)
   guint32 *nbr = s->nbr;
   gsize stride = c->cores;
 
-
   if (same_spatial (cold, hot))
     for (guint v = 1; v < L->n_operands; v++)
       {
         guint32 th = temporal_product (hot, v), tc = temporal_product (cold, v);
         if (tc <= th || tc % th != 0)
           continue;
-        ring_fill (L, v, th, tc / th, nbr + (RING_WARM * ELK_MAX_OPERANDS + v) * stride);
+        ring_fill (L, v, th, tc / th,
+                   nbr + (RING_WARM * ELK_MAX_OPERANDS + v) * stride);
         for (guint m = 1; m < tc / th; m++)
           {
             NocRound *r = round_add (s);
@@ -513,7 +518,6 @@ shift_rounds (NocSim *s, const ElkPlan *hot)
   guint32 digits[ELK_MAX_DIMS * 8] = { 0 };
   guint64 K = 1;
   double shift_sync = c->syncs_per_shift * c->sync_s;
-
 
   for (guint d = 0; d < hot->n_dims; d++)
     {
@@ -563,7 +567,8 @@ shift_rounds (NocSim *s, const ElkPlan *hot)
     {
       guint32 t = temporal_product (hot, v);
       if (t > 1)
-        ring_fill (L, v, 1, t, nbr + (RING_HOT * ELK_MAX_OPERANDS + v) * stride);
+        ring_fill (L, v, 1, t,
+                   nbr + (RING_HOT * ELK_MAX_OPERANDS + v) * stride);
     }
   for (guint64 st = 0; st < K; st++)
     {
@@ -607,7 +612,6 @@ output_rounds (NocSim *s, const ElkOp *op, const ElkPlan *hot)
   NocLayout *L = &s->layout;
   guint32 *nbr = s->nbr;
   gsize stride = c->cores;
-
 
   if (op->kind == ELK_OP_ELEMENTWISE || op->kind == ELK_OP_UNARY
       || op->kind == ELK_OP_POOL)
@@ -659,8 +663,9 @@ output_rounds (NocSim *s, const ElkOp *op, const ElkPlan *hot)
           r->fanout = split - 1;
           r->sync = c->syncs_per_shift * c->sync_s;
           r = round_add (s);
-          r->compute = (cc->reduce_slope * (chunk1 / esize) * split
-                        + cc->reduce_fixed) / c->clock_hz;
+          r->compute
+              = (cc->reduce_slope * (chunk1 / esize) * split + cc->reduce_fixed)
+                / c->clock_hz;
           r->ring = RING_REDUCE2;
           r->kind = 2;
           r->bytes = chunk2;
@@ -668,8 +673,9 @@ output_rounds (NocSim *s, const ElkOp *op, const ElkPlan *hot)
           r->sync = c->syncs_per_shift * c->sync_s;
           r = round_add (s);
           r->kind = 4;
-          r->compute = (cc->reduce_slope * (chunk2 / esize) * b
-                        + cc->reduce_fixed) / c->clock_hz;
+          r->compute
+              = (cc->reduce_slope * (chunk2 / esize) * b + cc->reduce_fixed)
+                / c->clock_hz;
         }
       else if (rout > 1 && use_ring)
         {
@@ -677,8 +683,9 @@ output_rounds (NocSim *s, const ElkOp *op, const ElkPlan *hot)
            * the next holder, then adds the chunk it received. */
           const ElkCostCoeffs *cc = &c->cost;
           double chunk = outb / rout;
-          double add = (cc->reduce_slope * (chunk / esize) * 2
-                        + cc->reduce_fixed) / c->clock_hz;
+          double add
+              = (cc->reduce_slope * (chunk / esize) * 2 + cc->reduce_fixed)
+                / c->clock_hz;
           ring_fill (L, 0, tout, rout,
                      nbr + (RING_REDUCE * ELK_MAX_OPERANDS) * stride);
           for (guint32 m = 1; m < rout; m++)
@@ -716,8 +723,9 @@ output_rounds (NocSim *s, const ElkOp *op, const ElkPlan *hot)
           r->sync = c->syncs_per_shift * c->sync_s;
           r = round_add (s);
           r->kind = 4;
-          r->compute = (cc->reduce_slope * (chunk / esize) * rout
-                        + cc->reduce_fixed) / c->clock_hz;
+          r->compute
+              = (cc->reduce_slope * (chunk / esize) * rout + cc->reduce_fixed)
+                / c->clock_hz;
         }
       {
         NocRound *r = round_add (s);
@@ -772,8 +780,8 @@ elk__noc_exec_start (NocSim *s, guint op_id, double now)
   elk__noc_heap_push (s, now + s->rounds[0].compute, EV_EXEC_ROUND, op_id);
 }
 
-static const char *round_names[] = { "shift", "distribute", "reduce",
-                                     "shuffle", "compute" };
+static const char *round_names[]
+    = { "shift", "distribute", "reduce", "shuffle", "compute" };
 
 /* The barrier after the last transfer of the round arrived, then the next
  * round (after its compute) or the end of the execute. */
@@ -820,48 +828,48 @@ elk__noc_exec_round (NocSim *s, double now)
                           r->compute);
   if (r->bytes > 0)
     {
-      const guint32 *nbr = s->nbr
-                           + (r->ring * ELK_MAX_OPERANDS + r->operand)
-                               * (gsize) c->cores;
+      const guint32 *nbr
+          = s->nbr
+            + (r->ring * ELK_MAX_OPERANDS + r->operand) * (gsize) c->cores;
       for (guint32 k = 0; k < s->exec_cores; k++)
         for (guint32 f = 0, dst = k; f < MAX (1u, r->fanout); f++)
-        {
-          NocTrain tr, *t = &tr;
-          /* The f-th peer is f + 1 ring positions on: follow the ring's
-           * successor table (ring_peer without re-deriving the layout). */
-          dst = nbr[dst];
-          if (dst == k)
-            continue;
-          if (c->arbitration == NOC_ARBITRATION_BOOKING)
-            {
-              NocWalk w;
-              guint n = elk__noc_route (s, k, dst);
-              elk__noc_walk_start (&w, now, -INFINITY);
-              elk__noc_walk_path (s, &w, r->bytes, s->core_rate, n);
-              s->kind_hops[r->kind] += n;
-              s->noc_bytes += r->bytes;
-              if (k / s->per_chip != dst / s->per_chip)
-                s->xchip[r->kind] += r->bytes;
-              if (w.arrive > s->round_barrier)
-                s->round_barrier = w.arrive;
-              if (w.max_ser + w.lat_sum > s->round_ideal)
-                s->round_ideal = w.max_ser + w.lat_sum;
+          {
+            NocTrain tr, *t = &tr;
+            /* The f-th peer is f + 1 ring positions on: follow the ring's
+             * successor table (ring_peer without re-deriving the layout). */
+            dst = nbr[dst];
+            if (dst == k)
               continue;
-            }
-          elk__noc_train_init (s, t, now, -INFINITY, r->bytes, TRUE, r->kind,
-                               dst);
-          if (c->topology == ELK_TOPOLOGY_ALL_TO_ALL)
-            t->link = k;
-          else
-            {
-              elk__noc_train_start (s, t, k);
-            }
-          s->round_left++;
-          s->noc_bytes += r->bytes;
-          if (k / s->per_chip != dst / s->per_chip)
-            s->xchip[r->kind] += r->bytes;
-          elk__noc_train_inject (s, t);
-        }
+            if (c->arbitration == NOC_ARBITRATION_BOOKING)
+              {
+                NocWalk w;
+                guint n = elk__noc_route (s, k, dst);
+                elk__noc_walk_start (&w, now, -INFINITY);
+                elk__noc_walk_path (s, &w, r->bytes, s->core_rate, n);
+                s->kind_hops[r->kind] += n;
+                s->noc_bytes += r->bytes;
+                if (k / s->per_chip != dst / s->per_chip)
+                  s->xchip[r->kind] += r->bytes;
+                if (w.arrive > s->round_barrier)
+                  s->round_barrier = w.arrive;
+                if (w.max_ser + w.lat_sum > s->round_ideal)
+                  s->round_ideal = w.max_ser + w.lat_sum;
+                continue;
+              }
+            elk__noc_train_init (s, t, now, -INFINITY, r->bytes, TRUE, r->kind,
+                                 dst);
+            if (c->topology == ELK_TOPOLOGY_ALL_TO_ALL)
+              t->link = k;
+            else
+              {
+                elk__noc_train_start (s, t, k);
+              }
+            s->round_left++;
+            s->noc_bytes += r->bytes;
+            if (k / s->per_chip != dst / s->per_chip)
+              s->xchip[r->kind] += r->bytes;
+            elk__noc_train_inject (s, t);
+          }
     }
   if (s->round_left == 0)
     round_finish (s);
@@ -887,10 +895,10 @@ elk__noc_train_arrive (NocSim *s, const NocTrain *t, double arrive)
        * latency per hop, cut-through. */
       double ideal = t->ser + t->hops * s->cfg.hop_latency;
       if (t->crossed)
-        ideal = MAX (ideal, t->bytes / MIN (s->links[s->interchip].bw,
-                                            t->capped ? s->core_rate
-                                                      : INFINITY)
-                              + t->hops * s->cfg.hop_latency);
+        ideal = MAX (ideal, t->bytes
+                                    / MIN (s->links[s->interchip].bw,
+                                           t->capped ? s->core_rate : INFINITY)
+                                + t->hops * s->cfg.hop_latency);
       if (arrive > s->round_barrier)
         s->round_barrier = arrive;
       if (ideal > s->round_ideal)

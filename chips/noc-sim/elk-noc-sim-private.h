@@ -58,10 +58,10 @@ typedef struct
  * mesh (32 bytes each) stays in a core's L2 cache. */
 typedef struct
 {
-  double free_at;  /* when the link has sent everything it accepted */
-  double busy;     /* seconds spent sending */
-  double bytes;    /* bytes sent */
-  guint32 queue;   /* arrivals of the current window, newest first */
+  double free_at; /* when the link has sent everything it accepted */
+  double busy;    /* seconds spent sending */
+  double bytes;   /* bytes sent */
+  guint32 queue;  /* arrivals of the current window, newest first */
   guint32 pad;
 } NocLinkState;
 
@@ -87,14 +87,14 @@ enum
  * transfer keeps its pool slot from injection to arrival. */
 typedef struct
 {
-  double head;    /* when the head reaches `link` */
-  double tail;    /* when the tail left the previous link */
-  double ser;     /* serialisation on a link of link-bw-gbps */
+  double head; /* when the head reaches `link` */
+  double tail; /* when the tail left the previous link */
+  double ser;  /* serialisation on a link of link-bw-gbps */
   double bytes;
-  guint64 seq;    /* injection order: breaks ties between equal arrivals */
-  guint32 link;   /* the link the head waits for */
-  guint32 dst;    /* destination core (global id) */
-  guint16 chip;   /* where the head is (mesh, torus, ring: router) */
+  guint64 seq;  /* injection order: breaks ties between equal arrivals */
+  guint32 link; /* the link the head waits for */
+  guint32 dst;  /* destination core (global id) */
+  guint16 chip; /* where the head is (mesh, torus, ring: router) */
   guint16 r, c;
   guint16 tr, tc; /* the router it heads for on this chip */
   guint16 hops;
@@ -152,13 +152,13 @@ enum
 
 typedef struct
 {
-  double compute;  /* seconds of compute before the transfer */
-  double bytes;    /* per core, 0 for a compute-only round */
-  double sync;     /* barrier time after the transfer */
+  double compute; /* seconds of compute before the transfer */
+  double bytes;   /* per core, 0 for a compute-only round */
+  double sync;    /* barrier time after the transfer */
   guint8 operand;
   guint8 ring;
-  guint8 kind;     /* 0 shift, 1 warm-up, 2 reduce, 3 shuffle, 4 compute */
-  guint32 fanout;  /* reduce: peers each core sends to */
+  guint8 kind;    /* 0 shift, 1 warm-up, 2 reduce, 3 shuffle, 4 compute */
+  guint32 fanout; /* reduce: peers each core sends to */
 } NocRound;
 
 /* How an operator's tiles sit on cores: the spatial vector in a dimension
@@ -199,13 +199,13 @@ struct _NocSim
 {
   NocConfig cfg;
   guint per_chip;
-  guint hc;              /* controllers per chip */
+  guint hc; /* controllers per chip */
   guint n_core_links;
   guint n_links;
   guint read_base;
   guint attach_base;
-  guint interchip;       /* link index or G_MAXUINT */
-  guint attach;          /* attachments per controller */
+  guint interchip; /* link index or G_MAXUINT */
+  guint attach;    /* attachments per controller */
   NocLink *links;
   NocLinkState *ls;
   gboolean link_tracks;   /* some link has a trace track */
@@ -221,23 +221,23 @@ struct _NocSim
   guint64 seq;
 
   /* Transfers and the calendar ring of windows (see the top comment). */
-  NocTrain *pool;         /* pool_cap transfers in flight or free */
-  guint32 *pool_free;     /* free slots, a stack */
+  NocTrain *pool;     /* pool_cap transfers in flight or free */
+  guint32 *pool_free; /* free slots, a stack */
   guint32 pool_cap, pool_n_free;
-  NocArrival *arr;        /* arr_chunks * CHUNK arrivals */
-  guint32 *chunk_next;    /* per chunk: the next of its bucket, or free */
+  NocArrival *arr;     /* arr_chunks * CHUNK arrivals */
+  guint32 *chunk_next; /* per chunk: the next of its bucket, or free */
   guint32 arr_chunks, chunk_free;
   guint32 serve_ch, serve_i; /* where serving the current window is */
   guint64 train_seq;
-  NocBucket *bucket;         /* RING_N */
-  guint64 *bmap;          /* RING_N bits: bucket not empty */
-  guint64 ring_n;         /* transfers in the ring ahead of cur_w */
-  gint64 ring_lo;         /* no bucket before this window is filled */
-  gint64 cur_w;           /* the window being processed */
-  double inv_w;           /* 1 / window width */
+  NocBucket *bucket; /* RING_N */
+  guint64 *bmap;     /* RING_N bits: bucket not empty */
+  guint64 ring_n;    /* transfers in the ring ahead of cur_w */
+  gint64 ring_lo;    /* no bucket before this window is filled */
+  gint64 cur_w;      /* the window being processed */
+  double inv_w;      /* 1 / window width */
   struct NocSortKey *sortbuf;
   guint32 sortbuf_cap;
-  double core_rate;       /* 1/G, bytes/s */
+  double core_rate; /* 1/G, bytes/s */
 
   /* Per-run state. */
   ElkProgram *program;
@@ -245,13 +245,13 @@ struct _NocSim
   guint n_ops, n_steps, pc;
   gboolean *has_preload;
   gboolean *preload_done;
-  guint32 *pq;            /* preload queue (ops in program order) */
+  guint32 *pq; /* preload queue (ops in program order) */
   guint pq_head, pq_tail;
   gboolean preload_active, exec_running;
   guint preload_op, exec_op;
   double preload_start, preload_max_arrive, preload_hbm_ideal;
   guint ctrl_active;
-  guint64 copies_left;    /* preload copies still in the network */
+  guint64 copies_left; /* preload copies still in the network */
   double exec_start;
   double last_end;
 
@@ -271,10 +271,10 @@ struct _NocSim
   /* Execution scratch. */
   NocRound *rounds;
   guint n_rounds, rounds_cap, round_i;
-  guint64 round_left;     /* transfers of the current round in flight */
+  guint64 round_left; /* transfers of the current round in flight */
   double round_now, round_barrier, round_ideal;
-  guint32 *nbr;           /* N_RINGS * ELK_MAX_OPERANDS * cores */
-  guint32 *holders;       /* cores: one output's holders, in ring order */
+  guint32 *nbr;     /* N_RINGS * ELK_MAX_OPERANDS * cores */
+  guint32 *holders; /* cores: one output's holders, in ring order */
   /* Scratch of elk__noc_sim_exchange_length, sized when the simulator is
    * built: per-chip counts, row and column histograms and their axes, and
    * one group of holders. */
@@ -291,8 +291,8 @@ struct _NocSim
   const char *cur_name;
 
   double hbm_read_bytes, noc_bytes;
-  double xchip[6];     /* inter-chip bytes per round kind, 5 = preload */
-  double kind_s[6];    /* barrier-to-barrier seconds per round kind */
+  double xchip[6];  /* inter-chip bytes per round kind, 5 = preload */
+  double kind_s[6]; /* barrier-to-barrier seconds per round kind */
   guint64 events, hops;
   guint64 kind_hops[6]; /* link hops per round kind, 5 = preload */
   guint64 read_hops;
@@ -329,8 +329,13 @@ void elk__noc_heap_push (NocSim *s, double t, guint32 kind, guint32 arg);
 NocEvent elk__noc_heap_pop (NocSim *s);
 void elk__noc_train_start (NocSim *s, NocTrain *t, guint core);
 void elk__noc_bucket_clear (NocSim *s, guint32 b);
-void elk__noc_train_init (NocSim *s, NocTrain *t, double head, double tail,
-                          double bytes, gboolean capped, guint8 kind,
+void elk__noc_train_init (NocSim *s,
+                          NocTrain *t,
+                          double head,
+                          double tail,
+                          double bytes,
+                          gboolean capped,
+                          guint8 kind,
                           guint dst);
 void elk__noc_train_inject (NocSim *s, const NocTrain *t);
 void elk__noc_far_arrive (NocSim *s, guint32 slot);
@@ -338,8 +343,8 @@ gint64 elk__noc_ring_next (NocSim *s);
 void elk__noc_ring_drain (NocSim *s);
 void elk__noc_serve_window (NocSim *s);
 void elk__noc_walk_start (NocWalk *w, double head, double tail);
-void elk__noc_walk_path (NocSim *s, NocWalk *w, double bytes, double rate,
-                         guint n);
+void
+elk__noc_walk_path (NocSim *s, NocWalk *w, double bytes, double rate, guint n);
 
 /* elk-noc-sim-lower.c */
 void elk__noc_preload_start (NocSim *s, guint op_id, double now);

@@ -9,7 +9,6 @@
 /* ---------------------------------------------------------------------- */
 /* Topology. */
 
-
 /* Appends the links from router (global core id) @src to core @dst, both
  * on the same chip, to s->path; returns the new length. */
 guint
@@ -39,9 +38,11 @@ elk__noc_route_local (NocSim *s, guint src, guint dst, guint n)
             for (; col > cd; col--)
               s->path[n++] = elk__noc_mesh_link (rowb + col, DIR_W);
             for (; r < rd; r++)
-              s->path[n++] = elk__noc_mesh_link (base + r * c->cols + col, DIR_S);
+              s->path[n++]
+                  = elk__noc_mesh_link (base + r * c->cols + col, DIR_S);
             for (; r > rd; r--)
-              s->path[n++] = elk__noc_mesh_link (base + r * c->cols + col, DIR_N);
+              s->path[n++]
+                  = elk__noc_mesh_link (base + r * c->cols + col, DIR_N);
             return n;
           }
         while (col != cd)
@@ -100,7 +101,8 @@ elk__noc_gateway (NocSim *s, guint chip, gboolean out, guint from)
   if (c->topology == ELK_TOPOLOGY_MESH || c->topology == ELK_TOPOLOGY_TORUS)
     {
       guint row = c->gateway == NOC_GATEWAY_EDGE
-                    ? (from % s->per_chip) / c->cols : c->rows / 2;
+                      ? (from % s->per_chip) / c->cols
+                      : c->rows / 2;
       return base + row * c->cols + (out ? c->cols - 1 : 0);
     }
   return base;
@@ -127,8 +129,8 @@ elk__noc_route (NocSim *s, guint src, guint dst)
 }
 
 guint
-elk__noc_sim_route (NocSim *s, guint src, guint dst, guint32 *links,
-                    guint max_links)
+elk__noc_sim_route (
+    NocSim *s, guint src, guint dst, guint32 *links, guint max_links)
 {
   guint n = elk__noc_route (s, src, dst);
   memcpy (links, s->path, MIN (n, max_links) * sizeof (guint32));
@@ -361,7 +363,8 @@ manhattan (const NocSim *s, guint a, guint b)
       return MIN (d, m - d);
     }
   {
-    guint ra = a / c->cols, ca = a % c->cols, rb = b / c->cols, cb = b % c->cols;
+    guint ra = a / c->cols, ca = a % c->cols, rb = b / c->cols,
+          cb = b % c->cols;
     guint dr = ra > rb ? ra - rb : rb - ra, dc = ca > cb ? ca - cb : cb - ca;
     if (c->topology == ELK_TOPOLOGY_TORUS)
       {
@@ -396,16 +399,16 @@ place_controllers (NocSim *s, GError **error)
     {
       guint R = c->rows, C = c->cols;
       g_autofree guint8 *seen = g_new0 (guint8, m);
-#define ADD(r_, c_)                                                          \
-  G_STMT_START                                                               \
-  {                                                                          \
-    guint id_ = (r_) * C + (c_);                                             \
-    if (!seen[id_])                                                          \
-      {                                                                      \
-        seen[id_] = 1;                                                       \
-        allowed[n_allowed++] = id_;                                          \
-      }                                                                      \
-  }                                                                          \
+#define ADD(r_, c_)                                                            \
+  G_STMT_START                                                                 \
+  {                                                                            \
+    guint id_ = (r_) *C + (c_);                                                \
+    if (!seen[id_])                                                            \
+      {                                                                        \
+        seen[id_] = 1;                                                         \
+        allowed[n_allowed++] = id_;                                            \
+      }                                                                        \
+  }                                                                            \
   G_STMT_END
       if (c->placement == NOC_PLACE_COORDS)
         {
@@ -438,12 +441,13 @@ place_controllers (NocSim *s, GError **error)
             case NOC_PLACE_ONE_EDGE:
               center[h] = allowed[(guint) (((guint64) h * n_allowed
                                             + n_allowed / (2 * hc))
-                                           / hc) % n_allowed];
+                                           / hc)
+                                  % n_allowed];
               break;
             case NOC_PLACE_CORNERS:
               {
-                static const guint corner[4][2] = { { 0, 0 }, { 0, 1 },
-                                                    { 1, 1 }, { 1, 0 } };
+                static const guint corner[4][2]
+                    = { { 0, 0 }, { 0, 1 }, { 1, 1 }, { 1, 0 } };
                 center[h] = corner[h % 4][0] * (R - 1) * C
                             + corner[h % 4][1] * (C - 1);
                 break;
@@ -456,8 +460,8 @@ place_controllers (NocSim *s, GError **error)
                     g_set_error (error, ELK_CHIP_ERROR, ELK_CHIP_ERROR_CONFIG,
                                  "chip 'noc-sim': hbm-coords: controller %u "
                                  "at row %u, column %u is off the %ux%u grid "
-                                 "(rows 0-%u, columns 0-%u)", h, r, col, R, C,
-                                 R - 1, C - 1);
+                                 "(rows 0-%u, columns 0-%u)",
+                                 h, r, col, R, C, R - 1, C - 1);
                     return FALSE;
                   }
                 center[h] = r * C + col;
@@ -474,7 +478,8 @@ place_controllers (NocSim *s, GError **error)
     {
       g_set_error (error, ELK_CHIP_ERROR, ELK_CHIP_ERROR_CONFIG,
                    "chip 'noc-sim': hbm-attach = %u, but the placement offers "
-                   "only %u routers per chip", s->attach, n_allowed);
+                   "only %u routers per chip",
+                   s->attach, n_allowed);
       return FALSE;
     }
   /* Each controller takes the routers nearest its centre that no earlier
@@ -515,7 +520,7 @@ place_controllers (NocSim *s, GError **error)
       guint chip = h / hc, hl = h % hc;
       for (guint a = 0; a < s->attach; a++)
         s->attach_router[h * s->attach + a]
-          = chip * m + local_attach[hl * s->attach + a];
+            = chip * m + local_attach[hl * s->attach + a];
     }
   for (guint l = 0; l < m; l++)
     {
@@ -548,13 +553,13 @@ place_controllers (NocSim *s, GError **error)
 NocSim *
 elk__noc_sim_new (const NocConfig *config, GError **error)
 {
-  g_autoptr(NocSim) s = g_new0 (NocSim, 1);
+  g_autoptr (NocSim) s = g_new0 (NocSim, 1);
   const NocConfig *c = &s->cfg;
   guint n;
 
   s->cfg = *config;
-  s->cfg.coords = g_memdup2 (config->coords,
-                             sizeof (guint) * 2 * config->n_coords);
+  s->cfg.coords
+      = g_memdup2 (config->coords, sizeof (guint) * 2 * config->n_coords);
   s->per_chip = c->cores / c->chips;
   s->hc = c->hbm_channels / c->chips;
   /* reduce=auto: on all-to-all every pair of cores is two hops apart, so
@@ -564,7 +569,7 @@ elk__noc_sim_new (const NocConfig *config, GError **error)
    * matters. */
   if (s->cfg.reduce == NOC_REDUCE_AUTO)
     s->cfg.reduce = c->topology == ELK_TOPOLOGY_ALL_TO_ALL ? NOC_REDUCE_EXCHANGE
-                                                          : NOC_REDUCE_2D;
+                                                           : NOC_REDUCE_2D;
   switch (c->topology)
     {
     case ELK_TOPOLOGY_MESH:
@@ -643,14 +648,14 @@ elk__noc_sim_new (const NocConfig *config, GError **error)
   {
     /* A ring is one wrapping row of per_chip positions. */
     guint nr = c->topology == ELK_TOPOLOGY_RING ? 1 : MAX (1u, c->rows);
-    guint nc = c->topology == ELK_TOPOLOGY_RING ? s->per_chip
-                                                : MAX (1u, c->cols);
+    guint nc
+        = c->topology == ELK_TOPOLOGY_RING ? s->per_chip : MAX (1u, c->cols);
     double *pre;
     s->xl_cnt = g_new (double, c->chips);
-    s->xl_rows = g_new (double, (gsize) c->chips * nr);
-    s->xl_cols = g_new (double, (gsize) c->chips * nc);
-    s->xl_prefix = pre = g_new (double, (gsize) c->chips * 2
-                                          * ((3 * nr + 1) + (3 * nc + 1)));
+    s->xl_rows = g_new (double, (gsize) c->chips *nr);
+    s->xl_cols = g_new (double, (gsize) c->chips *nc);
+    s->xl_prefix = pre
+        = g_new (double, (gsize) c->chips * 2 * ((3 * nr + 1) + (3 * nc + 1)));
     s->xl_ra = g_new (NocAxis, c->chips);
     s->xl_ca = g_new (NocAxis, c->chips);
     for (guint k = 0; k < c->chips; k++)

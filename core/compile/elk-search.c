@@ -73,9 +73,9 @@ search_all (Search *s, guint n_threads, GError **error)
       search_one (s, idx);
   else
     {
-      GThreadPool *pool = g_thread_pool_new (search_task, s,
-                                             (gint) MIN (n_threads, total),
-                                             TRUE, NULL);
+      GThreadPool *pool
+          = g_thread_pool_new (search_task, s, (gint) MIN (n_threads, total),
+                               TRUE, NULL);
       for (guint idx = 0; idx < total; idx++)
         g_thread_pool_push (pool, GUINT_TO_POINTER (idx + 1), NULL);
       g_thread_pool_free (pool, FALSE, TRUE);
@@ -133,12 +133,12 @@ rank (const Search *s, guint top, GArray *ranked, GError **error)
     g_debug ("search: best non-default order %.6g s", best_other);
   g_debug ("search: %u of %u (order, parameter set) runs feasible; best "
            "#%u at %.6g s (order %u, set %u); default order, set 0: %.6g s",
-           n_feasible, total, idx[0], s->latency[idx[0]],
-           idx[0] / s->n_params, idx[0] % s->n_params, s->latency[0]);
+           n_feasible, total, idx[0], s->latency[idx[0]], idx[0] / s->n_params,
+           idx[0] % s->n_params, s->latency[0]);
   for (guint k = 0; k < MIN (top, n_feasible); k++)
     {
-      ElkEngineRank r = { idx[k] / s->n_params, idx[k] % s->n_params,
-                          s->latency[idx[k]] };
+      ElkEngineRank r
+          = { idx[k] / s->n_params, idx[k] % s->n_params, s->latency[idx[k]] };
       g_array_append_val (ranked, r);
     }
   return TRUE;
@@ -184,10 +184,9 @@ elk_engine_search_ranked (const ElkEngine *engine,
   s.orders = orders;
   s.params = params;
   s.n_params = n_params;
-  s.latency = g_new (double, orders->len * n_params);
+  s.latency = g_new (double, orders->len *n_params);
   g_mutex_init (&s.lock);
-  ok = search_all (&s, n_threads, error)
-       && rank (&s, top, ranked, error);
+  ok = search_all (&s, n_threads, error) && rank (&s, top, ranked, error);
   g_mutex_clear (&s.lock);
   g_free (s.latency);
   return ok;
@@ -225,12 +224,12 @@ elk_engine_search (const ElkEngine *engine,
                    guint *best_params,
                    GError **error)
 {
-  g_autoptr(GArray) ranked = g_array_new (FALSE, FALSE,
-                                          sizeof (ElkEngineRank));
+  g_autoptr (GArray) ranked
+      = g_array_new (FALSE, FALSE, sizeof (ElkEngineRank));
   const ElkEngineRank *win;
 
-  if (!elk_engine_search_ranked (engine, orders, params, n_params, n_threads,
-                                 1, ranked, error))
+  if (!elk_engine_search_ranked (engine, orders, params, n_params, n_threads, 1,
+                                 ranked, error))
     return FALSE;
   win = &g_array_index (ranked, ElkEngineRank, 0);
   *best_order = win->order;

@@ -132,15 +132,15 @@ typedef struct
  *
  * Since: 0.1
  */
-#define ELK_PLUGIN_DEFINE_FEATURE(name_, description_, version_, kind_,    \
-                                  feature_, type_)                         \
-  static gboolean elk_plugin_##name_##_register (ElkPlugin *plugin,        \
-                                                 GError **error)           \
-  {                                                                        \
-    return elk_plugin_add_feature (plugin, (kind_), (feature_), (type_),   \
-                                   error);                                 \
-  }                                                                        \
-  ELK_PLUGIN_DEFINE (name_, description_, version_,                        \
+#define ELK_PLUGIN_DEFINE_FEATURE(name_, description_, version_, kind_,        \
+                                  feature_, type_)                             \
+  static gboolean elk_plugin_##name_##_register (ElkPlugin *plugin,            \
+                                                 GError **error)               \
+  {                                                                            \
+    return elk_plugin_add_feature (plugin, (kind_), (feature_), (type_),       \
+                                   error);                                     \
+  }                                                                            \
+  ELK_PLUGIN_DEFINE (name_, description_, version_,                            \
                      elk_plugin_##name_##_register)
 
 /**

@@ -21,7 +21,10 @@
 
 #include "elk-llama-private.h"
 
+/* The quark name is stringified, dashes and all. */
+/* clang-format off */
 G_DEFINE_QUARK (elk-llama-error-quark, elk__llama_error)
+/* clang-format on */
 
 /* Nested arrays are legal, but each level costs 12 bytes, so a hostile
  * file could nest deeply enough to exhaust the stack.  Real files nest at
@@ -202,8 +205,12 @@ elk__llama_limits_init (LlamaLimits *limits)
 /* Past a limit the message names the limit and the frontend parameter
  * that raises it. */
 static void
-set_limit_error (GError **error, const Gguf *gguf, gsize offset,
-                 const char *what, guint64 value, const char *param,
+set_limit_error (GError **error,
+                 const Gguf *gguf,
+                 gsize offset,
+                 const char *what,
+                 guint64 value,
+                 const char *param,
                  guint64 limit)
 {
   g_set_error (error, LLAMA_ERROR, LLAMA_ERROR_LIMIT,
@@ -215,8 +222,8 @@ set_limit_error (GError **error, const Gguf *gguf, gsize offset,
 
 G_GNUC_PRINTF (4, 5)
 static void
-set_format_error (GError **error, const Gguf *gguf, gsize offset,
-                  const char *format, ...)
+set_format_error (
+    GError **error, const Gguf *gguf, gsize offset, const char *format, ...)
 {
   va_list args;
   g_autofree char *message = NULL;
@@ -326,8 +333,12 @@ read_string (Reader *r, const char **str, gsize *len, const char *what,
  * every element of arrays (bools must be 0 or 1, nested types must exist)
  * without allocating anything. */
 static gboolean
-read_value (Reader *r, GgufType type, GgufValue *value,
-            const char *key, guint depth, GError **error)
+read_value (Reader *r,
+            GgufType type,
+            GgufValue *value,
+            const char *key,
+            guint depth,
+            GError **error)
 {
   gsize start = r->pos;
   guint64 v;
@@ -417,8 +428,8 @@ read_value (Reader *r, GgufType type, GgufValue *value,
           {
             set_format_error (error, r->gguf, start,
                               "array '%s' has unknown element type id %u "
-                              "(expected 0..%d)", key, elem_type,
-                              GGUF_N_TYPES - 1);
+                              "(expected 0..%d)",
+                              key, elem_type, GGUF_N_TYPES - 1);
             return FALSE;
           }
         if (!read_u64 (r, &count, "array length", error))
@@ -428,8 +439,8 @@ read_value (Reader *r, GgufType type, GgufValue *value,
           {
             set_format_error (error, r->gguf, start + 4,
                               "array '%s' claims %" G_GUINT64_FORMAT
-                              " elements of type %s, more than the %"
-                              G_GSIZE_FORMAT " remaining bytes can hold",
+                              " elements of type %s, more than the "
+                              "%" G_GSIZE_FORMAT " remaining bytes can hold",
                               key, count,
                               elk__gguf_type_name ((GgufType) elem_type),
                               r->gguf->size - r->pos);
@@ -448,8 +459,7 @@ read_value (Reader *r, GgufType type, GgufValue *value,
         value->count = count;
         value->offset = r->pos;
 
-        if (elem_type != GGUF_TYPE_STRING
-            && elem_type != GGUF_TYPE_ARRAY
+        if (elem_type != GGUF_TYPE_STRING && elem_type != GGUF_TYPE_ARRAY
             && elem_type != GGUF_TYPE_BOOL)
           {
             /* Fixed-size elements: the count check above already proved
@@ -460,8 +470,8 @@ read_value (Reader *r, GgufType type, GgufValue *value,
         for (guint64 i = 0; i < count; i++)
           {
             GgufValue elem;
-            if (!read_value (r, (GgufType) elem_type, &elem, key,
-                             depth + 1, error))
+            if (!read_value (r, (GgufType) elem_type, &elem, key, depth + 1,
+                             error))
               return FALSE;
           }
         return TRUE;
@@ -497,8 +507,8 @@ compare_tensor_offsets (gconstpointer a, gconstpointer b)
 }
 
 static gboolean
-parse_header (Gguf *gguf, Reader *r, guint64 *n_tensors, guint64 *n_kv,
-              GError **error)
+parse_header (
+    Gguf *gguf, Reader *r, guint64 *n_tensors, guint64 *n_kv, GError **error)
 {
   guint32 version_le;
 
@@ -547,7 +557,8 @@ parse_header (Gguf *gguf, Reader *r, guint64 *n_tensors, guint64 *n_kv,
       g_set_error (error, LLAMA_ERROR, LLAMA_ERROR_UNSUPPORTED,
                    "%s: offset 4: GGUF version 1 (32-bit counts) is not "
                    "supported; elk reads versions 2 and 3; convert the file "
-                   "with a current llama.cpp", gguf->path);
+                   "with a current llama.cpp",
+                   gguf->path);
       return FALSE;
     }
 
@@ -623,7 +634,8 @@ parse_metadata (Gguf *gguf, Reader *r, guint64 n_kv, GError **error)
         {
           set_format_error (error, gguf, r->pos - 4,
                             "'%s' has unknown value type id %u (expected "
-                            "0..%d)", key, type, GGUF_N_TYPES - 1);
+                            "0..%d)",
+                            key, type, GGUF_N_TYPES - 1);
           return FALSE;
         }
       if (!read_value (r, (GgufType) type, &value, key, 0, error))
@@ -676,8 +688,7 @@ parse_alignment (Gguf *gguf, GError **error)
 }
 
 static gboolean
-parse_tensor_infos (Gguf *gguf, Reader *r, guint64 n_tensors,
-                    GError **error)
+parse_tensor_infos (Gguf *gguf, Reader *r, guint64 n_tensors, GError **error)
 {
   for (guint64 i = 0; i < n_tensors; i++)
     {
@@ -755,8 +766,8 @@ parse_tensor_infos (Gguf *gguf, Reader *r, guint64 n_tensors,
           set_format_error (error, gguf, r->pos - 4,
                             "tensor '%s' of type %s has %" G_GUINT64_FORMAT
                             " elements per row, not a multiple of the "
-                            "block size %u", t.name,
-                            elk__ggml_type_name (t.type), t.dims[0],
+                            "block size %u",
+                            t.name, elk__ggml_type_name (t.type), t.dims[0],
                             block_size);
           return FALSE;
         }
@@ -778,8 +789,7 @@ parse_tensor_infos (Gguf *gguf, Reader *r, guint64 n_tensors,
                             gguf->alignment);
           return FALSE;
         }
-      g_array_index (gguf->tensors, GgufTensor, gguf->tensors->len - 1)
-          = t;
+      g_array_index (gguf->tensors, GgufTensor, gguf->tensors->len - 1) = t;
     }
   return TRUE;
 }
@@ -823,9 +833,9 @@ check_tensor_data (Gguf *gguf, Reader *r, GError **error)
           set_format_error (error, gguf, data_offset,
                             "tensor '%s' (%s, %" G_GUINT64_FORMAT " bytes at "
                             "data offset %" G_GUINT64_FORMAT ") runs past the "
-                            "end of the file: the data section has %"
-                            G_GUINT64_FORMAT " bytes", t->name,
-                            elk__ggml_type_name (t->type), t->bytes,
+                            "end of the file: the data section has "
+                            "%" G_GUINT64_FORMAT " bytes",
+                            t->name, elk__ggml_type_name (t->type), t->bytes,
                             t->offset, data_size);
           return FALSE;
         }
@@ -908,7 +918,8 @@ elk__gguf_open (const char *path, GError **error)
  * %LLAMA_ERROR_LIMIT.
  */
 Gguf *
-elk__gguf_open_with_limits (const char *path, const LlamaLimits *limits,
+elk__gguf_open_with_limits (const char *path,
+                            const LlamaLimits *limits,
                             GError **error)
 {
   g_autoptr (GError) local_error = NULL;
@@ -943,7 +954,8 @@ elk__gguf_open_with_limits (const char *path, const LlamaLimits *limits,
  * files this way too).
  */
 Gguf *
-elk__gguf_new_from_bytes (GBytes *bytes, const char *display_name,
+elk__gguf_new_from_bytes (GBytes *bytes,
+                          const char *display_name,
                           GError **error)
 {
   return elk__gguf_new_from_bytes_with_limits (bytes, display_name, NULL,
@@ -951,7 +963,8 @@ elk__gguf_new_from_bytes (GBytes *bytes, const char *display_name,
 }
 
 Gguf *
-elk__gguf_new_from_bytes_with_limits (GBytes *bytes, const char *display_name,
+elk__gguf_new_from_bytes_with_limits (GBytes *bytes,
+                                      const char *display_name,
                                       const LlamaLimits *limits,
                                       GError **error)
 {
@@ -1054,8 +1067,11 @@ elk__gguf_lookup (const Gguf *gguf, const char *key)
  * have variable size (strings, nested arrays).
  */
 gboolean
-elk__gguf_array_nth (const Gguf *gguf, const GgufValue *array,
-                     guint64 index, GgufValue *out, GError **error)
+elk__gguf_array_nth (const Gguf *gguf,
+                     const GgufValue *array,
+                     guint64 index,
+                     GgufValue *out,
+                     GError **error)
 {
   Reader r = { gguf, array->offset };
   gsize size;
@@ -1065,8 +1081,8 @@ elk__gguf_array_nth (const Gguf *gguf, const GgufValue *array,
     {
       g_set_error (error, LLAMA_ERROR, LLAMA_ERROR_INVALID,
                    "%s: array element %" G_GUINT64_FORMAT " requested, the "
-                   "array has %" G_GUINT64_FORMAT, gguf->path, index,
-                   array->count);
+                   "array has %" G_GUINT64_FORMAT,
+                   gguf->path, index, array->count);
       return FALSE;
     }
   size = value_type_size (array->elem_type);
@@ -1080,8 +1096,11 @@ elk__gguf_array_nth (const Gguf *gguf, const GgufValue *array,
 }
 
 static void
-set_type_error (GError **error, const Gguf *gguf, const char *key,
-                const GgufValue *v, const char *expected)
+set_type_error (GError **error,
+                const Gguf *gguf,
+                const char *key,
+                const GgufValue *v,
+                const char *expected)
 {
   g_set_error (error, LLAMA_ERROR, LLAMA_ERROR_FORMAT,
                "%s: offset %" G_GSIZE_FORMAT ": '%s' is a %s (expected %s)",
@@ -1093,7 +1112,9 @@ set_type_error (GError **error, const Gguf *gguf, const char *key,
  * converters write signed types: accept every integer type, rejecting only
  * negative values. */
 gboolean
-elk__gguf_get_uint (const Gguf *gguf, const char *key, guint64 *out,
+elk__gguf_get_uint (const Gguf *gguf,
+                    const char *key,
+                    guint64 *out,
                     GError **error)
 {
   const GgufValue *v = elk__gguf_lookup (gguf, key);
@@ -1115,8 +1136,9 @@ elk__gguf_get_uint (const Gguf *gguf, const char *key, guint64 *out,
       if (v->i < 0)
         {
           g_set_error (error, LLAMA_ERROR, LLAMA_ERROR_INVALID,
-                       "%s: offset %" G_GSIZE_FORMAT ": '%s' is %"
-                       G_GINT64_FORMAT " (expected a non-negative count)",
+                       "%s: offset %" G_GSIZE_FORMAT
+                       ": '%s' is %" G_GINT64_FORMAT
+                       " (expected a non-negative count)",
                        gguf->path, v->offset, key, v->i);
           return FALSE;
         }
@@ -1129,7 +1151,9 @@ elk__gguf_get_uint (const Gguf *gguf, const char *key, guint64 *out,
 }
 
 gboolean
-elk__gguf_get_float (const Gguf *gguf, const char *key, double *out,
+elk__gguf_get_float (const Gguf *gguf,
+                     const char *key,
+                     double *out,
                      GError **error)
 {
   const GgufValue *v = elk__gguf_lookup (gguf, key);
@@ -1161,7 +1185,9 @@ elk__gguf_get_float (const Gguf *gguf, const char *key, double *out,
 }
 
 gboolean
-elk__gguf_get_bool (const Gguf *gguf, const char *key, gboolean *out,
+elk__gguf_get_bool (const Gguf *gguf,
+                    const char *key,
+                    gboolean *out,
                     GError **error)
 {
   const GgufValue *v = elk__gguf_lookup (gguf, key);

@@ -29,24 +29,28 @@ GType elk_llama_granularity_get_type (void);
  * the properties are process-global and carry the plugin's own prefix, as
  * the chips' enums do (ElkIpuPodMode, ElkNocSimPlacement): the first
  * argument is only the registered name. */
-G_DEFINE_ENUM_TYPE (ElkLlamaPhase, elk_llama_phase,
+G_DEFINE_ENUM_TYPE (ElkLlamaPhase,
+                    elk_llama_phase,
                     G_DEFINE_ENUM_VALUE (LLAMA_PHASE_DECODE, "decode"),
                     G_DEFINE_ENUM_VALUE (LLAMA_PHASE_PREFILL, "prefill"),
                     G_DEFINE_ENUM_VALUE (LLAMA_PHASE_TRAIN_FORWARD,
                                          "train-forward"))
 
-G_DEFINE_ENUM_TYPE (ElkLlamaDType, elk_llama_dtype,
+G_DEFINE_ENUM_TYPE (ElkLlamaDType,
+                    elk_llama_dtype,
                     G_DEFINE_ENUM_VALUE (LLAMA_DTYPE_FILE, "file"),
                     G_DEFINE_ENUM_VALUE (LLAMA_DTYPE_FP16, "fp16"),
                     G_DEFINE_ENUM_VALUE (LLAMA_DTYPE_BF16, "bf16"),
                     G_DEFINE_ENUM_VALUE (LLAMA_DTYPE_FP32, "fp32"))
 
-G_DEFINE_ENUM_TYPE (ElkLlamaGranularity, elk_llama_granularity,
+G_DEFINE_ENUM_TYPE (ElkLlamaGranularity,
+                    elk_llama_granularity,
                     G_DEFINE_ENUM_VALUE (LLAMA_GRANULARITY_ELK, "elk"),
                     G_DEFINE_ENUM_VALUE (LLAMA_GRANULARITY_ARTIFACT,
                                          "artifact"))
 
-G_DEFINE_ENUM_TYPE (ElkLlamaRouting, elk_llama_routing,
+G_DEFINE_ENUM_TYPE (ElkLlamaRouting,
+                    elk_llama_routing,
                     G_DEFINE_ENUM_VALUE (LLAMA_ROUTING_UNIFORM, "uniform"),
                     G_DEFINE_ENUM_VALUE (LLAMA_ROUTING_SKEWED, "skewed"),
                     G_DEFINE_ENUM_VALUE (LLAMA_ROUTING_FILE, "file"))
@@ -115,12 +119,13 @@ elk_llama_frontend_load (ElkFrontend *frontend, GError **error)
       g_set_error (error, LLAMA_ERROR, LLAMA_ERROR_INVALID,
                    "llama frontend: set exactly one of 'model' (a GGUF file "
                    "or a Hugging Face config.json) and 'preset' (one of: "
-                   "%s)%s", list,
-                   has_model ? "; both are set" : "; neither is set");
+                   "%s)%s",
+                   list, has_model ? "; both are set" : "; neither is set");
       return NULL;
     }
-  model = has_model ? elk__llama_model_new_from_file_with_limits (
-                        self->model, &self->limits, error)
+  model = has_model ? elk__llama_model_new_from_file_with_limits (self->model,
+                                                                  &self->limits,
+                                                                  error)
                     : elk__llama_model_new_from_preset (self->preset, error);
   if (model == NULL)
     return NULL;
@@ -382,10 +387,12 @@ elk_llama_frontend_class_init (ElkLlamaFrontendClass *klass)
       "-1 = the model's default (3, 2, 4, 3 for the llama2-13b, gemma2, "
       "opt-30b, llama2-70b paper presets; off otherwise), 0 = off",
       -1, 1024, -1, rw);
-  props[PROP_SPLIT_CORES] = g_param_spec_uint (
-      "split-cores", "Split cores",
-      "Core count in the splitting threshold (the artifact's num_cores; "
-      "5888 = IPU-POD4)", 1, 1u << 24, LLAMA_DEFAULT_SPLIT_CORES, rw);
+  props[PROP_SPLIT_CORES]
+      = g_param_spec_uint ("split-cores", "Split cores",
+                           "Core count in the splitting threshold (the "
+                           "artifact's num_cores; "
+                           "5888 = IPU-POD4)",
+                           1, 1u << 24, LLAMA_DEFAULT_SPLIT_CORES, rw);
   props[PROP_GRANULARITY] = g_param_spec_enum (
       "granularity", "Graph granularity",
       "elk: elk's graph (RoPE, attention scale and mask left out, every "
@@ -404,10 +411,11 @@ elk_llama_frontend_class_init (ElkLlamaFrontendClass *klass)
       "alike; skewed: expert i weighs 1/(i+1)^routing-skew (Zipf); file: "
       "per-layer expert frequencies from routing-file",
       ELK_TYPE_LLAMA_ROUTING, LLAMA_ROUTING_UNIFORM, rw);
-  props[PROP_ROUTING_SKEW] = g_param_spec_double (
-      "routing-skew", "Routing skew",
-      "Zipf exponent of routing=skewed (0 = uniform weights)", 0.0, 64.0,
-      1.0, rw);
+  props[PROP_ROUTING_SKEW]
+      = g_param_spec_double ("routing-skew", "Routing skew",
+                             "Zipf exponent of routing=skewed (0 = uniform "
+                             "weights)",
+                             0.0, 64.0, 1.0, rw);
   props[PROP_ROUTING_FILE] = g_param_spec_string (
       "routing-file", "Routing file",
       "routing=file: a text file with one line per MoE layer, '<layer> f0 "
@@ -415,10 +423,12 @@ elk_llama_frontend_class_init (ElkLlamaFrontendClass *klass)
       "optionally a line '* f0 ...' for the layers not listed; '#' starts "
       "a comment. Relative to the experiment file",
       NULL, rw | ELK_PARAM_PATH);
-  props[PROP_ROUTING_SEED] = g_param_spec_uint64 (
-      "routing-seed", "Routing seed",
-      "Seed of the sampled routing: the same seed gives the same experts "
-      "per layer", 0, G_MAXUINT64, 0, rw);
+  props[PROP_ROUTING_SEED]
+      = g_param_spec_uint64 ("routing-seed", "Routing seed",
+                             "Seed of the sampled routing: the same seed gives "
+                             "the same experts "
+                             "per layer",
+                             0, G_MAXUINT64, 0, rw);
   props[PROP_MLA_ABSORB] = g_param_spec_boolean (
       "mla-absorb", "Absorbed MLA decode",
       "Multi-head latent attention (DeepSeek-V2/V3) in decode: fold the "
@@ -429,22 +439,25 @@ elk_llama_frontend_class_init (ElkLlamaFrontendClass *klass)
 
   /* Resource limits (docs/reliability.md).  Counts are checked against
    * the file size first, so these only matter for honest files. */
-  props[PROP_MAX_FILE_SIZE] = g_param_spec_uint64 (
-      "max-file-size", "Largest GGUF file",
-      "Largest accepted GGUF file in bytes; the file is mapped and its "
-      "tensor data never read", 1, G_MAXUINT64,
-      LLAMA_DEFAULT_MAX_FILE_SIZE, rw);
-  props[PROP_MAX_CONFIG_SIZE] = g_param_spec_uint64 (
-      "max-config-size", "Largest config.json",
-      "Largest accepted Hugging Face config.json in bytes", 1,
-      G_MAXUINT32, LLAMA_DEFAULT_MAX_CONFIG_SIZE, rw);
-  props[PROP_MAX_TENSORS] = g_param_spec_uint64 (
-      "max-tensors", "Most tensors", "Most tensors in a GGUF file", 1,
-      G_MAXUINT32, LLAMA_DEFAULT_MAX_TENSORS, rw);
-  props[PROP_MAX_METADATA_ENTRIES] = g_param_spec_uint64 (
-      "max-metadata-entries", "Most metadata entries",
-      "Most metadata key-value pairs in a GGUF file", 1, G_MAXUINT32,
-      LLAMA_DEFAULT_MAX_METADATA, rw);
+  props[PROP_MAX_FILE_SIZE]
+      = g_param_spec_uint64 ("max-file-size", "Largest GGUF file",
+                             "Largest accepted GGUF file in bytes; the file is "
+                             "mapped and its "
+                             "tensor data never read",
+                             1, G_MAXUINT64, LLAMA_DEFAULT_MAX_FILE_SIZE, rw);
+  props[PROP_MAX_CONFIG_SIZE]
+      = g_param_spec_uint64 ("max-config-size", "Largest config.json",
+                             "Largest accepted Hugging Face config.json in "
+                             "bytes",
+                             1, G_MAXUINT32, LLAMA_DEFAULT_MAX_CONFIG_SIZE, rw);
+  props[PROP_MAX_TENSORS]
+      = g_param_spec_uint64 ("max-tensors", "Most tensors",
+                             "Most tensors in a GGUF file", 1, G_MAXUINT32,
+                             LLAMA_DEFAULT_MAX_TENSORS, rw);
+  props[PROP_MAX_METADATA_ENTRIES]
+      = g_param_spec_uint64 ("max-metadata-entries", "Most metadata entries",
+                             "Most metadata key-value pairs in a GGUF file", 1,
+                             G_MAXUINT32, LLAMA_DEFAULT_MAX_METADATA, rw);
   props[PROP_MAX_STRING_LENGTH] = g_param_spec_uint64 (
       "max-string-length", "Longest string",
       "Longest GGUF string (keys, values, tensor names) in bytes", 1,
@@ -452,14 +465,13 @@ elk_llama_frontend_class_init (ElkLlamaFrontendClass *klass)
   props[PROP_MAX_ARRAY_LENGTH] = g_param_spec_uint64 (
       "max-array-length", "Longest array",
       "Most elements in one GGUF metadata array (token lists are the "
-      "longest: 32000 to 256000)", 1, G_MAXUINT64,
-      LLAMA_DEFAULT_MAX_ARRAY_LENGTH, rw);
+      "longest: 32000 to 256000)",
+      1, G_MAXUINT64, LLAMA_DEFAULT_MAX_ARRAY_LENGTH, rw);
   props[PROP_MAX_JSON_DEPTH] = g_param_spec_uint (
       "max-json-depth", "Deepest JSON nesting",
       "Deepest nesting of arrays and objects in a config.json (the JSON "
-      "parser recurses once per level)", 1,
-      LLAMA_MAX_JSON_DEPTH_CEILING, LLAMA_DEFAULT_MAX_JSON_DEPTH,
-      rw);
+      "parser recurses once per level)",
+      1, LLAMA_MAX_JSON_DEPTH_CEILING, LLAMA_DEFAULT_MAX_JSON_DEPTH, rw);
 
   g_object_class_install_properties (object_class, N_PROPS, props);
 }

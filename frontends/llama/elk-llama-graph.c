@@ -95,9 +95,12 @@ elk__llama_phase_to_string (LlamaPhase phase)
 {
   switch (phase)
     {
-    case LLAMA_PHASE_DECODE: return "decode";
-    case LLAMA_PHASE_PREFILL: return "prefill";
-    case LLAMA_PHASE_TRAIN_FORWARD: return "train-forward";
+    case LLAMA_PHASE_DECODE:
+      return "decode";
+    case LLAMA_PHASE_PREFILL:
+      return "prefill";
+    case LLAMA_PHASE_TRAIN_FORWARD:
+      return "train-forward";
     default: return "invalid";
     }
 }
@@ -304,8 +307,8 @@ add_op (Builder *B, const char *name, const char *type, ElkOpKind kind,
     {
       g_set_error (error, LLAMA_ERROR, LLAMA_ERROR_INVALID,
                    "operator '%s' would be split into more than %u pieces; "
-                   "the split threshold is too small", name,
-                   1u << MAX_SPLIT_DEPTH);
+                   "the split threshold is too small",
+                   name, 1u << MAX_SPLIT_DEPTH);
       return FALSE;
     }
 
@@ -452,10 +455,11 @@ weight_storage (Builder *B, guint64 n, const char *fused,
         {
           g_set_error (error, LLAMA_ERROR, LLAMA_ERROR_INVALID,
                        "%s: tensor '%s'%s has %" G_GUINT64_FORMAT
-                       " elements, the hyper-parameters give %"
-                       G_GUINT64_FORMAT, elk__gguf_get_path (gguf), parts[0],
-                       parts[1] != NULL ? " and its siblings" : "",
-                       found_elems, n);
+                       " elements, the hyper-parameters give "
+                       "%" G_GUINT64_FORMAT,
+                       elk__gguf_get_path (gguf), parts[0],
+                       parts[1] != NULL ? " and its siblings" : "", found_elems,
+                       n);
           return FALSE;
         }
       if (mixed || !elk__ggml_type_to_dtype (first_type, dtype))
@@ -577,9 +581,14 @@ norm_step (Builder *B, gint layer, const char *name, const char *suffix,
  * spell norms out the same way (Multiply, Sum, Divide, Add, Sqrt, Divide,
  * Multiply); the mean's division and the epsilon are folded into rsqrt.
  * @file_name is the GGUF name of the norm's tensors. */
-static gboolean norm_width (Builder *B, gint layer, const char *name,
-                            const char *file_name, const char *x,
-                            guint64 rows, guint64 width, char **out,
+static gboolean norm_width (Builder *B,
+                            gint layer,
+                            const char *name,
+                            const char *file_name,
+                            const char *x,
+                            guint64 rows,
+                            guint64 width,
+                            char **out,
                             GError **error);
 
 static gboolean
@@ -593,8 +602,14 @@ norm (Builder *B, gint layer, const char *name, const char *file_name,
 /* A norm over rows of @width (the hidden size, or an MLA rank, or a head
  * for Qwen3's query and key norms). */
 static gboolean
-norm_width (Builder *B, gint layer, const char *name, const char *file_name,
-            const char *x, guint64 rows, guint64 width, char **out,
+norm_width (Builder *B,
+            gint layer,
+            const char *name,
+            const char *file_name,
+            const char *x,
+            guint64 rows,
+            guint64 width,
+            char **out,
             GError **error)
 {
   const LlamaModel *m = B->m;
@@ -738,9 +753,12 @@ act_name (LlamaAct a)
 {
   switch (a)
     {
-    case LLAMA_ACT_SILU: return "silu";
-    case LLAMA_ACT_GELU: return "gelu";
-    case LLAMA_ACT_RELU: return "relu";
+    case LLAMA_ACT_SILU:
+      return "silu";
+    case LLAMA_ACT_GELU:
+      return "gelu";
+    case LLAMA_ACT_RELU:
+      return "relu";
     default: return "act";
     }
 }
@@ -879,12 +897,17 @@ qkv_artifact (Builder *B, guint layer, const char *qkv, guint64 wqkv,
 /* Softmax of the scores @x over the key axis "s" (@s_axes without "s" is
  * @r_axes): max, exp(x - max), sum, divide. */
 static gboolean
-softmax (Builder *B, gint L, const char *p, const char *x,
-         const char *s_axes, const char *r_axes, char **out, GError **error)
+softmax (Builder *B,
+         gint L,
+         const char *p,
+         const char *x,
+         const char *s_axes,
+         const char *r_axes,
+         char **out,
+         GError **error)
 {
   g_autofree char *red = g_strdup_printf ("%s->%s", s_axes, r_axes);
-  g_autofree char *bin = g_strdup_printf ("%s,%s->%s", s_axes, r_axes,
-                                          s_axes);
+  g_autofree char *bin = g_strdup_printf ("%s,%s->%s", s_axes, r_axes, s_axes);
   g_autofree char *n1 = g_strdup_printf ("%s.softmax.max", p);
   g_autofree char *n2 = g_strdup_printf ("%s.softmax.exp", p);
   g_autofree char *n3 = g_strdup_printf ("%s.softmax.sum", p);
@@ -902,8 +925,7 @@ softmax (Builder *B, gint L, const char *p, const char *x,
   ops[0] = act (x, s_axes, B->adtype);
   ops[1] = act (mx, r_axes, B->adtype);
   ops[2] = act (ex, s_axes, B->adtype);
-  if (!add_op (B, n2, "sub-exp", ELK_OP_ELEMENTWISE, L, bin, ops, 3, 0,
-               error))
+  if (!add_op (B, n2, "sub-exp", ELK_OP_ELEMENTWISE, L, bin, ops, 3, 0, error))
     return FALSE;
   ops[0] = act (ex, s_axes, B->adtype);
   ops[1] = act (sm, r_axes, B->adtype);
@@ -918,8 +940,8 @@ softmax (Builder *B, gint L, const char *p, const char *x,
   return TRUE;
 }
 
-static gboolean mla_attention (Builder *B, guint layer, const char *x,
-                               char **out, GError **error);
+static gboolean mla_attention (
+    Builder *B, guint layer, const char *x, char **out, GError **error);
 static gboolean qk_norms (Builder *B, guint layer, GError **error);
 
 static gboolean
@@ -1160,10 +1182,9 @@ qk_norms (Builder *B, guint layer, GError **error)
 
   for (guint i = 0; i < 2; i++)
     {
-      g_autofree char *name = g_strdup_printf ("blk.%u.attn_%s_norm", layer,
-                                               which[i]);
-      g_autofree char *x = g_strdup_printf ("blk.%u.%s.heads", layer,
-                                            which[i]);
+      g_autofree char *name
+          = g_strdup_printf ("blk.%u.attn_%s_norm", layer, which[i]);
+      g_autofree char *x = g_strdup_printf ("blk.%u.%s.heads", layer, which[i]);
       g_autofree char *y = NULL;
       guint64 heads = i == 0 ? m->n_heads : m->n_kv_heads;
       if (!norm_width (B, (gint) layer, name, name, x, B->M * heads,
@@ -1176,14 +1197,22 @@ qk_norms (Builder *B, guint layer, GError **error)
 /* A MatMul @spec whose extents the caller has set, reading the activation
  * (or KV cache) operand @a and the weight @w. */
 static gboolean
-mm (Builder *B, gint L, const char *name, const char *spec, Operand a,
-    Operand w, const char *out_axes, char **out, GError **error)
+mm (Builder *B,
+    gint L,
+    const char *name,
+    const char *spec,
+    Operand a,
+    Operand w,
+    const char *out_axes,
+    char **out,
+    GError **error)
 {
   g_autofree char *y = g_strdup_printf ("%s.out", name);
   Operand ops[3] = { a, w, act (y, out_axes, B->adtype) };
 
-  if (!add_op (B, name, ops[1].origin == ELK_TENSOR_ORIGIN_WEIGHT
-                            ? "matmul" : "batch-matmul",
+  if (!add_op (B, name,
+               ops[1].origin == ELK_TENSOR_ORIGIN_WEIGHT ? "matmul"
+                                                         : "batch-matmul",
                ELK_OP_MATMUL, L, spec, ops, 3, 0, error))
     return FALSE;
   *out = g_steal_pointer (&y);
@@ -1191,16 +1220,21 @@ mm (Builder *B, gint L, const char *name, const char *spec, Operand a,
 }
 
 static gboolean
-add2 (Builder *B, gint L, const char *name, const char *axes, const char *a,
-      const char *b, char **out, GError **error)
+add2 (Builder *B,
+      gint L,
+      const char *name,
+      const char *axes,
+      const char *a,
+      const char *b,
+      char **out,
+      GError **error)
 {
   g_autofree char *y = g_strdup_printf ("%s.out", name);
   g_autofree char *spec = g_strdup_printf ("%s,%s->%s", axes, axes, axes);
   Operand ops[3] = { act (a, axes, B->adtype), act (b, axes, B->adtype),
                      act (y, axes, B->adtype) };
 
-  if (!add_op (B, name, "add", ELK_OP_ELEMENTWISE, L, spec, ops, 3, 0,
-               error))
+  if (!add_op (B, name, "add", ELK_OP_ELEMENTWISE, L, spec, ops, 3, 0, error))
     return FALSE;
   *out = g_steal_pointer (&y);
   return TRUE;
@@ -1227,11 +1261,11 @@ mla_query (Builder *B, guint layer, const char *x, char **q, GError **error)
   if (m->q_lora_rank == 0)
     return linear (B, L, nq, x, B->M, d, width, NULL, PARTS (fq), NULL, q,
                    error);
-  return linear (B, L, na, x, B->M, d, m->q_lora_rank, NULL, PARTS (fa),
-                 NULL, &qa, error)
+  return linear (B, L, na, x, B->M, d, m->q_lora_rank, NULL, PARTS (fa), NULL,
+                 &qa, error)
          && norm_width (B, L, nn, nn, qa, B->M, m->q_lora_rank, &qn, error)
-         && linear (B, L, nb, qn, B->M, m->q_lora_rank, width, NULL,
-                    PARTS (fb), NULL, q, error);
+         && linear (B, L, nb, qn, B->M, m->q_lora_rank, width, NULL, PARTS (fb),
+                    NULL, q, error);
 }
 
 /* The up-projection weight of MLA in the form @which ("kv_b" whole, or
@@ -1239,8 +1273,13 @@ mla_query (Builder *B, guint layer, const char *x, char **q, GError **error)
  * files carry attn_kv_b, attn_k_b and attn_v_b, or some of them; a half
  * absent from the file is a row range of attn_kv_b. */
 static gboolean
-mla_up_weight (Builder *B, guint layer, const char *which, const char *axes,
-               Operand *w, char **name, GError **error)
+mla_up_weight (Builder *B,
+               guint layer,
+               const char *which,
+               const char *axes,
+               Operand *w,
+               char **name,
+               GError **error)
 {
   const Gguf *gguf = B->m->gguf;
   g_autofree char *kv = g_strdup_printf ("blk.%u.attn_kv_b.weight", layer);
@@ -1265,8 +1304,8 @@ mla_up_weight (Builder *B, guint layer, const char *which, const char *axes,
  * with mla-absorb) folds attn_k_b into the query and attn_v_b after the
  * attention, so that scores and context are computed on the latent. */
 static gboolean
-mla_attention (Builder *B, guint layer, const char *x, char **out,
-               GError **error)
+mla_attention (
+    Builder *B, guint layer, const char *x, char **out, GError **error)
 {
   const LlamaModel *m = B->m;
   gint L = (gint) layer;
@@ -1275,16 +1314,16 @@ mla_attention (Builder *B, guint layer, const char *x, char **out,
   guint64 S = kv_length (B, layer);
   gboolean decode = B->phase == LLAMA_PHASE_DECODE;
   gboolean absorb = decode && B->o->mla_absorb;
-  ElkTensorOrigin kv_origin = decode ? ELK_TENSOR_ORIGIN_KV_CACHE
-                                     : ELK_TENSOR_ORIGIN_ACTIVATION;
+  ElkTensorOrigin kv_origin
+      = decode ? ELK_TENSOR_ORIGIN_KV_CACHE : ELK_TENSOR_ORIGIN_ACTIVATION;
   g_autofree char *p = g_strdup_printf ("blk.%u", layer);
   g_autofree char *n_kva = g_strdup_printf ("%s.attn_kv_a_mqa", p);
   g_autofree char *n_kvn = g_strdup_printf ("%s.attn_kv_a_norm", p);
   g_autofree char *f_kva = g_strdup_printf ("%s.weight", n_kva);
-  g_autofree char *latent = g_strdup_printf (decode ? "%s.kv_cache"
-                                                    : "%s.kv_latent", p);
-  g_autofree char *rope_k = g_strdup_printf (decode ? "%s.k_rope_cache"
-                                                    : "%s.k_rope", p);
+  g_autofree char *latent
+      = g_strdup_printf (decode ? "%s.kv_cache" : "%s.kv_latent", p);
+  g_autofree char *rope_k
+      = g_strdup_printf (decode ? "%s.k_rope_cache" : "%s.k_rope", p);
   g_autofree char *q_nope = g_strdup_printf ("%s.q_nope", p);
   g_autofree char *q_rope = g_strdup_printf ("%s.q_rope", p);
   g_autofree char *n_score = g_strdup_printf ("%s.attn_score", p);
@@ -1326,8 +1365,8 @@ mla_attention (Builder *B, guint layer, const char *x, char **out,
                   act (q_nope, "bhqe", B->adtype), w, "bhqc", &q_lat, error)
           || !mm (B, L, n_main, "bhqc,bsc->bhqs",
                   act (q_lat, "bhqc", B->adtype),
-                  (Operand) { latent, "bsc", kv_origin, B->adtype, 0 },
-                  "bhqs", &main_s, error))
+                  (Operand){ latent, "bsc", kv_origin, B->adtype, 0 }, "bhqs",
+                  &main_s, error))
         return FALSE;
     }
   else
@@ -1339,13 +1378,12 @@ mla_attention (Builder *B, guint layer, const char *x, char **out,
       n_main = g_strdup_printf ("%s.attn_score_nope", p);
       if (!mla_up_weight (B, layer, "kv_b", "cn", &w, &wname, error)
           || !mm (B, L, n_dec, "bsc,cn->bsn",
-                  (Operand) { latent, "bsc", kv_origin, B->adtype, 0 }, w,
-                  "bsn", &dec, error))
+                  (Operand){ latent, "bsc", kv_origin, B->adtype, 0 }, w, "bsn",
+                  &dec, error))
         return FALSE;
       k_view = view_of (B, dec, "k");
       v_view = view_of (B, dec, "v");
-      if (!mm (B, L, n_main, "bhqe,bhse->bhqs",
-               act (q_nope, "bhqe", B->adtype),
+      if (!mm (B, L, n_main, "bhqe,bhse->bhqs", act (q_nope, "bhqe", B->adtype),
                act (k_view, "bhse", B->adtype), "bhqs", &main_s, error))
         return FALSE;
     }
@@ -1353,8 +1391,8 @@ mla_attention (Builder *B, guint layer, const char *x, char **out,
   /* The RoPE part of the key is one head shared by all query heads. */
   n_rope = g_strdup_printf ("%s.attn_score_rope", p);
   if (!mm (B, L, n_rope, "bhqr,bsr->bhqs", act (q_rope, "bhqr", B->adtype),
-           (Operand) { rope_k, "bsr", kv_origin, B->adtype, 0 }, "bhqs",
-           &rope_s, error)
+           (Operand){ rope_k, "bsr", kv_origin, B->adtype, 0 }, "bhqs", &rope_s,
+           error)
       || !add2 (B, L, n_score, "bhqs", main_s, rope_s, &scores, error)
       || !softmax (B, L, p, scores, "bhqs", "bhq", &probs, error))
     return FALSE;
@@ -1377,8 +1415,7 @@ mla_attention (Builder *B, guint layer, const char *x, char **out,
   else
     {
       n_value = g_strdup_printf ("%s.attn_value", p);
-      if (!mm (B, L, n_value, "bhqs,bhsv->bhqv",
-               act (probs, "bhqs", B->adtype),
+      if (!mm (B, L, n_value, "bhqs,bhsv->bhqv", act (probs, "bhqs", B->adtype),
                act (v_view, "bhsv", B->adtype), "bhqv", &ctx, error))
         return FALSE;
     }
@@ -1400,8 +1437,12 @@ mla_attention (Builder *B, guint layer, const char *x, char **out,
  * tensors, a 1/E share of the stacked *_exps tensors @files (gate and up
  * are two of them when fused), else the weight type of the build. */
 static gboolean
-expert_weight (Builder *B, Operand *out, const char *name, const char *axes,
-               const char *const *files, GError **error)
+expert_weight (Builder *B,
+               Operand *out,
+               const char *name,
+               const char *axes,
+               const char *const *files,
+               GError **error)
 {
   const Gguf *gguf = B->m->gguf;
   guint64 E = B->m->n_experts, n = 1, elems = 0, bytes = 0;
@@ -1433,9 +1474,9 @@ expert_weight (Builder *B, Operand *out, const char *name, const char *axes,
       g_set_error (error, LLAMA_ERROR, LLAMA_ERROR_INVALID,
                    "%s: tensor '%s'%s has %" G_GUINT64_FORMAT " elements, "
                    "the hyper-parameters give %" G_GUINT64_FORMAT " experts "
-                   "of %" G_GUINT64_FORMAT, elk__gguf_get_path (gguf),
-                   files[0], files[1] != NULL ? " and its siblings" : "",
-                   elems, E, n);
+                   "of %" G_GUINT64_FORMAT,
+                   elk__gguf_get_path (gguf), files[0],
+                   files[1] != NULL ? " and its siblings" : "", elems, E, n);
       return FALSE;
     }
   out->name = name;
@@ -1452,17 +1493,23 @@ expert_weight (Builder *B, Operand *out, const char *name, const char *axes,
  * @expert's weights from the *_exps tensors; -1 the shared experts'
  * (*_shexp). */
 static gboolean
-gated_ffn (Builder *B, gint L, const char *prefix, const char *x,
-           guint64 rows, guint64 f, gint expert, char **out, GError **error)
+gated_ffn (Builder *B,
+           gint L,
+           const char *prefix,
+           const char *x,
+           guint64 rows,
+           guint64 f,
+           gint expert,
+           char **out,
+           GError **error)
 {
   guint64 d = B->m->hidden;
   const char *suffix = expert >= 0 ? "exps" : "shexp";
-  g_autofree char *fg = g_strdup_printf ("blk.%d.ffn_gate_%s.weight", L,
-                                         suffix);
-  g_autofree char *fu = g_strdup_printf ("blk.%d.ffn_up_%s.weight", L,
-                                         suffix);
-  g_autofree char *fd = g_strdup_printf ("blk.%d.ffn_down_%s.weight", L,
-                                         suffix);
+  g_autofree char *fg
+      = g_strdup_printf ("blk.%d.ffn_gate_%s.weight", L, suffix);
+  g_autofree char *fu = g_strdup_printf ("blk.%d.ffn_up_%s.weight", L, suffix);
+  g_autofree char *fd
+      = g_strdup_printf ("blk.%d.ffn_down_%s.weight", L, suffix);
   g_autofree char *n_act = g_strdup_printf ("%s.act", prefix);
   g_autofree char *n_mul = g_strdup_printf ("%s.mul", prefix);
   g_autofree char *n_down = g_strdup_printf ("%s.down", prefix);
@@ -1478,8 +1525,8 @@ gated_ffn (Builder *B, gint L, const char *prefix, const char *x,
       g_autofree char *name = g_strdup_printf ("%s.%s", prefix, which);
       g_autofree char *wname = g_strdup_printf ("%s.weight", name);
       g_autofree char *y = NULL;
-      const char *both[] = { fg, fu, NULL }, *one[] = { i == 0 ? fg : fu,
-                                                        NULL };
+      const char *both[] = { fg, fu, NULL },
+                 *one[] = { i == 0 ? fg : fu, NULL };
       const char *const *files = fused ? both : one;
       set_ext (B, 'm', rows);
       set_ext (B, 'k', d);
@@ -1487,8 +1534,8 @@ gated_ffn (Builder *B, gint L, const char *prefix, const char *x,
       if (expert >= 0 ? !expert_weight (B, &w, wname, "kn", files, error)
                       : !weight (B, &w, wname, "kn", NULL, files, error))
         return FALSE;
-      if (!mm (B, L, name, "mk,kn->mn", act (x, "mk", B->adtype), w, "mn",
-               &y, error))
+      if (!mm (B, L, name, "mk,kn->mn", act (x, "mk", B->adtype), w, "mn", &y,
+               error))
         return FALSE;
       if (fused)
         {
@@ -1507,8 +1554,8 @@ gated_ffn (Builder *B, gint L, const char *prefix, const char *x,
   ops[0] = act (a, "mf", B->adtype);
   ops[1] = act (up, "mf", B->adtype);
   ops[2] = act (prod, "mf", B->adtype);
-  if (!add_op (B, n_mul, "mul", ELK_OP_ELEMENTWISE, L, "mf,mf->mf", ops, 3,
-               0, error))
+  if (!add_op (B, n_mul, "mul", ELK_OP_ELEMENTWISE, L, "mf,mf->mf", ops, 3, 0,
+               error))
     return FALSE;
   set_ext (B, 'm', rows);
   set_ext (B, 'k', f);
@@ -1516,8 +1563,8 @@ gated_ffn (Builder *B, gint L, const char *prefix, const char *x,
   if (expert >= 0 ? !expert_weight (B, &w, w_down, "kn", PARTS (fd), error)
                   : !weight (B, &w, w_down, "kn", NULL, PARTS (fd), error))
     return FALSE;
-  return mm (B, L, n_down, "mk,kn->mn", act (prod, "mk", B->adtype), w,
-             "mn", out, error);
+  return mm (B, L, n_down, "mk,kn->mn", act (prod, "mk", B->adtype), w, "mn",
+             out, error);
 }
 
 /* The router: the gating MatMul (d x E, plus DeepSeek-V3's score bias),
@@ -1540,14 +1587,14 @@ router (Builder *B, guint layer, const char *x, char **gates, GError **error)
   Operand ops[2];
 
   if (!linear (B, L, n_gate, x, B->M, m->hidden, m->n_experts, NULL,
-               PARTS (f_gate), m->router_bias ? PARTS (f_bias) : NULL,
-               &logits, error))
+               PARTS (f_gate), m->router_bias ? PARTS (f_bias) : NULL, &logits,
+               error))
     return FALSE;
   set_ext (B, 'm', B->M);
   set_ext (B, 'e', m->n_experts);
   set_ext (B, 'j', m->n_experts_used);
-  if (!unary (B, L, n_score, m->router_sigmoid ? "sigmoid" : "softmax",
-              logits, "me", &scores, error))
+  if (!unary (B, L, n_score, m->router_sigmoid ? "sigmoid" : "softmax", logits,
+              "me", &scores, error))
     return FALSE;
   scores_k = view_of (B, scores, "picks");
   ops[0] = act (scores_k, "mje", B->adtype);
@@ -1602,8 +1649,8 @@ moe_ffn (Builder *B, guint layer, const char *x, char **out, GError **error)
       ops[0] = act (y, "mk", B->adtype);
       ops[1] = act (g_rows, "m", B->adtype);
       ops[2] = act (yw, "mk", B->adtype);
-      if (!add_op (B, n_w, "mul", ELK_OP_ELEMENTWISE, L, "mk,m->mk", ops, 3,
-                   0, error))
+      if (!add_op (B, n_w, "mul", ELK_OP_ELEMENTWISE, L, "mk,m->mk", ops, 3, 0,
+                   error))
         return FALSE;
     }
   /* The k weighted outputs of each token, summed: the experts' rows
@@ -1613,8 +1660,7 @@ moe_ffn (Builder *B, guint layer, const char *x, char **out, GError **error)
   set_ext (B, 'k', d);
   ops[0] = act (routed, "mjk", B->adtype);
   ops[1] = act (comb, "mk", B->adtype);
-  if (!add_op (B, n_comb, "sum", ELK_OP_REDUCE, L, "mjk->mk", ops, 2, 0,
-               error))
+  if (!add_op (B, n_comb, "sum", ELK_OP_REDUCE, L, "mjk->mk", ops, 2, 0, error))
     return FALSE;
   if (m->shared_ffn == 0)
     {
@@ -1630,14 +1676,14 @@ moe_ffn (Builder *B, guint layer, const char *x, char **out, GError **error)
     if (m->shared_gate)
       {
         g_autofree char *n_g = g_strdup_printf ("%s.ffn_shexp_gate", p);
-        g_autofree char *f_g = g_strdup_printf ("%s.ffn_gate_inp_shexp.weight",
-                                                p);
+        g_autofree char *f_g
+            = g_strdup_printf ("%s.ffn_gate_inp_shexp.weight", p);
         g_autofree char *n_sig = g_strdup_printf ("%s.ffn_shexp_sigmoid", p);
         g_autofree char *n_mul = g_strdup_printf ("%s.ffn_shexp_scale", p);
         g_autofree char *logit = NULL, *sig = NULL;
         g_autofree char *scaled = g_strdup_printf ("%s.out", n_mul);
-        if (!linear (B, L, n_g, x, B->M, d, 1, NULL, PARTS (f_g), NULL,
-                     &logit, error))
+        if (!linear (B, L, n_g, x, B->M, d, 1, NULL, PARTS (f_g), NULL, &logit,
+                     error))
           return FALSE;
         set_ext (B, 'm', B->M);
         if (!unary (B, L, n_sig, "sigmoid", logit, "m", &sig, error))
@@ -1646,8 +1692,8 @@ moe_ffn (Builder *B, guint layer, const char *x, char **out, GError **error)
         ops[0] = act (sh, "mk", B->adtype);
         ops[1] = act (sig, "m", B->adtype);
         ops[2] = act (scaled, "mk", B->adtype);
-        if (!add_op (B, n_mul, "mul", ELK_OP_ELEMENTWISE, L, "mk,m->mk", ops,
-                     3, 0, error))
+        if (!add_op (B, n_mul, "mul", ELK_OP_ELEMENTWISE, L, "mk,m->mk", ops, 3,
+                     0, error))
           return FALSE;
         g_free (sh);
         sh = g_steal_pointer (&scaled);
@@ -1987,7 +2033,8 @@ setup (Builder *B, GError **error)
       g_set_error (error, LLAMA_ERROR, LLAMA_ERROR_INVALID,
                    "%s: '%s' is an encoder (no KV cache, nothing to "
                    "decode); use phase=prefill for one forward pass or "
-                   "phase=train-forward", m->source, m->name);
+                   "phase=train-forward",
+                   m->source, m->name);
       return FALSE;
     }
   if (o->batch == 0)
@@ -2000,8 +2047,8 @@ setup (Builder *B, GError **error)
   if (B->layers > m->n_layers)
     {
       g_set_error (error, LLAMA_ERROR, LLAMA_ERROR_INVALID,
-                   "%s: layers=%u but the model has only %u layers",
-                   m->source, o->layers, m->n_layers);
+                   "%s: layers=%u but the model has only %u layers", m->source,
+                   o->layers, m->n_layers);
       return FALSE;
     }
 
@@ -2015,7 +2062,8 @@ setup (Builder *B, GError **error)
           g_set_error (error, LLAMA_ERROR, LLAMA_ERROR_INVALID,
                        "%s: '%s' processes %" G_GUINT64_FORMAT " tokens per "
                        "image; set seq=%" G_GUINT64_FORMAT " or leave it at "
-                       "0", m->source, m->name, T, T);
+                       "0",
+                       m->source, m->name, T, T);
           return FALSE;
         }
       B->S = T;
@@ -2028,8 +2076,8 @@ setup (Builder *B, GError **error)
     {
       g_set_error (error, LLAMA_ERROR, LLAMA_ERROR_INVALID,
                    "%s: seq=%" G_GUINT64_FORMAT " exceeds the model's "
-                   "context length %" G_GUINT64_FORMAT, m->source, B->S,
-                   m->context);
+                   "context length %" G_GUINT64_FORMAT,
+                   m->source, B->S, m->context);
       return FALSE;
     }
   B->b = o->batch;
@@ -2089,7 +2137,8 @@ setup (Builder *B, GError **error)
                        "%s: granularity=artifact reproduces the Elk "
                        "artifact's decode graphs of Llama-structured models "
                        "(RMSNorm, RoPE, fused QKV and gated FFN, no biases), "
-                       "but for '%s' %s", m->source, m->name, why);
+                       "but for '%s' %s",
+                       m->source, m->name, why);
           return FALSE;
         }
       B->artifact = TRUE;
@@ -2099,14 +2148,15 @@ setup (Builder *B, GError **error)
   if (split > 0)
     {
       /* The artifact's training graphs use split_factor + 1. */
-      guint divisor = (guint) split
-                      + (o->phase == LLAMA_PHASE_TRAIN_FORWARD ? 1 : 0);
+      guint divisor
+          = (guint) split + (o->phase == LLAMA_PHASE_TRAIN_FORWARD ? 1 : 0);
       guint mb = o->split_cores / divisor;
       if (mb == 0)
         {
           g_set_error (error, LLAMA_ERROR, LLAMA_ERROR_INVALID,
                        "split-cores=%u / split factor %u leaves a threshold "
-                       "of 0 MB", o->split_cores, divisor);
+                       "of 0 MB",
+                       o->split_cores, divisor);
           return FALSE;
         }
       B->cap = (guint64) mb * 1024 * 1024 / 2;
@@ -2121,7 +2171,8 @@ setup (Builder *B, GError **error)
  */
 ElkGraph *
 elk__llama_build_graph (const LlamaModel *model,
-                        const LlamaBuildOptions *options, GError **error)
+                        const LlamaBuildOptions *options,
+                        GError **error)
 {
   Builder B = { 0 };
   g_autoptr (ElkGraph) graph = NULL;

@@ -57,8 +57,7 @@ set_key_error (const HfReader *r, GError **error, const char *key,
                  expectation, got);
   else
     g_set_error (error, LLAMA_ERROR, LLAMA_ERROR_INVALID,
-                 "%s: '%s' must be %s, got %s", r->path, key, expectation,
-                 got);
+                 "%s: '%s' must be %s, got %s", r->path, key, expectation, got);
 }
 
 static const char *
@@ -131,7 +130,8 @@ check_depth (const HfReader *r, guint max_depth, GError **error)
                            "%s:%u: arrays and objects are nested more than "
                            "%u deep, the max-json-depth limit; raise the "
                            "llama frontend's 'max-json-depth' parameter to "
-                           "read this file", r->path, line, max_depth);
+                           "read this file",
+                           r->path, line, max_depth);
               return FALSE;
             }
         }
@@ -317,7 +317,8 @@ read_common (HfReader *r, GError **error)
           g_set_error (error, LLAMA_ERROR, LLAMA_ERROR_INVALID,
                        "%s: hidden size %" G_GUINT64_FORMAT " is not a "
                        "multiple of %" G_GUINT64_FORMAT " heads and there "
-                       "is no head_dim", r->path, m->hidden, m->n_heads);
+                       "is no head_dim",
+                       r->path, m->hidden, m->n_heads);
           return FALSE;
         }
       m->head_dim = m->hidden / m->n_heads;
@@ -417,7 +418,8 @@ read_falcon (HfReader *r, GError **error)
       g_set_error (error, LLAMA_ERROR, LLAMA_ERROR_UNSUPPORTED,
                    "%s: Falcon's new decoder architecture (40B/180B, two "
                    "norms per layer) is not supported; Falcon-7B-style "
-                   "configs are", r->path);
+                   "configs are",
+                   r->path);
       return FALSE;
     }
   m->n_kv_heads = multi_query ? 1 : m->n_heads;
@@ -471,8 +473,9 @@ read_opt (HfReader *r, GError **error)
       g_set_error (error, LLAMA_ERROR, LLAMA_ERROR_UNSUPPORTED,
                    "%s:%u: word_embed_proj_dim %" G_GUINT64_FORMAT " differs "
                    "from hidden_size %" G_GUINT64_FORMAT " (OPT-350m's "
-                   "projected embeddings are not supported)", r->path,
-                   key_line (r, "word_embed_proj_dim"), proj, m->hidden);
+                   "projected embeddings are not supported)",
+                   r->path, key_line (r, "word_embed_proj_dim"), proj,
+                   m->hidden);
       return FALSE;
     }
   m->norm = LLAMA_NORM_LAYER;
@@ -523,7 +526,8 @@ read_vit (HfReader *r, GError **error)
     {
       g_set_error (error, LLAMA_ERROR, LLAMA_ERROR_INVALID,
                    "%s: image_size %" G_GUINT64_FORMAT " is not a multiple "
-                   "of patch_size %" G_GUINT64_FORMAT, r->path, image, patch);
+                   "of patch_size %" G_GUINT64_FORMAT,
+                   r->path, image, patch);
       return FALSE;
     }
   labels = json_object_get_member (r->obj, "id2label");
@@ -535,7 +539,8 @@ read_vit (HfReader *r, GError **error)
     {
       g_set_error (error, LLAMA_ERROR, LLAMA_ERROR_INVALID,
                    "%s: a ViT config needs id2label or num_labels for the "
-                   "classifier head", r->path);
+                   "classifier head",
+                   r->path);
       return FALSE;
     }
   m->patch_in = mul_saturated (channels, mul_saturated (patch, patch));
@@ -544,10 +549,11 @@ read_vit (HfReader *r, GError **error)
       || m->n_patches > (G_GUINT64_CONSTANT (1) << 32))
     {
       g_set_error (error, LLAMA_ERROR, LLAMA_ERROR_INVALID,
-                   "%s: image_size %" G_GUINT64_FORMAT ", patch_size %"
-                   G_GUINT64_FORMAT " and num_channels %" G_GUINT64_FORMAT
-                   " give patches beyond any real model", r->path, image,
-                   patch, channels);
+                   "%s: image_size %" G_GUINT64_FORMAT
+                   ", patch_size %" G_GUINT64_FORMAT
+                   " and num_channels %" G_GUINT64_FORMAT
+                   " give patches beyond any real model",
+                   r->path, image, patch, channels);
       return FALSE;
     }
   m->context = m->n_patches + 1;
@@ -565,8 +571,11 @@ read_vit (HfReader *r, GError **error)
 /* ------------------------------------------------------------------ */
 
 static gboolean
-out_of_range (const HfReader *r, GError **error, const char *key,
-              guint64 value, const char *expectation)
+out_of_range (const HfReader *r,
+              GError **error,
+              const char *key,
+              guint64 value,
+              const char *expectation)
 {
   g_autofree char *got = g_strdup_printf ("%" G_GUINT64_FORMAT, value);
   set_key_error (r, error, key, expectation, got);
@@ -575,7 +584,9 @@ out_of_range (const HfReader *r, GError **error, const char *key,
 
 /* The routed experts' count and top-k, checked against each other. */
 static gboolean
-read_experts (HfReader *r, const char *count_key, gboolean required,
+read_experts (HfReader *r,
+              const char *count_key,
+              gboolean required,
               GError **error)
 {
   LlamaModel *m = r->model;
@@ -594,13 +605,12 @@ read_experts (HfReader *r, const char *count_key, gboolean required,
       return TRUE;
     }
   if (m->n_experts > 65536)
-    return out_of_range (r, error, count_key, m->n_experts,
-                         "at most 65536");
+    return out_of_range (r, error, count_key, m->n_experts, "at most 65536");
   if (m->n_experts_used == 0 || m->n_experts_used > m->n_experts)
     {
-      g_autofree char *want = g_strdup_printf (
-          "between 1 and %s (%" G_GUINT64_FORMAT ")", count_key,
-          m->n_experts);
+      g_autofree char *want
+          = g_strdup_printf ("between 1 and %s (%" G_GUINT64_FORMAT ")",
+                             count_key, m->n_experts);
       return out_of_range (r, error, k_key, m->n_experts_used, want);
     }
   return TRUE;
@@ -618,8 +628,8 @@ read_mlp_only_layers (HfReader *r, GError **error)
     return TRUE;
   if (!JSON_NODE_HOLDS_ARRAY (node))
     {
-      set_key_error (r, error, "mlp_only_layers",
-                     "an array of layer numbers", node_kind (node));
+      set_key_error (r, error, "mlp_only_layers", "an array of layer numbers",
+                     node_kind (node));
       return FALSE;
     }
   array = json_node_get_array (node);
@@ -638,8 +648,8 @@ read_mlp_only_layers (HfReader *r, GError **error)
       if (v < 0 || v >= (gint64) m->n_layers)
         {
           g_autofree char *got = g_strdup_printf ("%" G_GINT64_FORMAT, v);
-          g_autofree char *want = g_strdup_printf (
-              "layer numbers from 0 to %u", m->n_layers - 1);
+          g_autofree char *want
+              = g_strdup_printf ("layer numbers from 0 to %u", m->n_layers - 1);
           set_key_error (r, error, "mlp_only_layers", want, got);
           return FALSE;
         }
@@ -681,20 +691,21 @@ read_qwen_moe (HfReader *r, GError **error)
     return FALSE;
   if (m->shared_ffn != 0 && m->n_experts == 0)
     return out_of_range (r, error, "shared_expert_intermediate_size",
-                         m->shared_ffn, "0 when num_experts is 0 (a shared "
+                         m->shared_ffn,
+                         "0 when num_experts is 0 (a shared "
                          "expert needs routed ones)");
   if (step == 0 || step > m->n_layers)
     {
       g_autofree char *want = g_strdup_printf ("between 1 and the layer "
-                                               "count %u", m->n_layers);
+                                               "count %u",
+                                               m->n_layers);
       return out_of_range (r, error, "decoder_sparse_step", step, want);
     }
   m->qk_norm = g_str_equal (m->arch, "qwen3_moe");
   if (m->n_experts == 0)
     return TRUE;
   if (m->expert_ffn == 0)
-    return out_of_range (r, error, "moe_intermediate_size", 0,
-                         "at least 1");
+    return out_of_range (r, error, "moe_intermediate_size", 0, "at least 1");
   m->n_shared = m->shared_ffn != 0;
   m->shared_gate = m->shared_ffn != 0;
   elk__llama_model_set_moe_layers (m, 0, (guint) step, TRUE);
@@ -745,25 +756,25 @@ read_deepseek (HfReader *r, GError **error)
   if (m->n_experts == 0)
     return TRUE;
   if (m->expert_ffn == 0)
-    return out_of_range (r, error, "moe_intermediate_size", 0,
-                         "at least 1");
+    return out_of_range (r, error, "moe_intermediate_size", 0, "at least 1");
   if (freq == 0 || freq > m->n_layers)
     {
       g_autofree char *want = g_strdup_printf ("between 1 and the layer "
-                                               "count %u", m->n_layers);
+                                               "count %u",
+                                               m->n_layers);
       return out_of_range (r, error, "moe_layer_freq", freq, want);
     }
   if (first_dense >= m->n_layers)
     {
       g_autofree char *want = g_strdup_printf ("less than the layer count "
-                                               "%u", m->n_layers);
+                                               "%u",
+                                               m->n_layers);
       return out_of_range (r, error, "first_k_dense_replace", first_dense,
                            want);
     }
   m->n_shared = shared;
   m->shared_ffn = mul_saturated (shared, m->expert_ffn);
-  elk__llama_model_set_moe_layers (m, (guint) first_dense, (guint) freq,
-                                   FALSE);
+  elk__llama_model_set_moe_layers (m, (guint) first_dense, (guint) freq, FALSE);
 
   scoring = get_string (r, "scoring_func", &local_error);
   if (local_error == NULL)
@@ -777,15 +788,14 @@ read_deepseek (HfReader *r, GError **error)
       && !g_str_equal (scoring, "sigmoid"))
     {
       g_autofree char *got = g_strdup_printf ("\"%s\"", scoring);
-      set_key_error (r, error, "scoring_func",
-                     "\"softmax\" or \"sigmoid\"", got);
+      set_key_error (r, error, "scoring_func", "\"softmax\" or \"sigmoid\"",
+                     got);
       return FALSE;
     }
   m->router_sigmoid = scoring != NULL && g_str_equal (scoring, "sigmoid");
   /* V3's auxiliary-loss-free balancing adds a learned bias per expert
    * (e_score_correction_bias) to the scores before the top-k. */
-  m->router_bias = topk_method != NULL
-                   && g_str_equal (topk_method, "noaux_tc");
+  m->router_bias = topk_method != NULL && g_str_equal (topk_method, "noaux_tc");
   return TRUE;
 }
 
@@ -794,14 +804,22 @@ static const struct
   const char *model_type;
   gboolean (*read) (HfReader *r, GError **error);
 } families[] = {
-  { "llama", read_llama_like },   { "mistral", read_llama_like },
-  { "qwen2", read_llama_like },   { "gemma2", read_llama_like },
-  { "phi3", read_llama_like },    { "falcon", read_falcon },
-  { "RefinedWebModel", read_falcon }, { "gpt2", read_gpt2 },
-  { "opt", read_opt },            { "bert", read_bert },
-  { "vit", read_vit },             { "mixtral", read_mixtral },
-  { "qwen2_moe", read_qwen_moe },  { "qwen3_moe", read_qwen_moe },
-  { "deepseek_v2", read_deepseek }, { "deepseek_v3", read_deepseek },
+  { "llama", read_llama_like },
+  { "mistral", read_llama_like },
+  { "qwen2", read_llama_like },
+  { "gemma2", read_llama_like },
+  { "phi3", read_llama_like },
+  { "falcon", read_falcon },
+  { "RefinedWebModel", read_falcon },
+  { "gpt2", read_gpt2 },
+  { "opt", read_opt },
+  { "bert", read_bert },
+  { "vit", read_vit },
+  { "mixtral", read_mixtral },
+  { "qwen2_moe", read_qwen_moe },
+  { "qwen3_moe", read_qwen_moe },
+  { "deepseek_v2", read_deepseek },
+  { "deepseek_v3", read_deepseek },
 };
 
 static char *
@@ -821,8 +839,10 @@ stem_of (const char *path)
 }
 
 LlamaModel *
-elk__llama_model_new_from_hf_data (const char *data, gssize length,
-                                   const char *display_name, GError **error)
+elk__llama_model_new_from_hf_data (const char *data,
+                                   gssize length,
+                                   const char *display_name,
+                                   GError **error)
 {
   return elk__llama_model_new_from_hf_data_with_limits (data, length,
                                                         display_name, NULL,
@@ -865,8 +885,8 @@ elk__llama_model_new_from_hf_data_with_limits (const char *data,
                    "%s: the file has %" G_GSIZE_FORMAT " bytes, more than "
                    "the max-config-size limit of %" G_GUINT64_FORMAT
                    "; raise the llama frontend's 'max-config-size' "
-                   "parameter to read it", display_name, r.length,
-                   limits->max_config_size);
+                   "parameter to read it",
+                   display_name, r.length, limits->max_config_size);
       return NULL;
     }
   if (!check_depth (&r, limits->max_json_depth, error))
@@ -881,8 +901,8 @@ elk__llama_model_new_from_hf_data_with_limits (const char *data,
   if (parsed && check.duplicate != NULL)
     {
       g_set_error (error, LLAMA_ERROR, LLAMA_ERROR_FORMAT,
-                   "%s:%u: key '%s' appears twice in one object",
-                   display_name, check.line, check.duplicate);
+                   "%s:%u: key '%s' appears twice in one object", display_name,
+                   check.line, check.duplicate);
       g_free (check.duplicate);
       return NULL;
     }
@@ -890,8 +910,8 @@ elk__llama_model_new_from_hf_data_with_limits (const char *data,
   if (!parsed)
     {
       /* json-glib's message already carries "line:column". */
-      g_set_error (error, LLAMA_ERROR, LLAMA_ERROR_FORMAT,
-                   "%s:%s", display_name, local_error->message);
+      g_set_error (error, LLAMA_ERROR, LLAMA_ERROR_FORMAT, "%s:%s",
+                   display_name, local_error->message);
       return NULL;
     }
   root = json_parser_get_root (parser);
@@ -899,7 +919,8 @@ elk__llama_model_new_from_hf_data_with_limits (const char *data,
     {
       g_set_error (error, LLAMA_ERROR, LLAMA_ERROR_FORMAT,
                    "%s:1: expected a JSON object (a Hugging Face "
-                   "config.json)", display_name);
+                   "config.json)",
+                   display_name);
       return NULL;
     }
   r.obj = json_node_get_object (root);
@@ -937,7 +958,8 @@ elk__llama_model_new_from_hf_data_with_limits (const char *data,
           {
             g_set_error (error, LLAMA_ERROR, LLAMA_ERROR_INVALID,
                          "%s: required key 'max_position_embeddings' is "
-                         "missing", display_name);
+                         "missing",
+                         display_name);
             return NULL;
           }
         if (!elk__llama_model_check (model, error))
@@ -954,8 +976,8 @@ elk__llama_model_new_from_hf_data_with_limits (const char *data,
     text = g_string_free (list, FALSE);
     g_set_error (error, LLAMA_ERROR, LLAMA_ERROR_UNSUPPORTED,
                  "%s:%u: model_type '%s' is not supported by the llama "
-                 "frontend (supported: %s)", display_name,
-                 key_line (&r, "model_type"), model_type, text);
+                 "frontend (supported: %s)",
+                 display_name, key_line (&r, "model_type"), model_type, text);
     return NULL;
   }
 }
@@ -997,8 +1019,8 @@ elk__llama_model_new_from_hf_config_with_limits (const char *path,
                    "%s: the file has %" G_GUINT64_FORMAT " bytes, more than "
                    "the max-config-size limit of %" G_GUINT64_FORMAT
                    "; raise the llama frontend's 'max-config-size' "
-                   "parameter to read it", path, (guint64) st.st_size,
-                   limits->max_config_size);
+                   "parameter to read it",
+                   path, (guint64) st.st_size, limits->max_config_size);
       return NULL;
     }
 
@@ -1009,7 +1031,6 @@ elk__llama_model_new_from_hf_config_with_limits (const char *path,
                    local_error->message);
       return NULL;
     }
-  return elk__llama_model_new_from_hf_data_with_limits (data,
-                                                        (gssize) length,
+  return elk__llama_model_new_from_hf_data_with_limits (data, (gssize) length,
                                                         path, limits, error);
 }

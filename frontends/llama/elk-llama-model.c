@@ -47,8 +47,10 @@ elk__llama_model_is_moe_layer (const LlamaModel *model, guint layer)
 }
 
 void
-elk__llama_model_set_moe_layers (LlamaModel *model, guint first_dense,
-                                 guint step, gboolean one_based)
+elk__llama_model_set_moe_layers (LlamaModel *model,
+                                 guint first_dense,
+                                 guint step,
+                                 gboolean one_based)
 {
   g_free (model->moe_layers);
   model->moe_layers = g_new0 (gboolean, MAX (model->n_layers, 1));
@@ -109,14 +111,15 @@ elk__llama_model_check (const LlamaModel *model, GError **error)
       && (model->n_experts_used == 0
           || model->n_experts_used > model->n_experts))
     return invalid (error, model,
-                    "top-%" G_GUINT64_FORMAT " routing over %"
-                    G_GUINT64_FORMAT " experts (expected 1 <= top-k <= "
-                    "expert count)", model->n_experts_used,
-                    model->n_experts);
+                    "top-%" G_GUINT64_FORMAT " routing over %" G_GUINT64_FORMAT
+                    " experts (expected 1 <= top-k <= "
+                    "expert count)",
+                    model->n_experts_used, model->n_experts);
   if (model->n_experts != 0 && model->expert_ffn == 0)
     return invalid (error, model, "the experts' FFN size is 0");
   if (model->n_experts != 0 && model->moe_layers == NULL)
-    return invalid (error, model, "the model has experts but no layer "
+    return invalid (error, model,
+                    "the model has experts but no layer "
                     "uses them");
   if (model->n_experts == 0
       && (model->shared_ffn != 0 || model->n_experts_used != 0))
@@ -130,14 +133,13 @@ elk__llama_model_check (const LlamaModel *model, GError **error)
                     " experts of width %" G_GUINT64_FORMAT ")",
                     model->n_experts, model->expert_ffn);
   if (model->kv_lora_rank != 0
-      && (model->qk_nope == 0 || model->qk_rope == 0
-          || model->v_head_dim == 0
+      && (model->qk_nope == 0 || model->qk_rope == 0 || model->v_head_dim == 0
           || model->head_dim != model->qk_nope + model->qk_rope))
     return invalid (error, model,
                     "multi-head latent attention needs the no-RoPE and RoPE "
-                    "query/key head sizes and the value head size (got %"
-                    G_GUINT64_FORMAT ", %" G_GUINT64_FORMAT ", %"
-                    G_GUINT64_FORMAT ", head size %" G_GUINT64_FORMAT ")",
+                    "query/key head sizes and the value head size (got "
+                    "%" G_GUINT64_FORMAT ", %" G_GUINT64_FORMAT
+                    ", %" G_GUINT64_FORMAT ", head size %" G_GUINT64_FORMAT ")",
                     model->qk_nope, model->qk_rope, model->v_head_dim,
                     model->head_dim);
   if (model->kv_lora_rank > (1u << 20) || model->q_lora_rank > (1u << 20)
@@ -191,16 +193,14 @@ attention_params (const LlamaModel *m)
   if (m->kv_lora_rank != 0)
     {
       guint64 qk = m->qk_nope + m->qk_rope, c = m->kv_lora_rank;
-      guint64 q = m->q_lora_rank == 0
-                      ? d * H * qk
-                      : d * m->q_lora_rank + m->q_lora_rank
-                            + m->q_lora_rank * H * qk;
+      guint64 q = m->q_lora_rank == 0 ? d * H * qk
+                                      : d * m->q_lora_rank + m->q_lora_rank
+                                            + m->q_lora_rank * H * qk;
       return q + d * (c + m->qk_rope) + c + c * H * (m->qk_nope + m->v_head_dim)
              + H * m->v_head_dim * d;
     }
-  return d * qkv_out (m) + (m->bias_qkv ? qkv_out (m) : 0)
-         + o_in (m) * d + (m->bias_o ? d : 0)
-         + (m->qk_norm ? 2 * m->head_dim : 0);
+  return d * qkv_out (m) + (m->bias_qkv ? qkv_out (m) : 0) + o_in (m) * d
+         + (m->bias_o ? d : 0) + (m->qk_norm ? 2 * m->head_dim : 0);
 }
 
 /* The FFN of @layer; for an MoE layer, with @experts routed experts (all
@@ -214,13 +214,12 @@ ffn_params (const LlamaModel *m, guint layer, guint64 experts)
     return d * m->n_experts + (m->router_bias ? m->n_experts : 0)
            + experts * 3 * d * m->expert_ffn + 3 * d * m->shared_ffn
            + (m->shared_gate ? d : 0);
-  return d * up_out (m) + (m->bias_ffn ? up_out (m) : 0)
-         + down_in (m) * d + (m->bias_ffn ? d : 0);
+  return d * up_out (m) + (m->bias_ffn ? up_out (m) : 0) + down_in (m) * d
+         + (m->bias_ffn ? d : 0);
 }
 
 static guint64
-count_from_hyper_parameters (const LlamaModel *m, guint layers,
-                             gboolean active)
+count_from_hyper_parameters (const LlamaModel *m, guint layers, gboolean active)
 {
   guint64 d = m->hidden;
   guint64 norm = m->norm_bias ? 2 * d : d;
@@ -312,30 +311,30 @@ typedef struct
 } ArchInfo;
 
 static const ArchInfo arch_table[] = {
-  { "llama", LLAMA_NORM_RMS, LLAMA_ACT_SILU, TRUE, FALSE, FALSE,
-    FALSE, FALSE, FALSE, FALSE, 0, 1 },
-  { "mistral", LLAMA_NORM_RMS, LLAMA_ACT_SILU, TRUE, FALSE, FALSE,
-    FALSE, FALSE, FALSE, FALSE, 0, 1 },
-  { "qwen2", LLAMA_NORM_RMS, LLAMA_ACT_SILU, TRUE, FALSE, TRUE,
-    FALSE, FALSE, FALSE, FALSE, 0, 1 },
-  { "gemma2", LLAMA_NORM_RMS, LLAMA_ACT_GELU, TRUE, FALSE, FALSE,
-    FALSE, TRUE, TRUE, FALSE, 0, 2 },
-  { "phi3", LLAMA_NORM_RMS, LLAMA_ACT_SILU, TRUE, FALSE, FALSE,
-    FALSE, FALSE, FALSE, FALSE, 0, 1 },
-  { "falcon", LLAMA_NORM_LAYER, LLAMA_ACT_GELU, FALSE, FALSE, FALSE,
-    TRUE, FALSE, TRUE, FALSE, 0, 1 },
-  { "gpt2", LLAMA_NORM_LAYER, LLAMA_ACT_GELU, FALSE, TRUE, FALSE,
-    FALSE, FALSE, TRUE, TRUE, 0, 1 },
-  { "opt", LLAMA_NORM_LAYER, LLAMA_ACT_RELU, FALSE, TRUE, FALSE,
-    FALSE, FALSE, TRUE, TRUE, 2, 1 },
+  { "llama", LLAMA_NORM_RMS, LLAMA_ACT_SILU, TRUE, FALSE, FALSE, FALSE, FALSE,
+    FALSE, FALSE, 0, 1 },
+  { "mistral", LLAMA_NORM_RMS, LLAMA_ACT_SILU, TRUE, FALSE, FALSE, FALSE, FALSE,
+    FALSE, FALSE, 0, 1 },
+  { "qwen2", LLAMA_NORM_RMS, LLAMA_ACT_SILU, TRUE, FALSE, TRUE, FALSE, FALSE,
+    FALSE, FALSE, 0, 1 },
+  { "gemma2", LLAMA_NORM_RMS, LLAMA_ACT_GELU, TRUE, FALSE, FALSE, FALSE, TRUE,
+    TRUE, FALSE, 0, 2 },
+  { "phi3", LLAMA_NORM_RMS, LLAMA_ACT_SILU, TRUE, FALSE, FALSE, FALSE, FALSE,
+    FALSE, FALSE, 0, 1 },
+  { "falcon", LLAMA_NORM_LAYER, LLAMA_ACT_GELU, FALSE, FALSE, FALSE, TRUE,
+    FALSE, TRUE, FALSE, 0, 1 },
+  { "gpt2", LLAMA_NORM_LAYER, LLAMA_ACT_GELU, FALSE, TRUE, FALSE, FALSE, FALSE,
+    TRUE, TRUE, 0, 1 },
+  { "opt", LLAMA_NORM_LAYER, LLAMA_ACT_RELU, FALSE, TRUE, FALSE, FALSE, FALSE,
+    TRUE, TRUE, 2, 1 },
   /* Mixtral is "llama" with expert_count; these have experts of their
    * own (read_moe_keys). */
-  { "qwen2moe", LLAMA_NORM_RMS, LLAMA_ACT_SILU, TRUE, FALSE, TRUE,
-    FALSE, FALSE, FALSE, FALSE, 0, 1 },
-  { "qwen3moe", LLAMA_NORM_RMS, LLAMA_ACT_SILU, TRUE, FALSE, FALSE,
-    FALSE, FALSE, FALSE, FALSE, 0, 1 },
-  { "deepseek2", LLAMA_NORM_RMS, LLAMA_ACT_SILU, TRUE, FALSE, FALSE,
-    FALSE, FALSE, FALSE, FALSE, 0, 1 },
+  { "qwen2moe", LLAMA_NORM_RMS, LLAMA_ACT_SILU, TRUE, FALSE, TRUE, FALSE, FALSE,
+    FALSE, FALSE, 0, 1 },
+  { "qwen3moe", LLAMA_NORM_RMS, LLAMA_ACT_SILU, TRUE, FALSE, FALSE, FALSE,
+    FALSE, FALSE, FALSE, 0, 1 },
+  { "deepseek2", LLAMA_NORM_RMS, LLAMA_ACT_SILU, TRUE, FALSE, FALSE, FALSE,
+    FALSE, FALSE, FALSE, 0, 1 },
 };
 
 static const ArchInfo *
@@ -359,8 +358,12 @@ supported_arch_list (void)
 /* Reads "<arch>.<suffix>" as a count; @required decides whether absence is
  * an error. */
 static gboolean
-gguf_count (Gguf *gguf, const char *arch, const char *suffix,
-            gboolean required, guint64 *out, GError **error)
+gguf_count (Gguf *gguf,
+            const char *arch,
+            const char *suffix,
+            gboolean required,
+            guint64 *out,
+            GError **error)
 {
   g_autofree char *key = g_strdup_printf ("%s.%s", arch, suffix);
   GError *local_error = NULL;
@@ -376,15 +379,18 @@ gguf_count (Gguf *gguf, const char *arch, const char *suffix,
     {
       g_set_error (error, LLAMA_ERROR, LLAMA_ERROR_INVALID,
                    "%s: the metadata has no '%s' key (required for "
-                   "architecture '%s')", elk__gguf_get_path (gguf), key,
-                   arch);
+                   "architecture '%s')",
+                   elk__gguf_get_path (gguf), key, arch);
       return FALSE;
     }
   return TRUE;
 }
 
 static gboolean
-gguf_float (Gguf *gguf, const char *arch, const char *suffix, double *out,
+gguf_float (Gguf *gguf,
+            const char *arch,
+            const char *suffix,
+            double *out,
             GError **error)
 {
   g_autofree char *key = g_strdup_printf ("%s.%s", arch, suffix);
@@ -412,12 +418,12 @@ read_moe_keys (Gguf *gguf, LlamaModel *m, GError **error)
   g_autofree char *shexp_gate = NULL;
 
   if (!gguf_count (gguf, a, "expert_count", FALSE, &m->n_experts, error)
-      || !gguf_count (gguf, a, "expert_used_count", FALSE,
-                      &m->n_experts_used, error)
+      || !gguf_count (gguf, a, "expert_used_count", FALSE, &m->n_experts_used,
+                      error)
       || !gguf_count (gguf, a, "expert_shared_count", FALSE, &shared_count,
                       error)
-      || !gguf_count (gguf, a, "leading_dense_block_count", FALSE,
-                      &first_dense, error)
+      || !gguf_count (gguf, a, "leading_dense_block_count", FALSE, &first_dense,
+                      error)
       || !gguf_count (gguf, a, "expert_feed_forward_length", FALSE,
                       &m->expert_ffn, error)
       || !gguf_count (gguf, a, "expert_shared_feed_forward_length", FALSE,
@@ -444,9 +450,9 @@ read_moe_keys (Gguf *gguf, LlamaModel *m, GError **error)
       if (first_dense > m->n_layers)
         {
           g_set_error (error, LLAMA_ERROR, LLAMA_ERROR_INVALID,
-                       "%s: '%s.leading_dense_block_count' is %"
-                       G_GUINT64_FORMAT ", more than the %u blocks", path, a,
-                       first_dense, m->n_layers);
+                       "%s: '%s.leading_dense_block_count' is "
+                       "%" G_GUINT64_FORMAT ", more than the %u blocks",
+                       path, a, first_dense, m->n_layers);
           return FALSE;
         }
       elk__llama_model_set_moe_layers (m, (guint) first_dense, 1, FALSE);
@@ -463,7 +469,8 @@ read_moe_keys (Gguf *gguf, LlamaModel *m, GError **error)
       g_set_error (error, LLAMA_ERROR, LLAMA_ERROR_INVALID,
                    "%s: expert_used_count, expert_shared_count or "
                    "expert_shared_feed_forward_length without '%s."
-                   "expert_count'", path, a);
+                   "expert_count'",
+                   path, a);
       return FALSE;
     }
   m->qk_norm = g_str_equal (a, "qwen3moe");
@@ -476,14 +483,14 @@ read_moe_keys (Gguf *gguf, LlamaModel *m, GError **error)
   m->v_head_dim = 0;
   if (!gguf_count (gguf, a, "attention.q_lora_rank", FALSE, &m->q_lora_rank,
                    error)
-      || !gguf_count (gguf, a, "attention.kv_lora_rank", TRUE,
-                      &m->kv_lora_rank, error)
-      || !gguf_count (gguf, a, "attention.value_length", TRUE,
-                      &m->v_head_dim, error)
+      || !gguf_count (gguf, a, "attention.kv_lora_rank", TRUE, &m->kv_lora_rank,
+                      error)
+      || !gguf_count (gguf, a, "attention.value_length", TRUE, &m->v_head_dim,
+                      error)
       || !gguf_count (gguf, a, "attention.key_length_mla", FALSE, &key_mla,
                       error)
-      || !gguf_count (gguf, a, "attention.value_length_mla", FALSE,
-                      &value_mla, error)
+      || !gguf_count (gguf, a, "attention.value_length_mla", FALSE, &value_mla,
+                      error)
       || !gguf_count (gguf, a, "rope.dimension_count", TRUE, &m->qk_rope,
                       error))
     return FALSE;
@@ -496,8 +503,8 @@ read_moe_keys (Gguf *gguf, LlamaModel *m, GError **error)
       g_set_error (error, LLAMA_ERROR, LLAMA_ERROR_INVALID,
                    "%s: deepseek2 attention needs attention.kv_lora_rank "
                    "> 0 and attention.key_length (%" G_GUINT64_FORMAT ") "
-                   "larger than rope.dimension_count (%" G_GUINT64_FORMAT
-                   ")", path, m->head_dim, m->qk_rope);
+                   "larger than rope.dimension_count (%" G_GUINT64_FORMAT ")",
+                   path, m->head_dim, m->qk_rope);
       return FALSE;
     }
   m->qk_nope = m->head_dim - m->qk_rope;
@@ -536,8 +543,8 @@ elk__llama_model_new_from_gguf (Gguf *gguf, GError **error)
   model->source = g_strdup (path);
   model->name = file_stem (path);
 
-  model->arch = elk__gguf_dup_string (gguf, "general.architecture",
-                                      &local_error);
+  model->arch
+      = elk__gguf_dup_string (gguf, "general.architecture", &local_error);
   if (local_error != NULL)
     {
       g_propagate_error (error, g_steal_pointer (&local_error));
@@ -546,8 +553,7 @@ elk__llama_model_new_from_gguf (Gguf *gguf, GError **error)
   if (model->arch == NULL)
     {
       g_set_error (error, LLAMA_ERROR, LLAMA_ERROR_INVALID,
-                   "%s: the metadata has no 'general.architecture' key",
-                   path);
+                   "%s: the metadata has no 'general.architecture' key", path);
       return NULL;
     }
   info = find_arch (model->arch);
@@ -556,7 +562,8 @@ elk__llama_model_new_from_gguf (Gguf *gguf, GError **error)
       g_autofree char *list = supported_arch_list ();
       g_set_error (error, LLAMA_ERROR, LLAMA_ERROR_UNSUPPORTED,
                    "%s: architecture '%s' is not supported by the llama "
-                   "frontend (supported: %s)", path, model->arch, list);
+                   "frontend (supported: %s)",
+                   path, model->arch, list);
       return NULL;
     }
 
@@ -574,7 +581,8 @@ elk__llama_model_new_from_gguf (Gguf *gguf, GError **error)
     {
       g_set_error (error, LLAMA_ERROR, LLAMA_ERROR_INVALID,
                    "%s: %s.block_count is %" G_GUINT64_FORMAT
-                   " (expected 1..100000)", path, model->arch, layers);
+                   " (expected 1..100000)",
+                   path, model->arch, layers);
       return NULL;
     }
   model->n_layers = (guint) layers;
@@ -623,8 +631,7 @@ elk__llama_model_new_from_gguf (Gguf *gguf, GError **error)
     return NULL;
   tokens = elk__gguf_lookup (gguf, "tokenizer.ggml.tokens");
   embd = elk__gguf_find_tensor (gguf, "token_embd.weight");
-  if (model->vocab == 0 && tokens != NULL
-      && tokens->type == GGUF_TYPE_ARRAY)
+  if (model->vocab == 0 && tokens != NULL && tokens->type == GGUF_TYPE_ARRAY)
     model->vocab = tokens->count;
   if (model->vocab == 0 && embd != NULL && embd->n_dims == 2)
     model->vocab = embd->dims[1];
@@ -633,7 +640,8 @@ elk__llama_model_new_from_gguf (Gguf *gguf, GError **error)
       g_set_error (error, LLAMA_ERROR, LLAMA_ERROR_INVALID,
                    "%s: the vocabulary size is unknown: no %s.vocab_size "
                    "key, no tokenizer.ggml.tokens array and no "
-                   "token_embd.weight tensor", path, model->arch);
+                   "token_embd.weight tensor",
+                   path, model->arch);
       return NULL;
     }
 
@@ -757,6 +765,7 @@ elk__llama_model_new_from_file_with_limits (const char *path,
     }
   g_set_error (error, LLAMA_ERROR, LLAMA_ERROR_FORMAT,
                "%s: offset 0: neither a GGUF file (magic \"GGUF\") nor a "
-               "Hugging Face config.json (a JSON object)", path);
+               "Hugging Face config.json (a JSON object)",
+               path);
   return NULL;
 }

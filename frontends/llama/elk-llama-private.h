@@ -207,20 +207,16 @@ gboolean elk__gguf_get_bool (const Gguf *gguf,
                              const char *key,
                              gboolean *out,
                              GError **error);
-char *elk__gguf_dup_string (const Gguf *gguf,
-                            const char *key,
-                            GError **error);
+char *elk__gguf_dup_string (const Gguf *gguf, const char *key, GError **error);
 
 guint elk__gguf_get_n_tensors (const Gguf *gguf);
 const GgufTensor *elk__gguf_get_tensor (const Gguf *gguf, guint index);
-const GgufTensor *elk__gguf_find_tensor (const Gguf *gguf,
-                                         const char *name);
+const GgufTensor *elk__gguf_find_tensor (const Gguf *gguf, const char *name);
 
 const char *elk__gguf_type_name (GgufType type);
 const char *elk__ggml_type_name (guint32 type);
-gboolean elk__ggml_type_info (guint32 type,
-                              guint *block_size,
-                              guint *type_size);
+gboolean
+elk__ggml_type_info (guint32 type, guint *block_size, guint *type_size);
 gboolean elk__ggml_type_to_dtype (guint32 type, ElkDType *dtype);
 
 /* ------------------------------------------------------------------ */
@@ -357,8 +353,7 @@ typedef struct
   guint64 v_head_dim;
 } LlamaModel;
 
-gboolean elk__llama_model_is_moe_layer (const LlamaModel *model,
-                                        guint layer);
+gboolean elk__llama_model_is_moe_layer (const LlamaModel *model, guint layer);
 /* The "active" (activated) parameters of one token as the model vendors
  * count them: every parameter except the routed experts a token does not
  * use, i.e. the top-k routed experts and the shared ones of each MoE
@@ -367,8 +362,10 @@ guint64 elk__llama_model_count_active_params (const LlamaModel *model);
 /* Builds @moe_layers from the usual rules (every @step-th layer after
  * @first_dense dense ones, minus @mlp_only).  @one_based: Qwen's
  * "(l + 1) % step == 0" instead of DeepSeek's "l % step == 0". */
-void elk__llama_model_set_moe_layers (LlamaModel *model, guint first_dense,
-                                      guint step, gboolean one_based);
+void elk__llama_model_set_moe_layers (LlamaModel *model,
+                                      guint first_dense,
+                                      guint step,
+                                      gboolean one_based);
 
 LlamaModel *elk__llama_model_new (void);
 void elk__llama_model_free (LlamaModel *model);
@@ -384,13 +381,14 @@ LlamaModel *elk__llama_model_new_from_hf_data (const char *data,
                                                gssize length,
                                                const char *display_name,
                                                GError **error);
-LlamaModel *elk__llama_model_new_from_preset (const char *name,
-                                              GError **error);
-LlamaModel *elk__llama_model_new_from_file (const char *path,
-                                            GError **error);
-LlamaModel *elk__llama_model_new_from_hf_data_with_limits (
-    const char *data, gssize length, const char *display_name,
-    const LlamaLimits *limits, GError **error);
+LlamaModel *elk__llama_model_new_from_preset (const char *name, GError **error);
+LlamaModel *elk__llama_model_new_from_file (const char *path, GError **error);
+LlamaModel *
+elk__llama_model_new_from_hf_data_with_limits (const char *data,
+                                               gssize length,
+                                               const char *display_name,
+                                               const LlamaLimits *limits,
+                                               GError **error);
 LlamaModel *elk__llama_model_new_from_hf_config_with_limits (
     const char *path, const LlamaLimits *limits, GError **error);
 LlamaModel *elk__llama_model_new_from_file_with_limits (
@@ -451,8 +449,8 @@ typedef struct
   LlamaGranularity granularity;
   /* Mixture of experts: how tokens are routed (elk-llama-routing.c). */
   LlamaRouting routing;
-  double routing_skew;     /* Zipf exponent for LLAMA_ROUTING_SKEWED */
-  char *routing_file;      /* per-layer frequencies (not owned) */
+  double routing_skew; /* Zipf exponent for LLAMA_ROUTING_SKEWED */
+  char *routing_file;  /* per-layer frequencies (not owned) */
   guint64 routing_seed;
   /* MLA decode in the absorbed-weight form (W_UK folded into the query,
    * W_UV applied after attention on the latent). */
@@ -485,12 +483,15 @@ const double *elk__llama_routing_weights (const LlamaRoutingTable *table,
  * from @rand; @tokens[e] receives how many tokens chose expert e
  * (n_experts entries).  Returns the number of distinct experts used. */
 guint64 elk__llama_routing_sample (const LlamaRoutingTable *table,
-                                   guint layer, guint64 batch, GRand *rand,
+                                   guint layer,
+                                   guint64 batch,
+                                   GRand *rand,
                                    guint64 *tokens);
 /* The expected number of distinct experts that @batch independent tokens
  * use when each picks @k distinct of @n uniformly:
  * n (1 - (C(n-1,k) / C(n,k))^batch) = n (1 - (1 - k/n)^batch). */
-double elk__llama_routing_expected_distinct_uniform (guint64 n, guint64 k,
+double elk__llama_routing_expected_distinct_uniform (guint64 n,
+                                                     guint64 k,
                                                      guint64 batch);
 
 void elk__llama_build_options_init (LlamaBuildOptions *options);
@@ -502,8 +503,7 @@ ElkGraph *elk__llama_build_graph (const LlamaModel *model,
 /* The full parameter count of the model (every weight, including tables
  * that one pass reads only in part), from the GGUF tensors when the file
  * has them and from the hyper-parameters otherwise. */
-guint64 elk__llama_model_count_params (const LlamaModel *model,
-                                       guint layers);
+guint64 elk__llama_model_count_params (const LlamaModel *model, guint layers);
 
 const char *elk__llama_phase_to_string (LlamaPhase phase);
 

@@ -47,7 +47,8 @@ elk__llama_routing_weights (const LlamaRoutingTable *table, guint layer)
 }
 
 double
-elk__llama_routing_expected_distinct_uniform (guint64 n, guint64 k,
+elk__llama_routing_expected_distinct_uniform (guint64 n,
+                                              guint64 k,
                                               guint64 batch)
 {
   /* Expert e is missed by one token with probability C(n-1,k) / C(n,k)
@@ -63,8 +64,11 @@ elk__llama_routing_expected_distinct_uniform (guint64 n, guint64 k,
 /* The exact draw of the next expert in proportion to the weights of the
  * experts not yet picked (O(E)); used when rejection keeps failing. */
 static guint64
-draw_exact (const LlamaRoutingTable *t, const double *w, GRand *rand,
-            const guint64 *picked, guint64 n_picked)
+draw_exact (const LlamaRoutingTable *t,
+            const double *w,
+            GRand *rand,
+            const guint64 *picked,
+            guint64 n_picked)
 {
   double total = 0.0, r;
   guint64 last = t->n_experts;
@@ -88,8 +92,11 @@ draw_exact (const LlamaRoutingTable *t, const double *w, GRand *rand,
 }
 
 guint64
-elk__llama_routing_sample (const LlamaRoutingTable *table, guint layer,
-                           guint64 batch, GRand *rand, guint64 *tokens)
+elk__llama_routing_sample (const LlamaRoutingTable *table,
+                           guint layer,
+                           guint64 batch,
+                           GRand *rand,
+                           guint64 *tokens)
 {
   const double *w = elk__llama_routing_weights (table, layer);
   const double *cdf = table->cdf + (gsize) layer * table->n_experts;
@@ -145,13 +152,15 @@ elk__llama_routing_sample (const LlamaRoutingTable *table, guint layer,
 /* Frequencies from a file                                              */
 /* ------------------------------------------------------------------ */
 
-static gboolean
-file_error (GError **error, const char *path, guint line,
-            const char *format, ...) G_GNUC_PRINTF (4, 5);
+static gboolean file_error (GError **error,
+                            const char *path,
+                            guint line,
+                            const char *format,
+                            ...) G_GNUC_PRINTF (4, 5);
 
 static gboolean
-file_error (GError **error, const char *path, guint line,
-            const char *format, ...)
+file_error (
+    GError **error, const char *path, guint line, const char *format, ...)
 {
   va_list args;
   g_autofree char *message = NULL;
@@ -170,15 +179,21 @@ file_error (GError **error, const char *path, guint line,
 
 /* Parses one data line "<layer>|* f0 f1 ... f(E-1)" into @row. */
 static gboolean
-parse_row (const LlamaModel *m, const char *path, guint line_no,
-           char **fields, guint n_fields, double *row, GError **error)
+parse_row (const LlamaModel *m,
+           const char *path,
+           guint line_no,
+           char **fields,
+           guint n_fields,
+           double *row,
+           GError **error)
 {
   guint64 nonzero = 0;
 
   if (n_fields - 1 != m->n_experts)
     return file_error (error, path, line_no,
                        "%u frequencies, expected %" G_GUINT64_FORMAT
-                       " (one per expert)", n_fields - 1, m->n_experts);
+                       " (one per expert)",
+                       n_fields - 1, m->n_experts);
   for (guint i = 1; i < n_fields; i++)
     {
       char *end = NULL;
@@ -189,7 +204,8 @@ parse_row (const LlamaModel *m, const char *path, guint line_no,
           || v < 0.0)
         return file_error (error, path, line_no,
                            "frequency of expert %u ('%s') is not a "
-                           "non-negative finite number", i - 1, fields[i]);
+                           "non-negative finite number",
+                           i - 1, fields[i]);
       row[i - 1] = v;
       if (v > 0.0)
         nonzero++;
@@ -198,13 +214,15 @@ parse_row (const LlamaModel *m, const char *path, guint line_no,
     return file_error (error, path, line_no,
                        "only %" G_GUINT64_FORMAT " experts have a non-zero "
                        "frequency; top-%" G_GUINT64_FORMAT " routing needs "
-                       "at least %" G_GUINT64_FORMAT, nonzero,
-                       m->n_experts_used, m->n_experts_used);
+                       "at least %" G_GUINT64_FORMAT,
+                       nonzero, m->n_experts_used, m->n_experts_used);
   return TRUE;
 }
 
 static gboolean
-read_file (LlamaRoutingTable *t, const LlamaModel *m, const char *path,
+read_file (LlamaRoutingTable *t,
+           const LlamaModel *m,
+           const char *path,
            GError **error)
 {
   g_autofree char *text = NULL;
@@ -254,8 +272,7 @@ read_file (LlamaRoutingTable *t, const LlamaModel *m, const char *path,
                                "a second '*' line (the first is line %u)",
                                default_line);
           fallback = g_new0 (double, m->n_experts);
-          if (!parse_row (m, path, line_no, fields, n_fields, fallback,
-                          error))
+          if (!parse_row (m, path, line_no, fields, n_fields, fallback, error))
             return FALSE;
           default_line = line_no;
           continue;
@@ -268,16 +285,18 @@ read_file (LlamaRoutingTable *t, const LlamaModel *m, const char *path,
       if (layer >= m->n_layers)
         return file_error (error, path, line_no,
                            "layer %" G_GUINT64_FORMAT " does not exist (the "
-                           "model has %u layers, 0..%u)", layer, m->n_layers,
-                           m->n_layers - 1);
+                           "model has %u layers, 0..%u)",
+                           layer, m->n_layers, m->n_layers - 1);
       if (!elk__llama_model_is_moe_layer (m, (guint) layer))
         return file_error (error, path, line_no,
                            "layer %" G_GUINT64_FORMAT " has a dense FFN, "
-                           "not experts", layer);
+                           "not experts",
+                           layer);
       if (line_of[layer] != 0)
         return file_error (error, path, line_no,
                            "layer %" G_GUINT64_FORMAT " is listed twice "
-                           "(first on line %u)", layer, line_of[layer]);
+                           "(first on line %u)",
+                           layer, line_of[layer]);
       row = t->weights + layer * m->n_experts;
       if (!parse_row (m, path, line_no, fields, n_fields, row, error))
         return FALSE;
@@ -291,7 +310,8 @@ read_file (LlamaRoutingTable *t, const LlamaModel *m, const char *path,
         return file_error (error, path, 0,
                            "no frequencies for MoE layer %u (give one line "
                            "per MoE layer, or a '*' line for the layers not "
-                           "listed)", l);
+                           "listed)",
+                           l);
       memcpy (t->weights + (gsize) l * m->n_experts, fallback,
               m->n_experts * sizeof (double));
     }
@@ -306,7 +326,8 @@ read_file (LlamaRoutingTable *t, const LlamaModel *m, const char *path,
  */
 LlamaRoutingTable *
 elk__llama_routing_new (const LlamaModel *model,
-                        const LlamaBuildOptions *options, GError **error)
+                        const LlamaBuildOptions *options,
+                        GError **error)
 {
   g_autoptr (LlamaRoutingTable) t = NULL;
   guint64 E = model->n_experts;
@@ -339,8 +360,8 @@ elk__llama_routing_new (const LlamaModel *model,
   t->n_layers = model->n_layers;
   t->n_experts = E;
   t->k = model->n_experts_used;
-  t->weights = g_new0 (double, (gsize) model->n_layers * E);
-  t->cdf = g_new0 (double, (gsize) model->n_layers * E);
+  t->weights = g_new0 (double, (gsize) model->n_layers *E);
+  t->cdf = g_new0 (double, (gsize) model->n_layers *E);
   t->scratch = g_new0 (double, E);
 
   if (options->routing == LLAMA_ROUTING_FILE)
@@ -376,17 +397,17 @@ elk__llama_routing_new (const LlamaModel *model,
            * its rows): the weights underflow to zero. */
           g_set_error (error, LLAMA_ERROR, LLAMA_ERROR_INVALID,
                        "routing-skew=%g leaves %" G_GUINT64_FORMAT
-                       " experts of layer %u with a non-zero weight; top-%"
-                       G_GUINT64_FORMAT " routing needs %" G_GUINT64_FORMAT,
+                       " experts of layer %u with a non-zero weight; "
+                       "top-%" G_GUINT64_FORMAT
+                       " routing needs %" G_GUINT64_FORMAT,
                        options->routing_skew, nonzero, l, t->k, t->k);
           return NULL;
         }
       for (guint64 e = 0; e < E; e++)
         {
           row[e] /= sum;
-          t->cdf[(gsize) l * E + e] = (e > 0 ? t->cdf[(gsize) l * E + e - 1]
-                                             : 0.0)
-                                      + row[e];
+          t->cdf[(gsize) l * E + e]
+              = (e > 0 ? t->cdf[(gsize) l * E + e - 1] : 0.0) + row[e];
         }
     }
   return g_steal_pointer (&t);

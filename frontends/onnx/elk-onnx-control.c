@@ -46,8 +46,7 @@ graph_captures (const Onnx__GraphProto *g, GHashTable *out)
   for (size_t i = 0; i < g->n_node; i++)
     {
       const Onnx__NodeProto *p = g->node[i];
-      g_autoptr (GHashTable) inner = g_hash_table_new (g_str_hash,
-                                                       g_str_equal);
+      g_autoptr (GHashTable) inner = g_hash_table_new (g_str_hash, g_str_equal);
       GHashTableIter it;
       gpointer name;
 
@@ -94,8 +93,8 @@ scope_lookup (Loader *l, const char *name)
 {
   for (guint i = l->scopes->len; i > 0; i--)
     {
-      Value *v = g_hash_table_lookup (g_ptr_array_index (l->scopes, i - 1),
-                                      name);
+      Value *v
+          = g_hash_table_lookup (g_ptr_array_index (l->scopes, i - 1), name);
       if (v != NULL)
         return v;
     }
@@ -118,9 +117,16 @@ typedef struct
 /* One node of a subgraph: a Node of @n's, its inputs resolved in the
  * scopes, its outputs new values (or @n's own outputs, from @writes). */
 static Node *
-inline_node (Loader *l, Node *n, const Inline *in, const Onnx__NodeProto *p,
-             guint k, GHashTable *scope, GHashTable *writes,
-             GHashTable *names, gint producer, GError **error)
+inline_node (Loader *l,
+             Node *n,
+             const Inline *in,
+             const Onnx__NodeProto *p,
+             guint k,
+             GHashTable *scope,
+             GHashTable *writes,
+             GHashTable *names,
+             gint producer,
+             GError **error)
 {
   Node *m = g_new0 (Node, 1);
 
@@ -146,10 +152,11 @@ inline_node (Loader *l, Node *n, const Inline *in, const Onnx__NodeProto *p,
       m->in[i] = scope_lookup (l, p->input[i]);
       if (m->in[i] == NULL)
         {
-          elk__onnx_node_error (l, n, error, "node '%s' (op %s) of its "
+          elk__onnx_node_error (l, n, error,
+                                "node '%s' (op %s) of its "
                                 "subgraph reads '%s', which nothing before "
-                                "it defines", m->name, p->op_type,
-                                p->input[i]);
+                                "it defines",
+                                m->name, p->op_type, p->input[i]);
           return NULL;
         }
       m->in[i]->n_uses++;
@@ -165,8 +172,10 @@ inline_node (Loader *l, Node *n, const Inline *in, const Onnx__NodeProto *p,
         continue;
       if (g_hash_table_contains (scope, o))
         {
-          elk__onnx_node_error (l, n, error, "its subgraph writes '%s' "
-                                "twice", o);
+          elk__onnx_node_error (l, n, error,
+                                "its subgraph writes '%s' "
+                                "twice",
+                                o);
           return NULL;
         }
       m->out[i] = g_hash_table_lookup (writes, o);
@@ -175,9 +184,10 @@ inline_node (Loader *l, Node *n, const Inline *in, const Onnx__NodeProto *p,
           scoped = g_strdup_printf ("%s/%s", in->prefix, o);
           if (elk__onnx_lookup_value (l, scoped) != NULL)
             {
-              elk__onnx_node_error (l, n, error, "its subgraph's value '%s' "
-                                    "clashes with the graph's '%s'", o,
-                                    scoped);
+              elk__onnx_node_error (l, n, error,
+                                    "its subgraph's value '%s' "
+                                    "clashes with the graph's '%s'",
+                                    o, scoped);
               return NULL;
             }
           m->out[i] = elk__onnx_new_value (l, scoped);
@@ -190,23 +200,28 @@ inline_node (Loader *l, Node *n, const Inline *in, const Onnx__NodeProto *p,
 
 /* A subgraph's initializers, as values of its scope. */
 static gboolean
-inline_initializers (Loader *l, Node *n, const Inline *in,
-                     const Onnx__GraphProto *g, GHashTable *scope,
+inline_initializers (Loader *l,
+                     Node *n,
+                     const Inline *in,
+                     const Onnx__GraphProto *g,
+                     GHashTable *scope,
                      GError **error)
 {
   for (size_t i = 0; i < g->n_initializer; i++)
     {
       const Onnx__TensorProto *tp = g->initializer[i];
-      g_autofree char *scoped = g_strdup_printf ("%s/%s", in->prefix,
-                                                 tp->name != NULL ? tp->name
-                                                                  : "");
+      g_autofree char *scoped
+          = g_strdup_printf ("%s/%s", in->prefix,
+                             tp->name != NULL ? tp->name : "");
       g_autofree char *what = g_strdup_printf ("initializer '%s' of node "
-                                               "'%s'", scoped, n->name);
+                                               "'%s'",
+                                               scoped, n->name);
       Value *v;
 
       if (tp->name == NULL || *tp->name == '\0'
           || elk__onnx_lookup_value (l, scoped) != NULL)
-        return elk__onnx_node_error (l, n, error, "its subgraph has an "
+        return elk__onnx_node_error (l, n, error,
+                                     "its subgraph has an "
                                      "initializer without a name, or two "
                                      "with one name");
       v = elk__onnx_new_value (l, scoped);
@@ -222,16 +237,14 @@ inline_initializers (Loader *l, Node *n, const Inline *in,
 /* Inlines subgraph @g into @n and infers its nodes (see the file
  * comment). */
 static gboolean
-inline_graph (Loader *l, Node *n, const Onnx__GraphProto *g, Inline *in,
-              GError **error)
+inline_graph (
+    Loader *l, Node *n, const Onnx__GraphProto *g, Inline *in, GError **error)
 {
   g_autoptr (GHashTable) scope = g_hash_table_new (g_str_hash, g_str_equal);
   g_autoptr (GHashTable) writes = g_hash_table_new (g_str_hash, g_str_equal);
-  g_autoptr (GHashTable) names = g_hash_table_new_full (g_str_hash,
-                                                        g_str_equal, g_free,
-                                                        NULL);
-  g_autoptr (GHashTable) produced = g_hash_table_new (g_str_hash,
-                                                      g_str_equal);
+  g_autoptr (GHashTable) names
+      = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  g_autoptr (GHashTable) produced = g_hash_table_new (g_str_hash, g_str_equal);
   gint producer = -1;
   gboolean ok;
 
@@ -241,8 +254,10 @@ inline_graph (Loader *l, Node *n, const Onnx__GraphProto *g, Inline *in,
   for (size_t i = 0; i < g->n_input; i++)
     {
       if (g->input[i]->name == NULL || *g->input[i]->name == '\0')
-        return elk__onnx_node_error (l, n, error, "input %zu of its "
-                                     "subgraph has no name", i);
+        return elk__onnx_node_error (l, n, error,
+                                     "input %zu of its "
+                                     "subgraph has no name",
+                                     i);
       g_hash_table_insert (scope, g->input[i]->name, in->inputs[i]);
     }
   for (size_t i = 0; i < g->n_node; i++)
@@ -283,11 +298,13 @@ inline_graph (Loader *l, Node *n, const Onnx__GraphProto *g, Inline *in,
             v = scope_lookup (l, name);
         }
       if (v == NULL)
-        return elk__onnx_node_error (l, n, error, "output %zu ('%s') of its "
-                                     "subgraph is not defined", k,
-                                     name != NULL ? name : "");
+        return elk__onnx_node_error (l, n, error,
+                                     "output %zu ('%s') of its "
+                                     "subgraph is not defined",
+                                     k, name != NULL ? name : "");
       if (v->dtype == DT_UNDEFINED)
-        return elk__onnx_node_error (l, n, error, "output '%s' of its "
+        return elk__onnx_node_error (l, n, error,
+                                     "output '%s' of its "
                                      "subgraph has no known type or shape",
                                      name);
       in->results[k] = v;
@@ -309,7 +326,7 @@ output_view (Loader *l, Node *n, guint k, Value *src, GError **error)
     return FALSE;
   if (elk__onnx_value_data (l, src) != NULL)
     elk__onnx_set_data (out, g_memdup2 (src->data, MAX (src->n_elements, 1)
-                                                     * sizeof (double)));
+                                                       * sizeof (double)));
   return TRUE;
 }
 
@@ -330,28 +347,33 @@ infer_if (Loader *l, Node *n, GError **error)
   if (c == NULL)
     {
       g_autofree char *why = g_strdup_printf (
-        "its condition '%s' is %s, known only at run time; elk folds an If "
-        "whose condition is a constant after shape inference and constant "
-        "folding, and compiles one static graph", cond->name,
-        cond->kind == VK_INPUT ? "a graph input" : "computed by the model");
+          "its condition '%s' is %s, known only at run time; elk folds an If "
+          "whose condition is a constant after shape inference and constant "
+          "folding, and compiles one static graph",
+          cond->name,
+          cond->kind == VK_INPUT ? "a graph input" : "computed by the model");
       return elk__onnx_node_unsupported (l, n, error, why);
     }
   if (cond->n_elements != 1)
-    return elk__onnx_node_error (l, n, error, "its condition '%s' has %"
-                                 G_GUINT64_FORMAT " elements, expected 1",
+    return elk__onnx_node_error (l, n, error,
+                                 "its condition '%s' has %" G_GUINT64_FORMAT
+                                 " elements, expected 1",
                                  cond->name, cond->n_elements);
   which = c[0] != 0.0 ? "then_branch" : "else_branch";
   branch = elk__onnx_find_attr (n, which);
   if (branch == NULL || branch->g == NULL)
-    return elk__onnx_node_error (l, n, error, "attribute '%s' (a graph) is "
-                                 "required", which);
+    return elk__onnx_node_error (l, n, error,
+                                 "attribute '%s' (a graph) is "
+                                 "required",
+                                 which);
   if (branch->g->n_output != n->n_out || branch->g->n_input != 0)
-    return elk__onnx_node_error (l, n, error, "its %s has %zu inputs and "
-                                 "%zu outputs, expected none and %u", which,
-                                 branch->g->n_input, branch->g->n_output,
+    return elk__onnx_node_error (l, n, error,
+                                 "its %s has %zu inputs and "
+                                 "%zu outputs, expected none and %u",
+                                 which, branch->g->n_input, branch->g->n_output,
                                  n->n_out);
-  g_debug ("%s: node '%s': condition '%s' is %s, %s inlined", l->path,
-           n->name, cond->name, c[0] != 0.0 ? "true" : "false", which);
+  g_debug ("%s: node '%s': condition '%s' is %s, %s inlined", l->path, n->name,
+           cond->name, c[0] != 0.0 ? "true" : "false", which);
   results = g_new0 (Value *, MAX (n->n_out, 1));
   in.prefix = n->name;
   in.targets = n->out;
@@ -366,8 +388,12 @@ infer_if (Loader *l, Node *n, GError **error)
 
 /* A constant scalar value of @n's, named "<prefix>/<name>". */
 static Value *
-const_scalar (Loader *l, const char *prefix, const char *name, int dtype,
-              double x, GError **error)
+const_scalar (Loader *l,
+              const char *prefix,
+              const char *name,
+              int dtype,
+              double x,
+              GError **error)
 {
   g_autofree char *scoped = g_strdup_printf ("%s/%s", prefix, name);
   Value *v;
@@ -391,8 +417,13 @@ const_scalar (Loader *l, const char *prefix, const char *name, int dtype,
  * Concat's output it is a view that no operator writes, with data when
  * every iteration's value is a constant and @axis is the leading one. */
 static gboolean
-stack_scan_output (Loader *l, Node *n, guint k, GPtrArray *its,
-                   gint64 axis, gboolean reverse, GError **error)
+stack_scan_output (Loader *l,
+                   Node *n,
+                   guint k,
+                   GPtrArray *its,
+                   gint64 axis,
+                   gboolean reverse,
+                   GError **error)
 {
   Value *out = n->out[k], *first = g_ptr_array_index (its, 0);
   gint64 dims[MAX_RANK];
@@ -402,27 +433,27 @@ stack_scan_output (Loader *l, Node *n, guint k, GPtrArray *its,
   if (out == NULL)
     return TRUE;
   if (first->rank + 1 > MAX_RANK)
-    return elk__onnx_node_error (l, n, error, "scan output %u has rank %u",
-                                 k, first->rank + 1);
+    return elk__onnx_node_error (l, n, error, "scan output %u has rank %u", k,
+                                 first->rank + 1);
   if (!elk__onnx_norm_axis (l, n, axis, first->rank + 1, &a, error))
     return FALSE;
   memcpy (dims, first->dims, a * sizeof (gint64));
   dims[a] = (gint64) its->len;
-  memcpy (dims + a + 1, first->dims + a,
-          (first->rank - a) * sizeof (gint64));
+  memcpy (dims + a + 1, first->dims + a, (first->rank - a) * sizeof (gint64));
   for (guint i = 0; i < its->len; i++)
     {
       Value *v = g_ptr_array_index (its, i);
       if (v->dtype != first->dtype || v->rank != first->rank
           || memcmp (v->dims, first->dims, v->rank * sizeof (gint64)) != 0)
-        return elk__onnx_node_error (l, n, error, "scan output %u changes "
+        return elk__onnx_node_error (l, n, error,
+                                     "scan output %u changes "
                                      "its type or shape in iteration %u",
                                      k, i);
       constant = constant && v->kind != VK_ACT && v->kind != VK_INPUT
                  && elk__onnx_value_data (l, v) != NULL;
     }
-  if (!elk__onnx_value_set_shape (l, out, first->dtype, first->rank + 1,
-                                  dims, error))
+  if (!elk__onnx_value_set_shape (l, out, first->dtype, first->rank + 1, dims,
+                                  error))
     return FALSE;
   out->kind = VK_ACT;
   if (constant && a == 0 && out->n_elements <= FOLD_LIMIT)
@@ -430,8 +461,9 @@ stack_scan_output (Loader *l, Node *n, guint k, GPtrArray *its,
       double *data = g_new (double, MAX (out->n_elements, 1));
       for (guint i = 0; i < its->len; i++)
         memcpy (data + i * first->n_elements,
-                ((Value *) g_ptr_array_index (
-                   its, reverse ? its->len - 1 - i : i))->data,
+                ((Value *) g_ptr_array_index (its,
+                                              reverse ? its->len - 1 - i : i))
+                    ->data,
                 first->n_elements * sizeof (double));
       elk__onnx_set_data (out, data);
       out->kind = VK_CONST;
@@ -441,8 +473,11 @@ stack_scan_output (Loader *l, Node *n, guint k, GPtrArray *its,
 
 /* Checks what a Loop needs to be unrolled and returns its trip count. */
 static gboolean
-loop_trip_count (Loader *l, Node *n, const Onnx__GraphProto **body,
-                 gint64 *trip, GError **error)
+loop_trip_count (Loader *l,
+                 Node *n,
+                 const Onnx__GraphProto **body,
+                 gint64 *trip,
+                 GError **error)
 {
   Value *m = elk__onnx_in_value (n, 0), *cond = elk__onnx_in_value (n, 1);
   const Onnx__AttributeProto *a = elk__onnx_find_attr (n, "body");
@@ -450,43 +485,48 @@ loop_trip_count (Loader *l, Node *n, const Onnx__GraphProto **body,
 
   if (m == NULL)
     return elk__onnx_node_unsupported (
-      l, n, error, "it has no trip count M (a loop that runs until its "
-                   "condition turns false cannot be unrolled at import)");
+        l, n, error,
+        "it has no trip count M (a loop that runs until its "
+        "condition turns false cannot be unrolled at import)");
   if (elk__onnx_value_data (l, m) == NULL || m->n_elements != 1)
-    return elk__onnx_node_unsupported (l, n, error, "its trip count M is "
+    return elk__onnx_node_unsupported (l, n, error,
+                                       "its trip count M is "
                                        "known only at run time, so it "
                                        "cannot be unrolled at import");
   if (cond != NULL
       && (elk__onnx_value_data (l, cond) == NULL || cond->n_elements != 1))
-    return elk__onnx_node_unsupported (l, n, error, "its condition is known "
+    return elk__onnx_node_unsupported (l, n, error,
+                                       "its condition is known "
                                        "only at run time, so it cannot be "
                                        "unrolled at import");
   if (a == NULL || a->g == NULL)
-    return elk__onnx_node_error (l, n, error, "attribute 'body' (a graph) "
+    return elk__onnx_node_error (l, n, error,
+                                 "attribute 'body' (a graph) "
                                  "is required");
   *body = a->g;
   n_carried = n->n_in >= 2 ? n->n_in - 2 : 0;
   if (n->n_in < 2 || (*body)->n_input != n_carried + 2
-      || (*body)->n_output < n_carried + 1
-      || (*body)->n_output - 1 != n->n_out)
-    return elk__onnx_node_error (l, n, error, "its body has %zu inputs and "
+      || (*body)->n_output < n_carried + 1 || (*body)->n_output - 1 != n->n_out)
+    return elk__onnx_node_error (l, n, error,
+                                 "its body has %zu inputs and "
                                  "%zu outputs; with %u loop-carried values "
                                  "and %u outputs it needs %u inputs and %u "
-                                 "outputs", (*body)->n_input,
-                                 (*body)->n_output, n_carried, n->n_out,
-                                 n_carried + 2, n->n_out + 1);
+                                 "outputs",
+                                 (*body)->n_input, (*body)->n_output, n_carried,
+                                 n->n_out, n_carried + 2, n->n_out + 1);
   *trip = elk__onnx_to_i64 (m->data[0]);
   if (*trip < 1 || (cond != NULL && cond->data[0] == 0.0))
-    return elk__onnx_node_unsupported (l, n, error, "it runs no iteration, "
+    return elk__onnx_node_unsupported (l, n, error,
+                                       "it runs no iteration, "
                                        "so its outputs are its initial "
                                        "values and its scan outputs have no "
                                        "known shape");
   if ((guint64) *trip * MAX ((*body)->n_node, 1) > l->opts.max_nodes)
     {
       g_autofree char *why = g_strdup_printf (
-        "unrolling %" G_GINT64_FORMAT " iterations of its %zu-node body "
-        "would exceed the max-nodes limit of %" G_GUINT64_FORMAT, *trip,
-        (*body)->n_node, l->opts.max_nodes);
+          "unrolling %" G_GINT64_FORMAT " iterations of its %zu-node body "
+          "would exceed the max-nodes limit of %" G_GUINT64_FORMAT,
+          *trip, (*body)->n_node, l->opts.max_nodes);
       return elk__onnx_node_unsupported (l, n, error, why);
     }
   return TRUE;
@@ -532,21 +572,24 @@ infer_loop (Loader *l, Node *n, GError **error)
     {
       inputs[2 + k] = n->in[2 + k];
       if (inputs[2 + k] == NULL)
-        return elk__onnx_node_error (l, n, error, "loop-carried input %u is "
-                                     "omitted", k);
+        return elk__onnx_node_error (l, n, error,
+                                     "loop-carried input %u is "
+                                     "omitted",
+                                     k);
     }
 
   for (gint64 i = 0; i < trip; i++)
     {
-      g_autofree char *prefix = g_strdup_printf ("%s/%" G_GINT64_FORMAT,
-                                                 n->name, i);
+      g_autofree char *prefix
+          = g_strdup_printf ("%s/%" G_GINT64_FORMAT, n->name, i);
       Inline in = { prefix, inputs, targets, results };
       const double *c;
 
-      inputs[0] = const_scalar (l, prefix, body->input[0]->name != NULL
-                                             ? body->input[0]->name
-                                             : "iteration_num",
-                                DT_INT64, (double) i, error);
+      inputs[0]
+          = const_scalar (l, prefix,
+                          body->input[0]->name != NULL ? body->input[0]->name
+                                                       : "iteration_num",
+                          DT_INT64, (double) i, error);
       if (inputs[0] == NULL)
         return FALSE;
       inputs[1] = cond;
@@ -560,9 +603,10 @@ infer_loop (Loader *l, Node *n, GError **error)
       if (c == NULL || cond->n_elements != 1)
         {
           g_autofree char *why = g_strdup_printf (
-            "the condition its body computes in iteration %" G_GINT64_FORMAT
-            " ('%s') is known only at run time, so it cannot be unrolled at "
-            "import", i, cond->name);
+              "the condition its body computes in iteration %" G_GINT64_FORMAT
+              " ('%s') is known only at run time, so it cannot be unrolled at "
+              "import",
+              i, cond->name);
           return elk__onnx_node_unsupported (l, n, error, why);
         }
       for (guint k = 0; k < n_carried; k++)
@@ -579,8 +623,8 @@ infer_loop (Loader *l, Node *n, GError **error)
     if (!output_view (l, n, k, inputs[2 + k], error))
       return FALSE;
   for (guint k = 0; k < n_scan; k++)
-    if (!stack_scan_output (l, n, n_carried + k,
-                            g_ptr_array_index (scans, k), 0, FALSE, error))
+    if (!stack_scan_output (l, n, n_carried + k, g_ptr_array_index (scans, k),
+                            0, FALSE, error))
       return FALSE;
   return TRUE;
 }
@@ -588,8 +632,14 @@ infer_loop (Loader *l, Node *n, GError **error)
 /* Element @i of an int attribute list, or @def when the list is absent;
  * a list of the wrong length is an error. */
 static gboolean
-ints_at (Loader *l, Node *n, const char *name, guint count, guint i,
-         gint64 def, gint64 *out, GError **error)
+ints_at (Loader *l,
+         Node *n,
+         const char *name,
+         guint count,
+         guint i,
+         gint64 def,
+         gint64 *out,
+         GError **error)
 {
   gsize len;
   const int64_t *v = elk__onnx_attr_ints (n, name, &len);
@@ -600,8 +650,10 @@ ints_at (Loader *l, Node *n, const char *name, guint count, guint i,
       return TRUE;
     }
   if (len != count)
-    return elk__onnx_node_error (l, n, error, "attribute '%s' has %zu "
-                                 "entries, expected %u", name, len, count);
+    return elk__onnx_node_error (l, n, error,
+                                 "attribute '%s' has %zu "
+                                 "entries, expected %u",
+                                 name, len, count);
   *out = v[i];
   return TRUE;
 }
@@ -610,8 +662,14 @@ ints_at (Loader *l, Node *n, const char *name, guint count, guint i,
  * without @axis that no operator writes, as Slice's output is), with data
  * when @src is a constant. */
 static Value *
-scan_slice (Loader *l, Node *n, const char *prefix, const char *name,
-            Value *src, guint axis, gint64 t, GError **error)
+scan_slice (Loader *l,
+            Node *n,
+            const char *prefix,
+            const char *name,
+            Value *src,
+            guint axis,
+            gint64 t,
+            GError **error)
 {
   g_autofree char *scoped = g_strdup_printf ("%s/%s", prefix, name);
   gint64 dims[MAX_RANK], strides[MAX_RANK];
@@ -619,16 +677,14 @@ scan_slice (Loader *l, Node *n, const char *prefix, const char *name,
 
   if (elk__onnx_lookup_value (l, scoped) != NULL)
     {
-      elk__onnx_node_error (l, n, error, "value '%s' is defined twice",
-                            scoped);
+      elk__onnx_node_error (l, n, error, "value '%s' is defined twice", scoped);
       return NULL;
     }
   v = elk__onnx_new_value (l, scoped);
   memcpy (dims, src->dims, axis * sizeof (gint64));
   memcpy (dims + axis, src->dims + axis + 1,
           (src->rank - axis - 1) * sizeof (gint64));
-  if (!elk__onnx_value_set_shape (l, v, src->dtype, src->rank - 1, dims,
-                                  error))
+  if (!elk__onnx_value_set_shape (l, v, src->dtype, src->rank - 1, dims, error))
     return NULL;
   v->kind = src->kind;
   v->root = src->root;
@@ -642,8 +698,8 @@ scan_slice (Loader *l, Node *n, const char *prefix, const char *name,
       outer = src->n_elements / MAX ((guint64) src->dims[axis] * inner, 1);
       for (guint64 o = 0; o < outer; o++)
         memcpy (data + o * inner,
-                src->data + (o * (guint64) src->dims[axis] + (guint64) t)
-                              * inner,
+                src->data
+                    + (o * (guint64) src->dims[axis] + (guint64) t) * inner,
                 inner * sizeof (double));
       elk__onnx_set_data (v, data);
     }
@@ -670,22 +726,27 @@ infer_scan (Loader *l, Node *n, GError **error)
   g_autoptr (GPtrArray) scans = NULL;
 
   if (l->opset < 9)
-    return elk__onnx_node_unsupported (l, n, error, "Scan-8's batched form "
+    return elk__onnx_node_unsupported (l, n, error,
+                                       "Scan-8's batched form "
                                        "(with sequence_lens) is not "
                                        "unrolled");
   if (a == NULL || a->g == NULL)
-    return elk__onnx_node_error (l, n, error, "attribute 'body' (a graph) "
+    return elk__onnx_node_error (l, n, error,
+                                 "attribute 'body' (a graph) "
                                  "is required");
   body = a->g;
   if (!elk__onnx_attr_int (l, n, "num_scan_inputs", -1, &n_scan_in, error))
     return FALSE;
   if (n_scan_in < 1 || n_scan_in > n->n_in)
-    return elk__onnx_node_error (l, n, error, "num_scan_inputs must be 1 to "
-                                 "the %u inputs", n->n_in);
+    return elk__onnx_node_error (l, n, error,
+                                 "num_scan_inputs must be 1 to "
+                                 "the %u inputs",
+                                 n->n_in);
   n_state = n->n_in - (guint) n_scan_in;
   if (n->n_out < n_state || body->n_input != n->n_in
       || body->n_output != n->n_out)
-    return elk__onnx_node_error (l, n, error, "its body has %zu inputs and "
+    return elk__onnx_node_error (l, n, error,
+                                 "its body has %zu inputs and "
                                  "%zu outputs, expected %u and %u",
                                  body->n_input, body->n_output, n->n_in,
                                  n->n_out);
@@ -697,31 +758,35 @@ infer_scan (Loader *l, Node *n, GError **error)
       Value *x = n->in[n_state + j];
       gint64 axis = 0, dir = 0;
       if (x == NULL || x->rank == 0)
-        return elk__onnx_node_error (l, n, error, "scan input %u is omitted "
-                                     "or a scalar", j);
+        return elk__onnx_node_error (l, n, error,
+                                     "scan input %u is omitted "
+                                     "or a scalar",
+                                     j);
       if (!ints_at (l, n, "scan_input_axes", (guint) n_scan_in, j, 0, &axis,
                     error)
-          || !ints_at (l, n, "scan_input_directions", (guint) n_scan_in, j,
-                       0, &dir, error)
+          || !ints_at (l, n, "scan_input_directions", (guint) n_scan_in, j, 0,
+                       &dir, error)
           || !elk__onnx_norm_axis (l, n, axis, x->rank, &axes[j], error))
         return FALSE;
       reversed[j] = dir != 0;
       if (trip >= 0 && x->dims[axes[j]] != trip)
-        return elk__onnx_node_error (l, n, error, "scan inputs have %"
-                                     G_GINT64_FORMAT " and %" G_GINT64_FORMAT
-                                     " iterations", trip, x->dims[axes[j]]);
+        return elk__onnx_node_error (l, n, error,
+                                     "scan inputs have %" G_GINT64_FORMAT
+                                     " and %" G_GINT64_FORMAT " iterations",
+                                     trip, x->dims[axes[j]]);
       trip = x->dims[axes[j]];
     }
   if (trip < 1)
-    return elk__onnx_node_unsupported (l, n, error, "it runs no iteration, "
+    return elk__onnx_node_unsupported (l, n, error,
+                                       "it runs no iteration, "
                                        "so its scan outputs have no known "
                                        "shape");
   if ((guint64) trip * MAX (body->n_node, 1) > l->opts.max_nodes)
     {
       g_autofree char *why = g_strdup_printf (
-        "unrolling %" G_GINT64_FORMAT " iterations of its %zu-node body "
-        "would exceed the max-nodes limit of %" G_GUINT64_FORMAT, trip,
-        body->n_node, l->opts.max_nodes);
+          "unrolling %" G_GINT64_FORMAT " iterations of its %zu-node body "
+          "would exceed the max-nodes limit of %" G_GUINT64_FORMAT,
+          trip, body->n_node, l->opts.max_nodes);
       return elk__onnx_node_unsupported (l, n, error, why);
     }
 
@@ -733,21 +798,23 @@ infer_scan (Loader *l, Node *n, GError **error)
     g_ptr_array_add (scans, g_ptr_array_new ());
   for (guint k = 0; k < n_state; k++)
     if ((inputs[k] = n->in[k]) == NULL)
-      return elk__onnx_node_error (l, n, error, "state input %u is "
-                                   "omitted", k);
+      return elk__onnx_node_error (l, n, error,
+                                   "state input %u is "
+                                   "omitted",
+                                   k);
   for (gint64 t = 0; t < trip; t++)
     {
-      g_autofree char *prefix = g_strdup_printf ("%s/%" G_GINT64_FORMAT,
-                                                 n->name, t);
+      g_autofree char *prefix
+          = g_strdup_printf ("%s/%" G_GINT64_FORMAT, n->name, t);
       Inline in = { prefix, inputs, targets, results };
 
       for (guint j = 0; j < (guint) n_scan_in; j++)
         {
           const char *name = body->input[n_state + j]->name;
-          inputs[n_state + j] = scan_slice (
-            l, n, prefix, name != NULL ? name : "scan_input",
-            n->in[n_state + j], axes[j], reversed[j] ? trip - 1 - t : t,
-            error);
+          inputs[n_state + j]
+              = scan_slice (l, n, prefix, name != NULL ? name : "scan_input",
+                            n->in[n_state + j], axes[j],
+                            reversed[j] ? trip - 1 - t : t, error);
           if (inputs[n_state + j] == NULL)
             return FALSE;
         }
@@ -767,11 +834,11 @@ infer_scan (Loader *l, Node *n, GError **error)
     {
       gint64 axis = 0, dir = 0;
       if (!ints_at (l, n, "scan_output_axes", n_scan_out, k, 0, &axis, error)
-          || !ints_at (l, n, "scan_output_directions", n_scan_out, k, 0,
-                       &dir, error)
+          || !ints_at (l, n, "scan_output_directions", n_scan_out, k, 0, &dir,
+                       error)
           || !stack_scan_output (l, n, n_state + k,
-                                 g_ptr_array_index (scans, k), axis,
-                                 dir != 0, error))
+                                 g_ptr_array_index (scans, k), axis, dir != 0,
+                                 error))
         return FALSE;
     }
   return TRUE;
@@ -786,5 +853,7 @@ static const OpInfo control_ops[] = {
 };
 
 const OpFamily elk__onnx_control_family = {
-  "control flow", control_ops, G_N_ELEMENTS (control_ops),
+  "control flow",
+  control_ops,
+  G_N_ELEMENTS (control_ops),
 };

@@ -57,12 +57,16 @@ name_has (const char *lower, const char *const *words)
  * experiment usually wants (one sample; BERT's 128 tokens; ImageNet's 224
  * pixels), printed with the reason so that the user can change them. */
 static gint64
-suggest (const char *name, gboolean anonymous, guint axis,
-         const Onnx__TypeProto__Tensor *tt, const char **why)
+suggest (const char *name,
+         gboolean anonymous,
+         guint axis,
+         const Onnx__TypeProto__Tensor *tt,
+         const char **why)
 {
   static const char *const batch[] = { "batch", NULL };
-  static const char *const seq[] = { "seq", "len", "token", "time", "step",
-                                     "position", "past", "total", NULL };
+  static const char *const seq[]
+      = { "seq",      "len",  "token", "time", "step",
+          "position", "past", "total", NULL };
   static const char *const side[] = { "height", "width", NULL };
   g_autofree char *lower = g_ascii_strdown (name, -1);
 
@@ -144,9 +148,10 @@ collect_symbols (Loader *l)
               == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE)
             continue;
           s = g_new0 (Symbol, 1);
-          anonymous = dim->value_case
-                        != ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM
-                      || dim->dim_param == NULL || *dim->dim_param == '\0';
+          anonymous
+              = dim->value_case
+                    != ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM
+                || dim->dim_param == NULL || *dim->dim_param == '\0';
           s->name = anonymous ? g_strdup_printf ("%s:%zu", vi->name, d)
                               : g_strdup (dim->dim_param);
           if (g_hash_table_contains (seen, s->name))
@@ -183,36 +188,37 @@ print_header (Loader *l, GString *out)
   if (m->producer_name != NULL && *m->producer_name != '\0')
     g_string_append_printf (out, "  producer: %s%s%s\n", m->producer_name,
                             m->producer_version != NULL
-                                && *m->producer_version != '\0'
-                              ? " "
-                              : "",
-                            m->producer_version != NULL
-                              ? m->producer_version
-                              : "");
+                                    && *m->producer_version != '\0'
+                                ? " "
+                                : "",
+                            m->producer_version != NULL ? m->producer_version
+                                                        : "");
   g_string_append (out, "  opsets:");
   for (size_t i = 0; i < m->n_opset_import; i++)
     {
       const Onnx__OperatorSetIdProto *o = m->opset_import[i];
-      const char *d = o->domain != NULL && *o->domain != '\0' ? o->domain
-                                                               : "ai.onnx";
-      g_string_append_printf (out, "%s %s %" G_GINT64_FORMAT,
-                              i ? "," : "", d,
+      const char *d
+          = o->domain != NULL && *o->domain != '\0' ? o->domain : "ai.onnx";
+      g_string_append_printf (out, "%s %s %" G_GINT64_FORMAT, i ? "," : "", d,
                               (gint64) (o->has_version ? o->version : 1));
     }
   g_string_append_printf (out, "%s\n", m->n_opset_import ? "" : " none");
   if (g != NULL)
-    g_string_append_printf (out, "  nodes: %zu, initializers: %zu\n",
-                            g->n_node, g->n_initializer);
+    g_string_append_printf (out, "  nodes: %zu, initializers: %zu\n", g->n_node,
+                            g->n_initializer);
 }
 
 static const char *
-dim_text (const Onnx__TensorShapeProto__Dimension *dim, char *buf,
-          gsize size, const char *input, size_t axis)
+dim_text (const Onnx__TensorShapeProto__Dimension *dim,
+          char *buf,
+          gsize size,
+          const char *input,
+          size_t axis)
 {
   if (dim->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE)
     g_snprintf (buf, size, "%" G_GINT64_FORMAT, (gint64) dim->dim_value);
   else if (dim->value_case
-             == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM
+               == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM
            && dim->dim_param != NULL && *dim->dim_param != '\0')
     g_snprintf (buf, size, "%s", dim->dim_param);
   else
@@ -288,9 +294,10 @@ print_symbols (GPtrArray *symbols, GString *out)
   for (guint i = 0; i < symbols->len; i++)
     {
       const Symbol *s = g_ptr_array_index (symbols, i);
-      g_string_append_printf (out, "  %-20s first in %-24s suggested %"
-                              G_GINT64_FORMAT " (%s)\n", s->name, s->where,
-                              s->value, s->why);
+      g_string_append_printf (out,
+                              "  %-20s first in %-24s suggested "
+                              "%" G_GINT64_FORMAT " (%s)\n",
+                              s->name, s->where, s->value, s->why);
       g_string_append_printf (dims, "%s%s=%" G_GINT64_FORMAT, i ? "," : "",
                               s->name, s->value);
     }
@@ -366,11 +373,11 @@ print_operators (Loader *l, GString *out)
  * malformed model go to @error; an unsupported model is part of the
  * report. */
 static gboolean
-survey (Loader *l, const char *dims, GString *inputs, GString *out,
-        GError **error)
+survey (
+    Loader *l, const char *dims, GString *inputs, GString *out, GError **error)
 {
-  g_autoptr (GPtrArray) issues = g_ptr_array_new_with_free_func (
-    elk__onnx_issue_free);
+  g_autoptr (GPtrArray) issues
+      = g_ptr_array_new_with_free_func (elk__onnx_issue_free);
   guint n_skipped = 0;
 
   if (!elk__onnx_load_initializers (l, error)
@@ -403,9 +410,10 @@ survey (Loader *l, const char *dims, GString *inputs, GString *out,
           g_string_append_printf (out, "    %s\n", issue->reason);
         }
       if (n_skipped > 0)
-        g_string_append_printf (out, "  %u node%s after them (reading "
-                                "their outputs) not checked\n", n_skipped,
-                                n_skipped > 1 ? "s" : "");
+        g_string_append_printf (out,
+                                "  %u node%s after them (reading "
+                                "their outputs) not checked\n",
+                                n_skipped, n_skipped > 1 ? "s" : "");
       return TRUE;
     }
   if (elk_graph_get_n_ops (l->graph) == 0)
@@ -414,7 +422,8 @@ survey (Loader *l, const char *dims, GString *inputs, GString *out,
                             "or constant operator, which elk folds away\n");
       return TRUE;
     }
-  g_string_append_printf (out, "  imports: %u elk operators, %.4g GFLOP, "
+  g_string_append_printf (out,
+                          "  imports: %u elk operators, %.4g GFLOP, "
                           "%" G_GUINT64_FORMAT " parameters\n",
                           elk_graph_get_n_ops (l->graph),
                           elk_graph_get_total_flops (l->graph) / 1e9,
@@ -433,7 +442,8 @@ survey (Loader *l, const char *dims, GString *inputs, GString *out,
  *   set (naming the file) when it cannot be read or is malformed.
  */
 char *
-elk__onnx_describe (const char *path, const OnnxOptions *options,
+elk__onnx_describe (const char *path,
+                    const OnnxOptions *options,
                     GError **error)
 {
   Loader l = { 0 };

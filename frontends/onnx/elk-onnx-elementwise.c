@@ -38,10 +38,9 @@ mark_elementwise (Loader *l, Node *n)
 static int
 elementwise_dtype (const Node *n)
 {
-  static const char *const bools[] = { "Equal", "Less", "Greater",
-                                       "LessOrEqual", "GreaterOrEqual",
-                                       "And", "Or", "Xor", "Not", "IsNaN",
-                                       "IsInf" };
+  static const char *const bools[]
+      = { "Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "And",
+          "Or",    "Xor",  "Not",     "IsNaN",       "IsInf" };
   for (guint i = 0; i < G_N_ELEMENTS (bools); i++)
     if (strcmp (n->p->op_type, bools[i]) == 0)
       return DT_BOOL;
@@ -93,24 +92,25 @@ infer_elementwise (Loader *l, Node *n, GError **error)
       gboolean ok = TRUE;
       for (guint64 o = 0; o < out->n_elements && ok; o++)
         {
-          double acc = n->in[0]->data[elk__onnx_broadcast_index (o, rank, dims,
-                                                                 n->in[0])];
+          double acc
+              = n->in[0]
+                    ->data[elk__onnx_broadcast_index (o, rank, dims, n->in[0])];
           if (where)
             {
-              double t = n->in[1]->data[elk__onnx_broadcast_index (o, rank,
-                                                                   dims,
-                                                                   n->in[1])];
-              double f = n->in[2]->data[elk__onnx_broadcast_index (o, rank,
-                                                                   dims,
-                                                                   n->in[2])];
+              double t
+                  = n->in[1]->data[elk__onnx_broadcast_index (o, rank, dims,
+                                                              n->in[1])];
+              double f
+                  = n->in[2]->data[elk__onnx_broadcast_index (o, rank, dims,
+                                                              n->in[2])];
               acc = acc != 0.0 ? t : f;
             }
           else
             for (guint i = 1; i < n->n_in && ok; i++)
               {
                 const char *bop = strcmp (op, "Mean") == 0 ? "Sum" : op;
-                guint64 at = elk__onnx_broadcast_index (o, rank, dims,
-                                                        n->in[i]);
+                guint64 at
+                    = elk__onnx_broadcast_index (o, rank, dims, n->in[i]);
                 ok = elk__onnx_eval_binary (bop, acc, n->in[i]->data[at],
                                             n->in[0]->dtype, &acc);
               }
@@ -257,7 +257,8 @@ lower_elementwise (Loader *l, Node *n, GError **error)
                                      letters);
       ok = elk__onnx_ob_input (l, n, &b, letters,
                                elk__onnx_tensor_for (l, n, ops[i], 0, NULL,
-                                                     NULL, error), error);
+                                                     NULL, error),
+                               error);
     }
   elk__onnx_plain_letters (out->rank, letters);
   ok = ok
@@ -338,5 +339,7 @@ static const OpInfo elementwise_ops[] = {
 };
 
 const OpFamily elk__onnx_elementwise_family = {
-  "element-wise", elementwise_ops, G_N_ELEMENTS (elementwise_ops),
+  "element-wise",
+  elementwise_ops,
+  G_N_ELEMENTS (elementwise_ops),
 };

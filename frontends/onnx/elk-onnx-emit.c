@@ -18,8 +18,8 @@ elk__onnx_value_origin (Loader *l, const Value *v)
       return ELK_TENSOR_ORIGIN_ACTIVATION;
     case VK_INPUT:
       return g_array_index (l->input_is_data, gboolean, v->root)
-               ? ELK_TENSOR_ORIGIN_ACTIVATION
-               : ELK_TENSOR_ORIGIN_WEIGHT;
+                 ? ELK_TENSOR_ORIGIN_ACTIVATION
+                 : ELK_TENSOR_ORIGIN_WEIGHT;
     case VK_PARAM:
     case VK_CONST:
     default:
@@ -31,8 +31,7 @@ gboolean
 elk__onnx_prefix_node_error (Loader *l, const Node *n, GError **error)
 {
   g_prefix_error (error, "%s: node '%s' (op %s): ", l->path,
-                  elk__onnx_node_label (n),
-                  n->p->op_type);
+                  elk__onnx_node_label (n), n->p->op_type);
   return FALSE;
 }
 
@@ -41,8 +40,13 @@ elk__onnx_prefix_node_error (Loader *l, const Node *n, GError **error)
  * regrouped weight): it gets its own tensor, named after the value and
  * @tag, that lives where the value lives and that no operator writes. */
 gint
-elk__onnx_tensor_for (Loader *l, const Node *n, Value *v, guint rank,
-                      const gint64 *dims, const char *tag, GError **error)
+elk__onnx_tensor_for (Loader *l,
+                      const Node *n,
+                      Value *v,
+                      guint rank,
+                      const gint64 *dims,
+                      const char *tag,
+                      GError **error)
 {
   ElkDType dt;
   guint64 shape[ELK_MAX_DIMS];
@@ -81,16 +85,15 @@ elk__onnx_tensor_for (Loader *l, const Node *n, Value *v, guint rank,
     {
       g_set_error (error, ELK_GRAPH_ERROR, ELK_GRAPH_ERROR_UNSUPPORTED,
                    "%s: node '%s' (op %s): tensor '%s' has rank %u; elk "
-                   "operators support at most %d dimensions", l->path,
-                   elk__onnx_node_label (n), n->p->op_type, name, rank,
+                   "operators support at most %d dimensions",
+                   l->path, elk__onnx_node_label (n), n->p->op_type, name, rank,
                    ELK_MAX_DIMS);
       return -1;
     }
   for (guint i = 0; i < rank; i++)
     shape[i] = (guint64) dims[i];
   id = elk_graph_add_tensor (l->graph, name, dt, elk__onnx_value_origin (l, v),
-                             rank,
-                             shape, 0, error);
+                             rank, shape, 0, error);
   if (id < 0)
     {
       elk__onnx_prefix_node_error (l, n, error);
@@ -117,8 +120,12 @@ elk__onnx_ob_clear (OpBuild *b)
 }
 
 gboolean
-elk__onnx_ob_input (Loader *l, const Node *n, OpBuild *b, const char *letters,
-                    gint tensor, GError **error)
+elk__onnx_ob_input (Loader *l,
+                    const Node *n,
+                    OpBuild *b,
+                    const char *letters,
+                    gint tensor,
+                    GError **error)
 {
   if (tensor < 0)
     return FALSE;
@@ -176,10 +183,16 @@ elk__onnx_layer_of (Loader *l, const char *name)
 }
 
 gboolean
-elk__onnx_ob_emit_named (Loader *l, Node *n, OpBuild *b, const char *name,
-                         const char *out_letters, gint out_tensor,
+elk__onnx_ob_emit_named (Loader *l,
+                         Node *n,
+                         OpBuild *b,
+                         const char *name,
+                         const char *out_letters,
+                         gint out_tensor,
                          const char *type,
-                         ElkOpKind kind, double flops, GError **error)
+                         ElkOpKind kind,
+                         double flops,
+                         GError **error)
 {
   g_autofree char *spec = NULL;
   g_autofree char *lower = NULL;
@@ -201,14 +214,18 @@ elk__onnx_ob_emit_named (Loader *l, Node *n, OpBuild *b, const char *name,
 
 /* The node's operator, named after the node. */
 gboolean
-elk__onnx_ob_emit (Loader *l, Node *n, OpBuild *b, const char *out_letters,
-                   gint out_tensor, const char *type, ElkOpKind kind,
+elk__onnx_ob_emit (Loader *l,
+                   Node *n,
+                   OpBuild *b,
+                   const char *out_letters,
+                   gint out_tensor,
+                   const char *type,
+                   ElkOpKind kind,
                    double flops,
                    GError **error)
 {
   return elk__onnx_ob_emit_named (l, n, b, n->name, out_letters, out_tensor,
-                                  type,
-                                  kind, flops, error);
+                                  type, kind, flops, error);
 }
 
 /* Letters of operand @v broadcast against an output of rank @rank and
@@ -216,8 +233,8 @@ elk__onnx_ob_emit (Loader *l, Node *n, OpBuild *b, const char *out_letters,
  * the output broadcasts gets a fresh loop dimension of extent 1, because in
  * elk's IR every plain axis of a tensor equals its loop extent. */
 void
-elk__onnx_broadcast_letters (const Value *v, guint rank, const gint64 *dims,
-                             char *next, char *out)
+elk__onnx_broadcast_letters (
+    const Value *v, guint rank, const gint64 *dims, char *next, char *out)
 {
   guint off = rank - v->rank;
   for (guint j = 0; j < v->rank; j++)
@@ -248,8 +265,7 @@ elk__onnx_is_dropped_constant (const Value *v)
  * them as floats.  Printed with g_ascii_formatd so that the locale never
  * turns a '.' into a ','. */
 void
-elk__onnx_set_immediates (Loader *l, const char *op, const double *v,
-                          guint n_v)
+elk__onnx_set_immediates (Loader *l, const char *op, const double *v, guint n_v)
 {
   g_autofree char *key = g_strdup_printf ("immediates:%s", op);
   GString *text = g_string_new (NULL);
@@ -278,9 +294,13 @@ elk__onnx_set_immediates (Loader *l, const char *op, const double *v,
 /* An activation tensor of the node's own, computed between two of the
  * operators it is lowered into. */
 gint
-elk__onnx_node_scratch (Loader *l, Node *n, const char *name, int dtype,
+elk__onnx_node_scratch (Loader *l,
+                        Node *n,
+                        const char *name,
+                        int dtype,
                         guint rank,
-                        const guint64 *shape, GError **error)
+                        const guint64 *shape,
+                        GError **error)
 {
   ElkDType dt;
   gint id;
@@ -292,9 +312,8 @@ elk__onnx_node_scratch (Loader *l, Node *n, const char *name, int dtype,
                       elk__onnx_dtype_name (dtype));
       return -1;
     }
-  id = elk_graph_add_tensor (l->graph, name, dt,
-                             ELK_TENSOR_ORIGIN_ACTIVATION, rank, shape, 0,
-                             error);
+  id = elk_graph_add_tensor (l->graph, name, dt, ELK_TENSOR_ORIGIN_ACTIVATION,
+                             rank, shape, 0, error);
   if (id < 0)
     elk__onnx_prefix_node_error (l, n, error);
   return id;

@@ -33,8 +33,7 @@ is_op (const Node *n, const char *op)
 static gboolean
 is_weight (Loader *l, const Value *v)
 {
-  return v != NULL
-         && elk__onnx_value_origin (l, v) == ELK_TENSOR_ORIGIN_WEIGHT;
+  return v != NULL && elk__onnx_value_origin (l, v) == ELK_TENSOR_ORIGIN_WEIGHT;
 }
 
 static gboolean
@@ -43,10 +42,8 @@ same_trailing_axes (Loader *l, Node *a, Node *b, guint rank)
   gboolean ra[MAX_RANK], rb[MAX_RANK], ka, kb;
   guint first = rank;
 
-  if (!elk__onnx_reduce_axes (l, a, ra, &ka,
-                              NULL) || !elk__onnx_reduce_axes (l, b, rb, &kb,
-                                                               NULL)
-      || !ka || !kb)
+  if (!elk__onnx_reduce_axes (l, a, ra, &ka, NULL)
+      || !elk__onnx_reduce_axes (l, b, rb, &kb, NULL) || !ka || !kb)
     return FALSE;
   for (guint i = 0; i < rank; i++)
     {
@@ -90,13 +87,11 @@ fuse_layernorm (Loader *l, Node *m1)
       else if (n->n_in == 2 && n->in[0] == d && is_op (n, "Div"))
         dv = n;
     }
-  if (pw == NULL || dv == NULL || !elk__onnx_is_scalar_constant (l, pw->in[1],
-                                                                 &two)
-      || two != 2.0)
+  if (pw == NULL || dv == NULL
+      || !elk__onnx_is_scalar_constant (l, pw->in[1], &two) || two != 2.0)
     return;
   m2 = sole_user (l, pw->out[0]);
-  if (!is_op (m2, "ReduceMean")
-      || !same_trailing_axes (l, m1, m2, x->rank))
+  if (!is_op (m2, "ReduceMean") || !same_trailing_axes (l, m1, m2, x->rank))
     return;
   add = sole_user (l, m2->out[0]);
   if (!is_op (add, "Add")

@@ -21,7 +21,7 @@ infer_identity (Loader *l, Node *n, GError **error)
     return FALSE;
   if (elk__onnx_value_data (l, x) != NULL)
     elk__onnx_set_data (n->out[0], g_memdup2 (x->data, MAX (x->n_elements, 1)
-                                                 * sizeof (double)));
+                                                           * sizeof (double)));
   /* Dropout's optional mask output is all-true at inference. */
   if (n->n_out > 1 && n->out[1] != NULL)
     {
@@ -51,9 +51,8 @@ infer_cast (Loader *l, Node *n, GError **error)
   else if (!elk__onnx_attr_int (l, n, "to", DT_UNDEFINED, &to, error))
     return FALSE;
   if (to < 0 || to > DT_LAST || !elk__onnx_dtype_is_known ((int) to))
-    return elk__onnx_node_error (l, n, error,
-                                 "cannot cast to unknown data type %"
-                                 G_GINT64_FORMAT, to);
+    return elk__onnx_node_error (
+        l, n, error, "cannot cast to unknown data type %" G_GINT64_FORMAT, to);
   if (elk__onnx_dtype_size ((int) to) == 0)
     return elk__onnx_node_unsupported (l, n, error,
                                        "elk cannot size the target "
@@ -75,7 +74,7 @@ copy_data_view (Loader *l, Node *n, Value *x)
 {
   if (elk__onnx_value_data (l, x) != NULL && n->out[0] != NULL)
     elk__onnx_set_data (n->out[0], g_memdup2 (x->data, MAX (x->n_elements, 1)
-                                                 * sizeof (double)));
+                                                           * sizeof (double)));
 }
 
 static gboolean
@@ -115,8 +114,8 @@ infer_reshape (Loader *l, Node *n, GError **error)
           if (i >= x->rank)
             return elk__onnx_node_error (l, n, error,
                                          "target dimension %zu is 0 "
-                                         "(copy) but the input has rank %u", i,
-                                         x->rank);
+                                         "(copy) but the input has rank %u",
+                                         i, x->rank);
           shape[i] = x->dims[i];
         }
       if (shape[i] == -1)
@@ -131,7 +130,8 @@ infer_reshape (Loader *l, Node *n, GError **error)
       if (shape[i] < 0)
         return elk__onnx_node_error (l, n, error,
                                      "target dimension %" G_GINT64_FORMAT
-                                     " is invalid", shape[i]);
+                                     " is invalid",
+                                     shape[i]);
       if (!g_uint64_checked_mul (&known, known, (guint64) shape[i]))
         return elk__onnx_node_error (l, n, error, "target shape overflows");
     }
@@ -139,8 +139,8 @@ infer_reshape (Loader *l, Node *n, GError **error)
     {
       if (known == 0 || x->n_elements % known != 0)
         return elk__onnx_node_error (l, n, error,
-                                     "cannot infer the -1 dimension: %"
-                                     G_GUINT64_FORMAT " elements do not "
+                                     "cannot infer the -1 dimension: "
+                                     "%" G_GUINT64_FORMAT " elements do not "
                                      "divide by %" G_GUINT64_FORMAT,
                                      x->n_elements, known);
       shape[infer_axis] = (gint64) (x->n_elements / known);
@@ -152,8 +152,8 @@ infer_reshape (Loader *l, Node *n, GError **error)
       g_autofree char *to = elk__onnx_shape_to_string ((guint) count, shape);
       return elk__onnx_node_error (l, n, error,
                                    "cannot reshape %s (%" G_GUINT64_FORMAT
-                                   " elements) into %s", from, x->n_elements,
-                                   to);
+                                   " elements) into %s",
+                                   from, x->n_elements, to);
     }
   if (!elk__onnx_set_view (l, n, 0, x, x->dtype, (guint) count, shape, error))
     return FALSE;
@@ -195,8 +195,7 @@ infer_squeeze (Loader *l, Node *n, GError **error)
   guint r = 0;
 
   if (!elk__onnx_need_inputs (l, n, 1, 2, error)
-      || !elk__onnx_ints_attr_or_input (l, n, "axes", 1, axes, MAX_RANK,
-                                        &count,
+      || !elk__onnx_ints_attr_or_input (l, n, "axes", 1, axes, MAX_RANK, &count,
                                         &present, error))
     return FALSE;
   x = n->in[0];
@@ -211,9 +210,8 @@ infer_squeeze (Loader *l, Node *n, GError **error)
       if (x->dims[a] != 1)
         return elk__onnx_node_error (l, n, error,
                                      "cannot squeeze axis %u of '%s', "
-                                     "whose extent is %" G_GINT64_FORMAT, a,
-                                     x->name,
-                                     x->dims[a]);
+                                     "whose extent is %" G_GINT64_FORMAT,
+                                     a, x->name, x->dims[a]);
       drop[a] = TRUE;
     }
   for (guint i = 0; i < x->rank; i++)
@@ -236,8 +234,7 @@ infer_unsqueeze (Loader *l, Node *n, GError **error)
   guint r, j = 0;
 
   if (!elk__onnx_need_inputs (l, n, 1, 2, error)
-      || !elk__onnx_ints_attr_or_input (l, n, "axes", 1, axes, MAX_RANK,
-                                        &count,
+      || !elk__onnx_ints_attr_or_input (l, n, "axes", 1, axes, MAX_RANK, &count,
                                         &present, error))
     return FALSE;
   x = n->in[0];
@@ -245,16 +242,14 @@ infer_unsqueeze (Loader *l, Node *n, GError **error)
     return elk__onnx_node_error (l, n, error, "needs 'axes'");
   r = x->rank + (guint) count;
   if (r > MAX_RANK)
-    return elk__onnx_node_error (l, n, error, "result rank %u is too large",
-                                 r);
+    return elk__onnx_node_error (l, n, error, "result rank %u is too large", r);
   for (gsize k = 0; k < count; k++)
     {
       guint a;
       if (!elk__onnx_norm_axis (l, n, axes[k], r, &a, error))
         return FALSE;
       if (ins[a])
-        return elk__onnx_node_error (l, n, error, "axis %u is listed twice",
-                                     a);
+        return elk__onnx_node_error (l, n, error, "axis %u is listed twice", a);
       ins[a] = TRUE;
     }
   for (guint i = 0; i < r; i++)
@@ -289,7 +284,8 @@ infer_transpose (Loader *l, Node *n, GError **error)
       if (np != x->rank)
         return elk__onnx_node_error (l, n, error,
                                      "perm has %zu entries but the input "
-                                     "has rank %u", np, x->rank);
+                                     "has rank %u",
+                                     np, x->rank);
       for (gsize i = 0; i < np; i++)
         perm[i] = p[i];
     }
@@ -357,10 +353,11 @@ infer_concat (Loader *l, Node *n, GError **error)
                                      v->name, v->rank, x->rank);
       for (guint k = 0; k < x->rank; k++)
         if (k != a && v->dims[k] != x->dims[k])
-          return elk__onnx_node_error (l, n, error, "input '%s' has extent %"
-                                       G_GINT64_FORMAT " in axis %u, "
-                                       "expected %" G_GINT64_FORMAT, v->name,
-                                       v->dims[k], k, x->dims[k]);
+          return elk__onnx_node_error (l, n, error,
+                                       "input '%s' has extent %" G_GINT64_FORMAT
+                                       " in axis %u, "
+                                       "expected %" G_GINT64_FORMAT,
+                                       v->name, v->dims[k], k, x->dims[k]);
       dims[a] += v->dims[a];
       any_act |= v->kind == VK_ACT;
       any_input |= v->kind == VK_INPUT;
@@ -413,8 +410,8 @@ infer_split (Loader *l, Node *n, GError **error)
   if (n->n_out > G_N_ELEMENTS (split))
     return elk__onnx_node_error (l, n, error, "has too many outputs");
   if (!elk__onnx_ints_attr_or_input (l, n, "split", 1, split,
-                                     G_N_ELEMENTS (split),
-                                     &count, &present, error))
+                                     G_N_ELEMENTS (split), &count, &present,
+                                     error))
     return FALSE;
   if (!present || count == 0)
     {
@@ -434,7 +431,8 @@ infer_split (Loader *l, Node *n, GError **error)
     return elk__onnx_node_error (l, n, error,
                                  "split sizes do not add up to the "
                                  "extent %" G_GINT64_FORMAT " of axis %u "
-                                 "over %u outputs", x->dims[a], a, n->n_out);
+                                 "over %u outputs",
+                                 x->dims[a], a, n->n_out);
   for (guint i = 0; i < n->n_out; i++)
     {
       gint64 dims[MAX_RANK];
@@ -461,14 +459,11 @@ infer_slice (Loader *l, Node *n, GError **error)
   if (l->opset < 10)
     {
       if (!elk__onnx_ints_attr_or_input (l, n, "starts", 99, starts, MAX_RANK,
-                                         &ns,
-                                         &present, error)
+                                         &ns, &present, error)
           || !elk__onnx_ints_attr_or_input (l, n, "ends", 99, ends, MAX_RANK,
-                                            &ne,
-                                            &present, error)
+                                            &ne, &present, error)
           || !elk__onnx_ints_attr_or_input (l, n, "axes", 99, axes, MAX_RANK,
-                                            &na,
-                                            &present, error))
+                                            &na, &present, error))
         return FALSE;
     }
   else
@@ -676,8 +671,8 @@ infer_constant_of_shape (Loader *l, Node *n, GError **error)
   if (a != NULL && a->t != NULL)
     {
       Value probe = { 0 };
-      g_autofree char *what = g_strdup_printf ("node '%s' value",
-                                               elk__onnx_node_label (n));
+      g_autofree char *what
+          = g_strdup_printf ("node '%s' value", elk__onnx_node_label (n));
       probe.name = what;
       probe.elk_id = -1;
       if (!elk__onnx_value_from_tensor (l, &probe, a->t, what, error))
@@ -732,8 +727,8 @@ infer_range (Loader *l, Node *n, GError **error)
     {
       d = g_new (double, MAX (len, 1));
       for (gint64 i = 0; i < len; i++)
-        d[i] = elk__onnx_cast_value (s[0] + (double) i * dl[0],
-                                     n->in[0]->dtype);
+        d[i]
+            = elk__onnx_cast_value (s[0] + (double) i * dl[0], n->in[0]->dtype);
       elk__onnx_set_data (n->out[0], d);
     }
   else
@@ -774,9 +769,10 @@ infer_expand (Loader *l, Node *n, GError **error)
       gint64 dx = a + x->rank >= r ? x->dims[a + x->rank - r] : 1;
       gint64 ds = a + count >= r ? shape[a + count - r] : 1;
       if (dx != ds && dx != 1 && ds != 1)
-        return elk__onnx_node_error (l, n, error, "cannot expand extent %"
-                                     G_GINT64_FORMAT " to %" G_GINT64_FORMAT
-                                     " in axis %u", dx, ds, a);
+        return elk__onnx_node_error (l, n, error,
+                                     "cannot expand extent %" G_GINT64_FORMAT
+                                     " to %" G_GINT64_FORMAT " in axis %u",
+                                     dx, ds, a);
       dims[a] = dx == 1 ? ds : dx;
     }
   if (!elk__onnx_set_view (l, n, 0, x, x->dtype, r, dims, error))
@@ -799,8 +795,8 @@ infer_tile (Loader *l, Node *n, GError **error)
   x = n->in[0];
   if (count != x->rank)
     return elk__onnx_node_error (l, n, error,
-                                 "repeats has %zu entries for rank %u",
-                                 count, x->rank);
+                                 "repeats has %zu entries for rank %u", count,
+                                 x->rank);
   for (guint a = 0; a < x->rank; a++)
     {
       if (rep[a] < 0)
@@ -824,13 +820,11 @@ infer_pad (Loader *l, Node *n, GError **error)
   if (l->opset < 2)
     {
       if (!elk__onnx_ints_attr_or_input (l, n, "paddings", 99, pads,
-                                         2 * MAX_RANK,
-                                         &count, &present, error))
+                                         2 * MAX_RANK, &count, &present, error))
         return FALSE;
     }
   else if (!elk__onnx_ints_attr_or_input (l, n, "pads", 1, pads, 2 * MAX_RANK,
-                                          &count,
-                                          &present, error))
+                                          &count, &present, error))
     return FALSE;
   if (elk__onnx_in_value (n, 3) != NULL
       && !elk__onnx_const_ints (l, n, 3, "axes", axes, MAX_RANK, &na, error))
@@ -843,8 +837,8 @@ infer_pad (Loader *l, Node *n, GError **error)
     }
   if (count != 2 * na)
     return elk__onnx_node_error (l, n, error,
-                                 "pads has %zu entries, expected %zu",
-                                 count, 2 * na);
+                                 "pads has %zu entries, expected %zu", count,
+                                 2 * na);
   memcpy (dims, x->dims, x->rank * sizeof (gint64));
   for (gsize k = 0; k < na; k++)
     {
@@ -877,7 +871,8 @@ infer_depth_space (Loader *l, Node *n, GError **error)
   if (to_space)
     {
       if (x->dims[1] % (b * b) != 0)
-        return elk__onnx_node_error (l, n, error, "channels %" G_GINT64_FORMAT
+        return elk__onnx_node_error (l, n, error,
+                                     "channels %" G_GINT64_FORMAT
                                      " do not divide by blocksize^2",
                                      x->dims[1]);
       dims[0] = x->dims[0];
@@ -920,8 +915,7 @@ infer_trilu (Loader *l, Node *n, GError **error)
   if (elk__onnx_value_data (l, x) != NULL)
     {
       gint64 rows = x->dims[x->rank - 2], cols = x->dims[x->rank - 1];
-      double *d = g_memdup2 (x->data, MAX (x->n_elements, 1)
-                                          * sizeof (double));
+      double *d = g_memdup2 (x->data, MAX (x->n_elements, 1) * sizeof (double));
       for (guint64 i = 0; i < x->n_elements; i++)
         {
           gint64 c = (gint64) (i % (guint64) cols);
@@ -969,16 +963,16 @@ infer_gather (Loader *l, Node *n, GError **error)
         if (k < -x->dims[a] || k >= x->dims[a])
           return elk__onnx_node_error (l, n, error,
                                        "index %" G_GINT64_FORMAT " is out "
-                                       "of range for axis %u of extent %"
-                                       G_GINT64_FORMAT, k, a, x->dims[a]);
+                                       "of range for axis %u of extent "
+                                       "%" G_GINT64_FORMAT,
+                                       k, a, x->dims[a]);
       }
 
   if (!elk__onnx_set_computed (l, n, 0, x->dtype, r, dims, error))
     return FALSE;
   out = n->out[0];
   if (elk__onnx_value_data (l, x) != NULL
-      && elk__onnx_value_data (l, idx) != NULL
-      && out->n_elements <= FOLD_LIMIT)
+      && elk__onnx_value_data (l, idx) != NULL && out->n_elements <= FOLD_LIMIT)
     {
       gint64 outer = 1, inner = 1;
       double *d = g_new (double, MAX (out->n_elements, 1));
@@ -1037,16 +1031,16 @@ lower_gather (Loader *l, Node *n, GError **error)
   elk__onnx_ob_init (&b);
   ok = elk__onnx_ob_input (l, n, &b, li,
                            elk__onnx_tensor_for (l, n, idx, 0, NULL, NULL,
-                                                 error), error)
+                                                 error),
+                           error)
        && elk__onnx_ob_input (l, n, &b, lo,
                               elk__onnx_tensor_for (l, n, x, out->rank,
-                                                    out->dims, "rows",
-                                                    error),
+                                                    out->dims, "rows", error),
                               error)
        && elk__onnx_ob_emit (l, n, &b, lo,
                              elk__onnx_tensor_for (l, n, out, 0, NULL, NULL,
-                                                   error), "gather",
-                             ELK_OP_GATHER, 0.0, error);
+                                                   error),
+                             "gather", ELK_OP_GATHER, 0.0, error);
   elk__onnx_ob_clear (&b);
   return ok;
 }
@@ -1095,8 +1089,8 @@ lower_gather_elements (Loader *l, Node *n, GError **error)
                               error)
        && elk__onnx_ob_emit (l, n, &b, lo,
                              elk__onnx_tensor_for (l, n, out, 0, NULL, NULL,
-                                                   error), "gather",
-                             ELK_OP_GATHER, 0.0, error);
+                                                   error),
+                             "gather", ELK_OP_GATHER, 0.0, error);
   elk__onnx_ob_clear (&b);
   return ok;
 }
@@ -1123,8 +1117,8 @@ infer_resize (Loader *l, Node *n, GError **error)
         return FALSE;
       if (count != x->rank)
         return elk__onnx_node_error (l, n, error,
-                                     "sizes has %zu entries for rank %u",
-                                     count, x->rank);
+                                     "sizes has %zu entries for rank %u", count,
+                                     x->rank);
       memcpy (dims, sizes, x->rank * sizeof (gint64));
     }
   else
@@ -1149,8 +1143,8 @@ infer_resize (Loader *l, Node *n, GError **error)
         return elk__onnx_node_error (l, n, error, "needs scales or sizes");
       if (na != x->rank)
         return elk__onnx_node_error (l, n, error,
-                                     "scales has %zu entries for rank %u",
-                                     na, x->rank);
+                                     "scales has %zu entries for rank %u", na,
+                                     x->rank);
       for (guint i = 0; i < x->rank; i++)
         {
           double f = s != NULL ? s[i] : attr->floats[i];
@@ -1158,7 +1152,8 @@ infer_resize (Loader *l, Node *n, GError **error)
           if (!(f > 0.0) || v > (double) G_MAXINT32 * 1024.0)
             return elk__onnx_node_error (l, n, error,
                                          "scale %g of axis %u is out of "
-                                         "range", f, i);
+                                         "range",
+                                         f, i);
           dims[i] = (gint64) v;
         }
     }
@@ -1196,14 +1191,13 @@ lower_resize (Loader *l, Node *n, GError **error)
                                        "unknown interpolation mode");
   elk__onnx_ob_init (&b);
   ok = elk__onnx_ob_input (l, n, &b, li,
-                           elk__onnx_tensor_for (l, n, x, 0, NULL, NULL,
-                                                 error),
+                           elk__onnx_tensor_for (l, n, x, 0, NULL, NULL, error),
                            error)
        && elk__onnx_ob_emit (l, n, &b, lo,
                              elk__onnx_tensor_for (l, n, out, 0, NULL, NULL,
-                                                   error), "resize",
-                             ELK_OP_GATHER, per * (double) out->n_elements,
-                             error);
+                                                   error),
+                             "resize", ELK_OP_GATHER,
+                             per * (double) out->n_elements, error);
   elk__onnx_ob_clear (&b);
   return ok;
 }
@@ -1242,5 +1236,7 @@ static const OpInfo layout_ops[] = {
 };
 
 const OpFamily elk__onnx_layout_family = {
-  "layout", layout_ops, G_N_ELEMENTS (layout_ops),
+  "layout",
+  layout_ops,
+  G_N_ELEMENTS (layout_ops),
 };

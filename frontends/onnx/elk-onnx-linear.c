@@ -31,8 +31,9 @@ infer_matmul (Loader *l, Node *n, GError **error)
       g_autofree char *sb = elk__onnx_shape_to_string (rb, b->dims);
       return elk__onnx_node_error (l, n, error,
                                    "cannot multiply %s by %s (inner "
-                                   "extents %" G_GINT64_FORMAT " and %"
-                                   G_GINT64_FORMAT ")", sa, sb, ka, kb);
+                                   "extents %" G_GINT64_FORMAT
+                                   " and %" G_GINT64_FORMAT ")",
+                                   sa, sb, ka, kb);
     }
   /* numpy rules: batch dimensions broadcast. */
   nb = MAX (ra > 2 ? ra - 2 : 0, rb > 2 ? rb - 2 : 0);
@@ -48,7 +49,8 @@ infer_matmul (Loader *l, Node *n, GError **error)
         return elk__onnx_node_error (l, n, error,
                                      "batch extents %" G_GINT64_FORMAT
                                      " and %" G_GINT64_FORMAT " do not "
-                                     "broadcast", da, db);
+                                     "broadcast",
+                                     da, db);
       dims[r++] = MAX (da, db);
     }
   if (ra > 1)
@@ -81,8 +83,8 @@ lower_matmul (Loader *l, Node *n, GError **error)
       guint ab = a->rank - 2;
       for (guint i = 0; i < ab; i++)
         la[p++] = a->dims[i] == out->dims[nb - ab + i]
-                    ? (char) ('a' + nb - ab + i)
-                    : next++;
+                      ? (char) ('a' + nb - ab + i)
+                      : next++;
       la[p++] = m;
     }
   la[p++] = k;
@@ -94,8 +96,8 @@ lower_matmul (Loader *l, Node *n, GError **error)
       guint bb = bv->rank - 2;
       for (guint i = 0; i < bb; i++)
         lb[p++] = bv->dims[i] == out->dims[nb - bb + i]
-                    ? (char) ('a' + nb - bb + i)
-                    : next++;
+                      ? (char) ('a' + nb - bb + i)
+                      : next++;
       lb[p++] = k;
       lb[p++] = nn;
     }
@@ -105,8 +107,7 @@ lower_matmul (Loader *l, Node *n, GError **error)
 
   elk__onnx_ob_init (&b);
   ok = elk__onnx_ob_input (l, n, &b, la,
-                           elk__onnx_tensor_for (l, n, a, 0, NULL, NULL,
-                                                 error),
+                           elk__onnx_tensor_for (l, n, a, 0, NULL, NULL, error),
                            error)
        && elk__onnx_ob_input (l, n, &b, lb,
                               elk__onnx_tensor_for (l, n, bv, 0, NULL, NULL,
@@ -136,14 +137,17 @@ infer_gemm (Loader *l, Node *n, GError **error)
   if (a->rank != 2 || b->rank != 2)
     return elk__onnx_node_error (l, n, error,
                                  "A and B must be matrices (ranks %u and "
-                                 "%u)", a->rank, b->rank);
+                                 "%u)",
+                                 a->rank, b->rank);
   dims[0] = a->dims[ta ? 1 : 0];
   ka = a->dims[ta ? 0 : 1];
   kb = b->dims[tb ? 1 : 0];
   dims[1] = b->dims[tb ? 0 : 1];
   if (ka != kb)
-    return elk__onnx_node_error (l, n, error, "inner extents %" G_GINT64_FORMAT
-                                 " and %" G_GINT64_FORMAT " differ", ka, kb);
+    return elk__onnx_node_error (l, n, error,
+                                 "inner extents %" G_GINT64_FORMAT
+                                 " and %" G_GINT64_FORMAT " differ",
+                                 ka, kb);
   if (c != NULL)
     for (guint i = 0; i < c->rank; i++)
       {
@@ -151,9 +155,9 @@ infer_gemm (Loader *l, Node *n, GError **error)
         if (c->rank > 2 || (c->dims[i] != 1 && c->dims[i] != want))
           return elk__onnx_node_error (l, n, error,
                                        "C of rank %u does not broadcast "
-                                       "to [%" G_GINT64_FORMAT ", %"
-                                       G_GINT64_FORMAT "]", c->rank, dims[0],
-                                       dims[1]);
+                                       "to [%" G_GINT64_FORMAT
+                                       ", %" G_GINT64_FORMAT "]",
+                                       c->rank, dims[0], dims[1]);
       }
   elk__onnx_mark_data (l, a);
   return elk__onnx_set_computed (l, n, 0, a->dtype, 2, dims, error);
@@ -179,11 +183,12 @@ lower_gemm (Loader *l, Node *n, GError **error)
   elk__onnx_ob_init (&b);
   /* Transposed operands are just a different index order in einsum. */
   ok = elk__onnx_ob_input (l, n, &b, ta ? "ca" : "ac",
-                           elk__onnx_tensor_for (l, n, a, 0, NULL, NULL,
-                                                 error), error)
+                           elk__onnx_tensor_for (l, n, a, 0, NULL, NULL, error),
+                           error)
        && elk__onnx_ob_input (l, n, &b, tb ? "bc" : "cb",
                               elk__onnx_tensor_for (l, n, bv, 0, NULL, NULL,
-                                                    error), error);
+                                                    error),
+                              error);
   if (ok && c != NULL)
     {
       char lc[3], next = 'd';
@@ -197,8 +202,8 @@ lower_gemm (Loader *l, Node *n, GError **error)
   ok = ok
        && elk__onnx_ob_emit (l, n, &b, "ab",
                              elk__onnx_tensor_for (l, n, out, 0, NULL, NULL,
-                                                   error), "gemm",
-                             ELK_OP_MATMUL, flops, error);
+                                                   error),
+                             "gemm", ELK_OP_MATMUL, flops, error);
   elk__onnx_ob_clear (&b);
   /* alpha scales the product and beta the bias C. */
   if (ok)
@@ -213,9 +218,15 @@ typedef struct
 } Window;
 
 static gboolean
-window_geometry (Loader *l, const Node *n, guint n_sp, const gint64 *in,
-                 const gint64 *kernel, gboolean transposed,
-                 gboolean ceil_mode, Window *w, GError **error)
+window_geometry (Loader *l,
+                 const Node *n,
+                 guint n_sp,
+                 const gint64 *in,
+                 const gint64 *kernel,
+                 gboolean transposed,
+                 gboolean ceil_mode,
+                 Window *w,
+                 GError **error)
 {
   gsize ns, nd, np, nop, nos;
   const int64_t *strides = elk__onnx_attr_ints (n, "strides", &ns);
@@ -225,10 +236,10 @@ window_geometry (Loader *l, const Node *n, guint n_sp, const gint64 *in,
   const int64_t *oshape = elk__onnx_attr_ints (n, "output_shape", &nos);
   g_autofree char *auto_pad = elk__onnx_attr_string (n, "auto_pad", "NOTSET");
 
-  if ((strides && ns != n_sp) || (dil && nd != n_sp)
-      || (pads && np != 2 * n_sp) || (opad && nop != n_sp)
-      || (oshape && nos != n_sp && nos != n_sp + 2))
-    return elk__onnx_node_error (l, n, error, "strides, dilations, pads or "
+  if ((strides && ns != n_sp) || (dil && nd != n_sp) || (pads && np != 2 * n_sp)
+      || (opad && nop != n_sp) || (oshape && nos != n_sp && nos != n_sp + 2))
+    return elk__onnx_node_error (l, n, error,
+                                 "strides, dilations, pads or "
                                  "output_padding do not match %u spatial axes",
                                  n_sp);
   for (guint i = 0; i < n_sp; i++)
@@ -247,7 +258,8 @@ window_geometry (Loader *l, const Node *n, guint n_sp, const gint64 *in,
           || x->pad_begin > G_MAXINT32 || x->pad_end > G_MAXINT32)
         return elk__onnx_node_error (l, n, error,
                                      "kernel, stride, dilation or "
-                                     "padding of axis %u is out of range", i);
+                                     "padding of axis %u is out of range",
+                                     i);
       eff = x->dilation * (x->kernel - 1) + 1;
       if (transposed)
         {
@@ -305,7 +317,8 @@ window_geometry (Loader *l, const Node *n, guint n_sp, const gint64 *in,
                                            "the kernel (%" G_GINT64_FORMAT
                                            ") is larger than the padded "
                                            "input (%" G_GINT64_FORMAT
-                                           ") in axis %u", eff,
+                                           ") in axis %u",
+                                           eff,
                                            x->in + x->pad_begin + x->pad_end,
                                            i);
             x->out = (ceil_mode ? (span + x->stride - 1) / x->stride
@@ -320,7 +333,8 @@ window_geometry (Loader *l, const Node *n, guint n_sp, const gint64 *in,
       if (x->out <= 0)
         return elk__onnx_node_error (l, n, error,
                                      "output extent of spatial axis %u "
-                                     "is %" G_GINT64_FORMAT, i, x->out);
+                                     "is %" G_GINT64_FORMAT,
+                                     i, x->out);
     }
   return TRUE;
 }
@@ -345,32 +359,34 @@ infer_conv (Loader *l, Node *n, GError **error)
   if (x->rank < 3 || w->rank != x->rank)
     return elk__onnx_node_error (l, n, error,
                                  "input and weight need the same rank of "
-                                 "3 or more (got %u and %u)", x->rank,
-                                 w->rank);
+                                 "3 or more (got %u and %u)",
+                                 x->rank, w->rank);
   n_sp = x->rank - 2;
   if (group <= 0 || x->dims[1] % group != 0)
     return elk__onnx_node_error (l, n, error,
                                  "group %" G_GINT64_FORMAT " does not "
                                  "divide the %" G_GINT64_FORMAT
-                                 " input channels", group, x->dims[1]);
+                                 " input channels",
+                                 group, x->dims[1]);
   if (!transposed && w->dims[1] * group != x->dims[1])
     return elk__onnx_node_error (l, n, error,
                                  "weight '%s' expects %" G_GINT64_FORMAT
-                                 " input channels per group, the input has %"
-                                 G_GINT64_FORMAT " in %" G_GINT64_FORMAT
-                                 " groups", w->name, w->dims[1], x->dims[1],
-                                 group);
+                                 " input channels per group, the input has "
+                                 "%" G_GINT64_FORMAT " in %" G_GINT64_FORMAT
+                                 " groups",
+                                 w->name, w->dims[1], x->dims[1], group);
   if (transposed && w->dims[0] != x->dims[1])
     return elk__onnx_node_error (l, n, error,
                                  "weight '%s' expects %" G_GINT64_FORMAT
-                                 " input channels, the input has %"
-                                 G_GINT64_FORMAT, w->name, w->dims[0],
-                                 x->dims[1]);
+                                 " input channels, the input has "
+                                 "%" G_GINT64_FORMAT,
+                                 w->name, w->dims[0], x->dims[1]);
   if (!transposed && w->dims[0] % group != 0)
     return elk__onnx_node_error (l, n, error,
                                  "group %" G_GINT64_FORMAT " does not "
                                  "divide the %" G_GINT64_FORMAT
-                                 " output channels", group, w->dims[0]);
+                                 " output channels",
+                                 group, w->dims[0]);
   ks = elk__onnx_attr_ints (n, "kernel_shape", &nk);
   for (guint i = 0; i < n_sp; i++)
     {
@@ -378,18 +394,21 @@ infer_conv (Loader *l, Node *n, GError **error)
       if (ks != NULL && (nk != n_sp || ks[i] != kernel[i]))
         return elk__onnx_node_error (l, n, error,
                                      "kernel_shape does not match the "
-                                     "weight '%s'", w->name);
+                                     "weight '%s'",
+                                     w->name);
     }
-  if (!window_geometry (l, n, n_sp, x->dims + 2, kernel, transposed, FALSE,
-                        win, error))
+  if (!window_geometry (l, n, n_sp, x->dims + 2, kernel, transposed, FALSE, win,
+                        error))
     return FALSE;
   dims[0] = x->dims[0];
   dims[1] = transposed ? w->dims[1] * group : w->dims[0];
   for (guint i = 0; i < n_sp; i++)
     dims[2 + i] = win[i].out;
   if (b != NULL && (b->rank != 1 || b->dims[0] != dims[1]))
-    return elk__onnx_node_error (l, n, error, "bias '%s' must have shape [%"
-                                 G_GINT64_FORMAT "]", b->name, dims[1]);
+    return elk__onnx_node_error (l, n, error,
+                                 "bias '%s' must have shape [%" G_GINT64_FORMAT
+                                 "]",
+                                 b->name, dims[1]);
   elk__onnx_mark_data (l, x);
   return elk__onnx_set_computed (l, n, 0, x->dtype, x->rank, dims, error);
 }
@@ -538,7 +557,8 @@ lower_conv (Loader *l, Node *n, GError **error)
   elk__onnx_ob_init (&b);
   ok = elk__onnx_ob_input (l, n, &b, lx->str,
                            elk__onnx_tensor_for (l, n, x, xr, xd, "conv-input",
-                                                 error), error)
+                                                 error),
+                           error)
        && elk__onnx_ob_input (l, n, &b, lwt->str,
                               elk__onnx_tensor_for (l, n, w, wr, wd,
                                                     "conv-weight", error),
@@ -558,8 +578,7 @@ lower_conv (Loader *l, Node *n, GError **error)
                              elk__onnx_tensor_for (l, n, out, orank, od,
                                                    "grouped", error),
                              n->bn != NULL ? "conv+batchnorm" : "conv",
-                             ELK_OP_CONV,
-                             flops, error);
+                             ELK_OP_CONV, flops, error);
   elk__onnx_ob_clear (&b);
   g_string_free (lx, TRUE);
   g_string_free (lwt, TRUE);
@@ -597,8 +616,8 @@ lower_conv_transpose (Loader *l, Node *n, GError **error)
   xd[1] = x->dims[1];
   wd[0] = out->dims[1];
   wd[1] = x->dims[1];
-  flops = 2.0 * (double) x->dims[0] * (double) x->dims[1]
-          * (double) out->dims[1];
+  flops
+      = 2.0 * (double) x->dims[0] * (double) x->dims[1] * (double) out->dims[1];
   for (guint i = 0; i < n_sp; i++)
     {
       gint64 eff = win[i].dilation * (win[i].kernel - 1) + 1;
@@ -620,7 +639,8 @@ lower_conv_transpose (Loader *l, Node *n, GError **error)
   if (ok && bias != NULL)
     ok = elk__onnx_ob_input (l, n, &b, "k",
                              elk__onnx_tensor_for (l, n, bias, 0, NULL, NULL,
-                                                   error), error);
+                                                   error),
+                             error);
   ok = ok
        && elk__onnx_ob_emit (l, n, &b, n_sp == 2 ? "nkhw" : "nkh",
                              elk__onnx_tensor_for (l, n, out, 0, NULL, NULL,
@@ -645,16 +665,14 @@ infer_pool (Loader *l, Node *n, GError **error)
     return FALSE;
   x = n->in[0];
   if (x->rank < 3)
-    return elk__onnx_node_error (l, n, error,
-                                 "input must have rank 3 or more");
+    return elk__onnx_node_error (l, n, error, "input must have rank 3 or more");
   n_sp = x->rank - 2;
   ks = elk__onnx_attr_ints (n, "kernel_shape", &nk);
   if (ks == NULL || nk != n_sp)
     return elk__onnx_node_error (l, n, error,
-                                 "needs kernel_shape with %u entries",
-                                 n_sp);
-  if (!window_geometry (l, n, n_sp, x->dims + 2, ks, FALSE, ceil_mode != 0,
-                        win, error))
+                                 "needs kernel_shape with %u entries", n_sp);
+  if (!window_geometry (l, n, n_sp, x->dims + 2, ks, FALSE, ceil_mode != 0, win,
+                        error))
     return FALSE;
   if (n->n_out > 1 && n->out[1] != NULL && n->out[1]->n_uses > 0)
     return elk__onnx_node_unsupported (l, n, error,
@@ -698,8 +716,8 @@ lower_pool (Loader *l, Node *n, GError **error)
       || (strcmp (n->p->op_type, "AveragePool") == 0
           && !elk__onnx_attr_int (l, n, "count_include_pad", 0, &count_pad,
                                   error))
-      || !window_geometry (l, n, n_sp, x->dims + 2, ks, FALSE,
-                           ceil_mode != 0, win, error))
+      || !window_geometry (l, n, n_sp, x->dims + 2, ks, FALSE, ceil_mode != 0,
+                           win, error))
     {
       g_string_free (lx, TRUE);
       return FALSE;
@@ -737,7 +755,8 @@ lower_pool (Loader *l, Node *n, GError **error)
     }
   ok = elk__onnx_ob_input (l, n, &b, lx->str,
                            elk__onnx_tensor_for (l, n, x, xr, xd, "pool-input",
-                                                 error), error)
+                                                 error),
+                           error)
        && elk__onnx_ob_emit (l, n, &b, n_sp == 2 ? "nchw" : "nch",
                              elk__onnx_tensor_for (l, n, out, 0, NULL, NULL,
                                                    error),
@@ -760,8 +779,7 @@ infer_global_pool (Loader *l, Node *n, GError **error)
     return FALSE;
   x = n->in[0];
   if (x->rank < 3)
-    return elk__onnx_node_error (l, n, error,
-                                 "input must have rank 3 or more");
+    return elk__onnx_node_error (l, n, error, "input must have rank 3 or more");
   for (guint i = 0; i < x->rank; i++)
     dims[i] = i < 2 ? x->dims[i] : 1;
   elk__onnx_mark_data (l, x);
@@ -783,15 +801,13 @@ lower_global_pool (Loader *l, Node *n, GError **error)
   lo[x->rank] = '\0';
   elk__onnx_ob_init (&b);
   ok = elk__onnx_ob_input (l, n, &b, li,
-                           elk__onnx_tensor_for (l, n, x, 0, NULL, NULL,
-                                                 error),
+                           elk__onnx_tensor_for (l, n, x, 0, NULL, NULL, error),
                            error)
        && elk__onnx_ob_emit (l, n, &b, lo,
                              elk__onnx_tensor_for (l, n, out, 0, NULL, NULL,
                                                    error),
                              n->p->op_type, ELK_OP_REDUCE,
-                             (double) x->n_elements,
-                             error);
+                             (double) x->n_elements, error);
   elk__onnx_ob_clear (&b);
   return ok;
 }
@@ -809,5 +825,7 @@ static const OpInfo linear_ops[] = {
 };
 
 const OpFamily elk__onnx_linear_family = {
-  "linear", linear_ops, G_N_ELEMENTS (linear_ops),
+  "linear",
+  linear_ops,
+  G_N_ELEMENTS (linear_ops),
 };

@@ -42,10 +42,8 @@
 
 /* Every family's operator table; an operator type appears in one only. */
 static const OpFamily *const families[] = {
-  &elk__onnx_layout_family,
-  &elk__onnx_linear_family,
-  &elk__onnx_norm_family,
-  &elk__onnx_elementwise_family,
+  &elk__onnx_layout_family,  &elk__onnx_linear_family,
+  &elk__onnx_norm_family,    &elk__onnx_elementwise_family,
   &elk__onnx_control_family,
 };
 
@@ -107,8 +105,7 @@ elk__onnx_check_outputs (Loader *l, gboolean compare, GError **error)
   for (size_t i = 0; i < g->n_output; i++)
     {
       const Onnx__ValueInfoProto *vi = g->output[i];
-      Value *v = vi->name != NULL ? elk__onnx_lookup_value (l, vi->name)
-                                  : NULL;
+      Value *v = vi->name != NULL ? elk__onnx_lookup_value (l, vi->name) : NULL;
       const Onnx__TensorShapeProto *sh;
 
       if (v == NULL)
@@ -171,7 +168,8 @@ elk__onnx_infer_node (Loader *l, Node *n, GError **error)
   const char *d = n->p->domain;
 
   if (d != NULL && *d != '\0' && strcmp (d, "ai.onnx") != 0)
-    return elk__onnx_node_unsupported (l, n, error, "elk reads the default "
+    return elk__onnx_node_unsupported (l, n, error,
+                                       "elk reads the default "
                                        "ai.onnx domain only");
   n->info = elk__onnx_find_op (n->p->op_type);
   if (n->info == NULL)
@@ -187,7 +185,8 @@ elk__onnx_infer_node (Loader *l, Node *n, GError **error)
   for (guint k = 0; k < n->n_out; k++)
     if (n->out[k] != NULL && n->out[k]->dtype == DT_UNDEFINED
         && n->out[k]->n_uses > 0)
-      return elk__onnx_node_unsupported (l, n, error, "this output is not "
+      return elk__onnx_node_unsupported (l, n, error,
+                                         "this output is not "
                                          "implemented");
   return TRUE;
 }
@@ -198,8 +197,7 @@ node_blocked (Loader *l, const Node *n)
 {
   for (guint k = 0; k < n->n_in; k++)
     if (n->in[k] != NULL && n->in[k]->producer >= 0
-        && ((Node *) g_ptr_array_index (l->nodes, n->in[k]->producer))
-             ->failed)
+        && ((Node *) g_ptr_array_index (l->nodes, n->in[k]->producer))->failed)
       return TRUE;
   return FALSE;
 }
@@ -300,8 +298,7 @@ lower_node (Loader *l, Node *n, GError **error)
   if (n->fuse == FUSE_LAYERNORM)
     return elk__onnx_emit_layernorm (l, n, n->ln_x, n->ln_scale, n->ln_bias,
                                      out, error);
-  if (n->info->lower == NULL || n->view || out == NULL
-      || out->kind != VK_ACT)
+  if (n->info->lower == NULL || n->view || out == NULL || out->kind != VK_ACT)
     return TRUE;
   return n->info->lower (l, n, error);
 }
@@ -396,8 +393,10 @@ elk__onnx_set_attributes (Loader *l)
  * and decoded, and an empty graph named after the model.
  */
 gboolean
-elk__onnx_loader_open (Loader *l, const char *path,
-                       const OnnxOptions *options, GError **error)
+elk__onnx_loader_open (Loader *l,
+                       const char *path,
+                       const OnnxOptions *options,
+                       GError **error)
 {
   g_autoptr (GError) local_error = NULL;
   g_autofree char *base = NULL;
@@ -413,14 +412,12 @@ elk__onnx_loader_open (Loader *l, const char *path,
   l->value_list = g_ptr_array_new_with_free_func (elk__onnx_value_free);
   l->nodes = g_ptr_array_new_with_free_func (elk__onnx_node_free);
   l->scopes = g_ptr_array_new ();
-  l->bindings = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
-                                       g_free);
-  l->used_bindings = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
-                                            NULL);
+  l->bindings = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
+  l->used_bindings
+      = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   l->input_is_data = g_array_new (FALSE, TRUE, sizeof (gboolean));
   l->input_forced = g_array_new (FALSE, TRUE, sizeof (gboolean));
-  l->layer_keys = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
-                                         NULL);
+  l->layer_keys = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
 
   if (l->opts.dtype != NULL && *l->opts.dtype != '\0'
       && strcmp (l->opts.dtype, "file") != 0)
@@ -438,7 +435,8 @@ elk__onnx_loader_open (Loader *l, const char *path,
         {
           g_set_error (error, ELK_GRAPH_ERROR, ELK_GRAPH_ERROR_INVALID,
                        "%s: unknown dtype '%s' (expected file, fp32, fp16 "
-                       "or bf16)", path, l->opts.dtype);
+                       "or bf16)",
+                       path, l->opts.dtype);
           return FALSE;
         }
     }
@@ -458,14 +456,19 @@ elk__onnx_loader_open (Loader *l, const char *path,
                    "%s: the file has %zu bytes; a model must have between 1 "
                    "and %" G_GUINT64_FORMAT " (the max-file-size limit; "
                    "raise the onnx frontend's 'max-file-size' parameter "
-                   "for a larger file)", path, len, l->opts.max_file_size);
+                   "for a larger file)",
+                   path, len, l->opts.max_file_size);
       return FALSE;
     }
-  if (!elk__onnx_check_nesting (
-        l, (const guint8 *) g_mapped_file_get_contents (l->file), len, error))
+  if (!elk__onnx_check_nesting (l,
+                                (const guint8 *) g_mapped_file_get_contents (
+                                    l->file),
+                                len, error))
     return FALSE;
-  l->model = onnx__model_proto__unpack (
-    NULL, len, (const uint8_t *) g_mapped_file_get_contents (l->file));
+  l->model
+      = onnx__model_proto__unpack (NULL, len,
+                                   (const uint8_t *)
+                                       g_mapped_file_get_contents (l->file));
   if (l->model == NULL)
     {
       g_set_error (error, ELK_GRAPH_ERROR, ELK_GRAPH_ERROR_INVALID,
@@ -477,9 +480,8 @@ elk__onnx_loader_open (Loader *l, const char *path,
   base = g_path_get_basename (path);
   if (g_str_has_suffix (base, ".onnx"))
     base[strlen (base) - 5] = '\0';
-  l->graph = elk_graph_new (l->opts.name != NULL && *l->opts.name != '\0'
-                              ? l->opts.name
-                              : base);
+  l->graph = elk_graph_new (
+      l->opts.name != NULL && *l->opts.name != '\0' ? l->opts.name : base);
   elk_graph_set_attribute (l->graph, "model", elk_graph_get_name (l->graph));
   return TRUE;
 }
@@ -493,8 +495,7 @@ elk__onnx_loader_open (Loader *l, const char *path,
  * Returns: (transfer full) (nullable): the graph, or %NULL with @error set.
  */
 ElkGraph *
-elk__onnx_load (const char *path, const OnnxOptions *options,
-                GError **error)
+elk__onnx_load (const char *path, const OnnxOptions *options, GError **error)
 {
   Loader l = { 0 };
   ElkGraph *result = NULL;
@@ -502,11 +503,9 @@ elk__onnx_load (const char *path, const OnnxOptions *options,
   g_return_val_if_fail (path != NULL, NULL);
 
   if (!elk__onnx_loader_open (&l, path, options, error)
-      || !elk__onnx_check_model (&l, error)
-      || !elk__onnx_parse_dims (&l, error)
+      || !elk__onnx_check_model (&l, error) || !elk__onnx_parse_dims (&l, error)
       || !elk__onnx_load_initializers (&l, error)
-      || !elk__onnx_load_inputs (&l, error)
-      || !elk__onnx_load_nodes (&l, error)
+      || !elk__onnx_load_inputs (&l, error) || !elk__onnx_load_nodes (&l, error)
       || !elk__onnx_check_outputs (&l, FALSE, error)
       || !elk__onnx_infer_all (&l, NULL, error)
       || !elk__onnx_check_outputs (&l, TRUE, error))

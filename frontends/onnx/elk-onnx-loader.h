@@ -57,9 +57,8 @@ typedef struct
 
 void elk__onnx_options_init (OnnxOptions *options);
 
-ElkGraph *elk__onnx_load (const char *path,
-                          const OnnxOptions *options,
-                          GError **error);
+ElkGraph *
+elk__onnx_load (const char *path, const OnnxOptions *options, GError **error);
 
 /* The report elk-onnx-info prints (elk-onnx-describe.c). */
 char *elk__onnx_describe (const char *path,

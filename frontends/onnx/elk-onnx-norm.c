@@ -22,16 +22,17 @@ infer_batchnorm (Loader *l, Node *n, GError **error)
     return elk__onnx_node_unsupported (l, n, error, "training mode");
   for (guint i = 1; i < n->n_out; i++)
     if (n->out[i] != NULL && n->out[i]->n_uses > 0)
-      return elk__onnx_node_unsupported (l, n, error, "its running statistics "
+      return elk__onnx_node_unsupported (l, n, error,
+                                         "its running statistics "
                                          "outputs are used (training mode)");
   if (x->rank < 2)
-    return elk__onnx_node_error (l, n, error,
-                                 "input must have rank 2 or more");
+    return elk__onnx_node_error (l, n, error, "input must have rank 2 or more");
   for (guint i = 1; i < 5; i++)
     if (n->in[i]->rank != 1 || n->in[i]->dims[0] != x->dims[1])
-      return elk__onnx_node_error (l, n, error, "'%s' must have shape [%"
-                                   G_GINT64_FORMAT "]", n->in[i]->name,
-                                   x->dims[1]);
+      return elk__onnx_node_error (l, n, error,
+                                   "'%s' must have shape [%" G_GINT64_FORMAT
+                                   "]",
+                                   n->in[i]->name, x->dims[1]);
   elk__onnx_mark_data (l, x);
   return elk__onnx_set_computed (l, n, 0, x->dtype, x->rank, x->dims, error);
 }
@@ -50,14 +51,16 @@ lower_batchnorm (Loader *l, Node *n, GError **error)
   elk__onnx_plain_letters (x->rank, letters);
   elk__onnx_ob_init (&b);
   ok = elk__onnx_ob_input (l, n, &b, letters,
-                           elk__onnx_tensor_for (l, n, x, 0, NULL, NULL,
-                                                 error), error)
+                           elk__onnx_tensor_for (l, n, x, 0, NULL, NULL, error),
+                           error)
        && elk__onnx_ob_input (l, n, &b, "b",
                               elk__onnx_tensor_for (l, n, n->in[1], 0, NULL,
-                                                    NULL, error), error)
+                                                    NULL, error),
+                              error)
        && elk__onnx_ob_input (l, n, &b, "b",
                               elk__onnx_tensor_for (l, n, n->in[2], 0, NULL,
-                                                    NULL, error), error)
+                                                    NULL, error),
+                              error)
        && elk__onnx_ob_emit (l, n, &b, letters,
                              elk__onnx_tensor_for (l, n, out, 0, NULL, NULL,
                                                    error),
@@ -88,14 +91,14 @@ infer_layernorm (Loader *l, Node *n, GError **error)
       if (v->rank > x->rank - a)
         return elk__onnx_node_error (l, n, error,
                                      "'%s' has rank %u, more than the "
-                                     "%u normalized axes", v->name, v->rank,
-                                     x->rank - a);
+                                     "%u normalized axes",
+                                     v->name, v->rank, x->rank - a);
       for (guint k = 0; k < v->rank; k++)
-        if (v->dims[k] != 1
-            && v->dims[k] != x->dims[x->rank - v->rank + k])
+        if (v->dims[k] != 1 && v->dims[k] != x->dims[x->rank - v->rank + k])
           return elk__onnx_node_error (l, n, error,
                                        "'%s' does not broadcast over the "
-                                       "normalized axes", v->name);
+                                       "normalized axes",
+                                       v->name);
     }
   for (guint i = 0; i < x->rank; i++)
     dims[i] = i < a ? x->dims[i] : 1;
@@ -107,9 +110,13 @@ infer_layernorm (Loader *l, Node *n, GError **error)
 }
 
 gboolean
-elk__onnx_emit_layernorm (Loader *l, Node *n, Value *x, Value *scale,
+elk__onnx_emit_layernorm (Loader *l,
+                          Node *n,
+                          Value *x,
+                          Value *scale,
                           Value *bias,
-                          Value *out, GError **error)
+                          Value *out,
+                          GError **error)
 {
   char letters[MAX_RANK + 1], lw[MAX_RANK + 1];
   char next = (char) ('a' + x->rank);
@@ -120,14 +127,15 @@ elk__onnx_emit_layernorm (Loader *l, Node *n, Value *x, Value *scale,
   elk__onnx_plain_letters (x->rank, letters);
   elk__onnx_ob_init (&b);
   ok = elk__onnx_ob_input (l, n, &b, letters,
-                           elk__onnx_tensor_for (l, n, x, 0, NULL, NULL,
-                                                 error), error);
+                           elk__onnx_tensor_for (l, n, x, 0, NULL, NULL, error),
+                           error);
   if (ok && scale != NULL)
     {
       elk__onnx_broadcast_letters (scale, x->rank, x->dims, &next, lw);
       ok = elk__onnx_ob_input (l, n, &b, lw,
-                               elk__onnx_tensor_for (l, n, scale, 0, NULL,
-                                                     NULL, error), error);
+                               elk__onnx_tensor_for (l, n, scale, 0, NULL, NULL,
+                                                     error),
+                               error);
       per += 1.0;
     }
   if (ok && bias != NULL)
@@ -135,15 +143,16 @@ elk__onnx_emit_layernorm (Loader *l, Node *n, Value *x, Value *scale,
       elk__onnx_broadcast_letters (bias, x->rank, x->dims, &next, lw);
       ok = elk__onnx_ob_input (l, n, &b, lw,
                                elk__onnx_tensor_for (l, n, bias, 0, NULL, NULL,
-                                                     error), error);
+                                                     error),
+                               error);
       per += 1.0;
     }
   ok = ok
        && elk__onnx_ob_emit (l, n, &b, letters,
                              elk__onnx_tensor_for (l, n, out, 0, NULL, NULL,
-                                                   error), "layernorm",
-                             ELK_OP_REDUCE, per * (double) x->n_elements,
-                             error);
+                                                   error),
+                             "layernorm", ELK_OP_REDUCE,
+                             per * (double) x->n_elements, error);
   elk__onnx_ob_clear (&b);
   return ok;
 }
@@ -155,8 +164,7 @@ lower_layernorm (Loader *l, Node *n, GError **error)
   Value *x = n->in[0];
 
   if (!elk__onnx_emit_layernorm (l, n, x, elk__onnx_in_value (n, 1),
-                                 elk__onnx_in_value (n, 2), n->out[0],
-                                 error))
+                                 elk__onnx_in_value (n, 2), n->out[0], error))
     return FALSE;
   /* The optional statistics outputs are reductions of their own. */
   for (guint i = 1; i < n->n_out && i < 3; i++)
@@ -212,13 +220,13 @@ infer_channel_norm (Loader *l, Node *n, GError **error)
     return FALSE;
   x = n->in[0];
   if (x->rank < 2)
-    return elk__onnx_node_error (l, n, error,
-                                 "input must have rank 2 or more");
+    return elk__onnx_node_error (l, n, error, "input must have rank 2 or more");
   for (guint i = 1; i < n->n_in; i++)
     if (n->in[i]->rank != 1 || n->in[i]->dims[0] != x->dims[1])
-      return elk__onnx_node_error (l, n, error, "'%s' must have shape [%"
-                                   G_GINT64_FORMAT "]", n->in[i]->name,
-                                   x->dims[1]);
+      return elk__onnx_node_error (l, n, error,
+                                   "'%s' must have shape [%" G_GINT64_FORMAT
+                                   "]",
+                                   n->in[i]->name, x->dims[1]);
   elk__onnx_mark_data (l, x);
   return elk__onnx_set_computed (l, n, 0, x->dtype, x->rank, x->dims, error);
 }
@@ -238,8 +246,8 @@ lower_channel_norm (Loader *l, Node *n, GError **error)
   elk__onnx_plain_letters (x->rank, letters);
   elk__onnx_ob_init (&b);
   ok = elk__onnx_ob_input (l, n, &b, letters,
-                           elk__onnx_tensor_for (l, n, x, 0, NULL, NULL,
-                                                 error), error);
+                           elk__onnx_tensor_for (l, n, x, 0, NULL, NULL, error),
+                           error);
   for (guint i = 1; i < n->n_in && i < 3 && ok; i++)
     if (n->in[i] != NULL)
       {
@@ -330,8 +338,8 @@ lower_softmax (Loader *l, Node *n, GError **error)
   lr[r] = '\0';
   for (guint i = 0; i < 3 && ok; i++)
     {
-      g_autofree char *name = g_strdup_printf ("%s#softmax-%s", out->name,
-                                               step[i]);
+      g_autofree char *name
+          = g_strdup_printf ("%s#softmax-%s", out->name, step[i]);
       t[i] = elk__onnx_node_scratch (l, n, name, out->dtype,
                                      i == 1 ? x->rank : r,
                                      i == 1 ? xshape : rshape, error);
@@ -339,13 +347,13 @@ lower_softmax (Loader *l, Node *n, GError **error)
     }
   for (guint i = 0; i < 4 && ok; i++)
     {
-      g_autofree char *name = i < 3 ? g_strdup_printf ("%s#%s", n->name,
-                                                       step[i])
-                                     : g_strdup (n->name);
+      g_autofree char *name = i < 3
+                                  ? g_strdup_printf ("%s#%s", n->name, step[i])
+                                  : g_strdup (n->name);
       /* Reads x, (x, m), e, (e, s). */
       gint in0 = i == 0 || i == 1
-                   ? elk__onnx_tensor_for (l, n, x, 0, NULL, NULL, error)
-                   : t[1];
+                     ? elk__onnx_tensor_for (l, n, x, 0, NULL, NULL, error)
+                     : t[1];
       OpBuild b;
 
       if (in0 < 0)
@@ -359,25 +367,28 @@ lower_softmax (Loader *l, Node *n, GError **error)
       switch (i)
         {
         case 0:
-          ok = ok && elk__onnx_ob_emit_named (l, n, &b, name, lr, t[0], "max",
-                                              ELK_OP_REDUCE, per, error);
+          ok = ok
+               && elk__onnx_ob_emit_named (l, n, &b, name, lr, t[0], "max",
+                                           ELK_OP_REDUCE, per, error);
           break;
         case 1:
-          ok = ok && elk__onnx_ob_emit_named (l, n, &b, name, li, t[1],
-                                              "sub-exp",
-                                              ELK_OP_ELEMENTWISE, 2 * per,
-                                              error);
+          ok = ok
+               && elk__onnx_ob_emit_named (l, n, &b, name, li, t[1], "sub-exp",
+                                           ELK_OP_ELEMENTWISE, 2 * per, error);
           break;
         case 2:
-          ok = ok && elk__onnx_ob_emit_named (l, n, &b, name, lr, t[2], "sum",
-                                              ELK_OP_REDUCE, per, error);
+          ok = ok
+               && elk__onnx_ob_emit_named (l, n, &b, name, lr, t[2], "sum",
+                                           ELK_OP_REDUCE, per, error);
           break;
         default:
           ok = ok
-               && elk__onnx_ob_emit_named (
-                 l, n, &b, name, li,
-                 elk__onnx_tensor_for (l, n, out, 0, NULL, NULL, error),
-                 "div", ELK_OP_ELEMENTWISE, per, error);
+               && elk__onnx_ob_emit_named (l, n, &b, name, li,
+                                           elk__onnx_tensor_for (l, n, out, 0,
+                                                                 NULL, NULL,
+                                                                 error),
+                                           "div", ELK_OP_ELEMENTWISE, per,
+                                           error);
           break;
         }
       elk__onnx_ob_clear (&b);
@@ -412,8 +423,8 @@ lower_along_axis (Loader *l, Node *n, GError **error)
   elk__onnx_plain_letters (x->rank, letters);
   elk__onnx_ob_init (&b);
   ok = elk__onnx_ob_input (l, n, &b, letters,
-                           elk__onnx_tensor_for (l, n, x, 0, NULL, NULL,
-                                                 error), error)
+                           elk__onnx_tensor_for (l, n, x, 0, NULL, NULL, error),
+                           error)
        && elk__onnx_ob_emit (l, n, &b, letters,
                              elk__onnx_tensor_for (l, n, out, 0, NULL, NULL,
                                                    error),
@@ -425,9 +436,8 @@ lower_along_axis (Loader *l, Node *n, GError **error)
 
 /* Which axes a Reduce* or Arg* operator reduces. */
 gboolean
-elk__onnx_reduce_axes (Loader *l, Node *n, gboolean *reduced,
-                       gboolean *keepdims,
-                       GError **error)
+elk__onnx_reduce_axes (
+    Loader *l, Node *n, gboolean *reduced, gboolean *keepdims, GError **error)
 {
   Value *x = n->in[0];
   gint64 axes[MAX_RANK], keep, noop;
@@ -448,8 +458,7 @@ elk__onnx_reduce_axes (Loader *l, Node *n, gboolean *reduced,
       count = 1;
     }
   else if (!elk__onnx_ints_attr_or_input (l, n, "axes", 1, axes, MAX_RANK,
-                                          &count,
-                                          &present, error))
+                                          &count, &present, error))
     return FALSE;
   for (guint i = 0; i < x->rank; i++)
     reduced[i] = count == 0 && !noop;
@@ -509,8 +518,7 @@ lower_reduce (Loader *l, Node *n, GError **error)
   lo[r] = '\0';
   elk__onnx_ob_init (&b);
   ok = elk__onnx_ob_input (l, n, &b, li,
-                           elk__onnx_tensor_for (l, n, x, 0, NULL, NULL,
-                                                 error),
+                           elk__onnx_tensor_for (l, n, x, 0, NULL, NULL, error),
                            error)
        && elk__onnx_ob_emit (l, n, &b, lo,
                              elk__onnx_tensor_for (l, n, out, 0, NULL, NULL,
@@ -548,5 +556,7 @@ static const OpInfo norm_ops[] = {
 };
 
 const OpFamily elk__onnx_norm_family = {
-  "normalisation", norm_ops, G_N_ELEMENTS (norm_ops),
+  "normalisation",
+  norm_ops,
+  G_N_ELEMENTS (norm_ops),
 };

@@ -137,7 +137,7 @@ struct _Loader
   gint64 opset;
   GHashTable *values; /* name -> Value*, owned by value_list */
   GPtrArray *value_list;
-  GPtrArray *nodes; /* Node*, topological order */
+  GPtrArray *nodes;     /* Node*, topological order */
   GHashTable *bindings; /* dim name -> gint64 as pointer to gint64 */
   GHashTable *used_bindings;
   GArray *input_is_data; /* gboolean per graph input */
@@ -185,9 +185,11 @@ typedef struct
 /* elk-onnx-values.c */
 const char *elk__onnx_node_label (const Node *n);
 G_GNUC_PRINTF (4, 5)
-gboolean elk__onnx_node_error (Loader *l, const Node *n, GError **error,
-                               const char *format, ...);
-gboolean elk__onnx_node_unsupported (Loader *l, const Node *n, GError **error,
+gboolean elk__onnx_node_error (
+    Loader *l, const Node *n, GError **error, const char *format, ...);
+gboolean elk__onnx_node_unsupported (Loader *l,
+                                     const Node *n,
+                                     GError **error,
                                      const char *why);
 char *elk__onnx_shape_to_string (guint rank, const gint64 *dims);
 const char *elk__onnx_dtype_name (int dt);
@@ -198,61 +200,105 @@ gboolean elk__onnx_dtype_to_elk (Loader *l, int dt, ElkDType *out);
 gint64 elk__onnx_to_i64 (double v);
 const Onnx__AttributeProto *elk__onnx_find_attr (const Node *n,
                                                  const char *name);
-gboolean elk__onnx_attr_int (Loader *l, const Node *n, const char *name,
-                             gint64 def, gint64 *out, GError **error);
-gboolean elk__onnx_attr_float (Loader *l, const Node *n, const char *name,
-                               double def, double *out, GError **error);
-const int64_t *elk__onnx_attr_ints (const Node *n, const char *name,
-                                    gsize *n_out);
+gboolean elk__onnx_attr_int (Loader *l,
+                             const Node *n,
+                             const char *name,
+                             gint64 def,
+                             gint64 *out,
+                             GError **error);
+gboolean elk__onnx_attr_float (Loader *l,
+                               const Node *n,
+                               const char *name,
+                               double def,
+                               double *out,
+                               GError **error);
+const int64_t *
+elk__onnx_attr_ints (const Node *n, const char *name, gsize *n_out);
 char *elk__onnx_attr_string (const Node *n, const char *name, const char *def);
 void elk__onnx_value_free (gpointer data);
 Value *elk__onnx_lookup_value (Loader *l, const char *name);
 Value *elk__onnx_new_value (Loader *l, const char *name);
-gboolean elk__onnx_value_set_shape (Loader *l, Value *v, int dtype, guint rank,
-                                    const gint64 *dims, GError **error);
+gboolean elk__onnx_value_set_shape (Loader *l,
+                                    Value *v,
+                                    int dtype,
+                                    guint rank,
+                                    const gint64 *dims,
+                                    GError **error);
 const double *elk__onnx_value_data (Loader *l, Value *v);
 Value *elk__onnx_in_value (const Node *n, guint i);
-gboolean elk__onnx_need_inputs (Loader *l, const Node *n, guint min, guint max,
-                                GError **error);
-gboolean elk__onnx_const_ints (Loader *l, const Node *n, guint i,
-                               const char *what, gint64 *out, gsize max,
-                               gsize *count, GError **error);
-gboolean elk__onnx_ints_attr_or_input (Loader *l, const Node *n,
-                                       const char *name, guint input,
-                                       gint64 *out, gsize max, gsize *count,
-                                       gboolean *present, GError **error);
-gboolean elk__onnx_norm_axis (Loader *l, const Node *n, gint64 axis,
-                              guint rank, guint *out, GError **error);
+gboolean elk__onnx_need_inputs (
+    Loader *l, const Node *n, guint min, guint max, GError **error);
+gboolean elk__onnx_const_ints (Loader *l,
+                               const Node *n,
+                               guint i,
+                               const char *what,
+                               gint64 *out,
+                               gsize max,
+                               gsize *count,
+                               GError **error);
+gboolean elk__onnx_ints_attr_or_input (Loader *l,
+                                       const Node *n,
+                                       const char *name,
+                                       guint input,
+                                       gint64 *out,
+                                       gsize max,
+                                       gsize *count,
+                                       gboolean *present,
+                                       GError **error);
+gboolean elk__onnx_norm_axis (Loader *l,
+                              const Node *n,
+                              gint64 axis,
+                              guint rank,
+                              guint *out,
+                              GError **error);
 void elk__onnx_mark_data (Loader *l, Value *v);
-gboolean elk__onnx_set_view (Loader *l, Node *n, guint i, Value *src,
-                             int dtype, guint rank, const gint64 *dims,
+gboolean elk__onnx_set_view (Loader *l,
+                             Node *n,
+                             guint i,
+                             Value *src,
+                             int dtype,
+                             guint rank,
+                             const gint64 *dims,
                              GError **error);
-gboolean elk__onnx_set_computed (Loader *l, Node *n, guint i, int dtype,
-                                 guint rank, const gint64 *dims,
+gboolean elk__onnx_set_computed (Loader *l,
+                                 Node *n,
+                                 guint i,
+                                 int dtype,
+                                 guint rank,
+                                 const gint64 *dims,
                                  GError **error);
 void elk__onnx_set_data (Value *out, double *data);
 void elk__onnx_strides_of (guint rank, const gint64 *dims, gint64 *strides);
-guint64 elk__onnx_broadcast_index (guint64 flat, guint out_rank,
-                                   const gint64 *out_dims, const Value *in);
-gboolean elk__onnx_broadcast_shapes (Loader *l, const Node *n, guint *rank,
-                                     gint64 *dims, GError **error);
+guint64 elk__onnx_broadcast_index (guint64 flat,
+                                   guint out_rank,
+                                   const gint64 *out_dims,
+                                   const Value *in);
+gboolean elk__onnx_broadcast_shapes (
+    Loader *l, const Node *n, guint *rank, gint64 *dims, GError **error);
 gboolean elk__onnx_all_inputs_known (Loader *l, const Node *n);
 gboolean elk__onnx_is_int_dtype (int dt);
 double elk__onnx_cast_value (double x, int dt);
-gboolean elk__onnx_eval_binary (const char *op, double a, double b, int dt,
-                                double *out);
+gboolean
+elk__onnx_eval_binary (const char *op, double a, double b, int dt, double *out);
 gboolean elk__onnx_eval_unary (const char *op, double a, int dt, double *out);
 gboolean elk__onnx_is_scalar_constant (Loader *l, Value *v, double *out);
 
 /* elk-onnx-read.c */
-gboolean elk__onnx_resolve_external (Loader *l, const Onnx__TensorProto *tp,
-                                     const char *what, guint64 n_bytes,
-                                     char **path_out, guint64 *offset_out,
+gboolean elk__onnx_resolve_external (Loader *l,
+                                     const Onnx__TensorProto *tp,
+                                     const char *what,
+                                     guint64 n_bytes,
+                                     char **path_out,
+                                     guint64 *offset_out,
                                      GError **error);
-gboolean elk__onnx_value_from_tensor (Loader *l, Value *v,
+gboolean elk__onnx_value_from_tensor (Loader *l,
+                                      Value *v,
                                       const Onnx__TensorProto *tp,
-                                      const char *what, GError **error);
-gboolean elk__onnx_check_nesting (Loader *l, const guint8 *data, gsize len,
+                                      const char *what,
+                                      GError **error);
+gboolean elk__onnx_check_nesting (Loader *l,
+                                  const guint8 *data,
+                                  gsize len,
                                   GError **error);
 gboolean elk__onnx_parse_dims (Loader *l, GError **error);
 gboolean elk__onnx_load_inputs (Loader *l, GError **error);
@@ -262,54 +308,83 @@ gboolean elk__onnx_check_model (Loader *l, GError **error);
 
 /* elk-onnx-emit.c */
 ElkTensorOrigin elk__onnx_value_origin (Loader *l, const Value *v);
-gboolean elk__onnx_prefix_node_error (Loader *l, const Node *n,
-                                      GError **error);
-gint elk__onnx_tensor_for (Loader *l, const Node *n, Value *v, guint rank,
-                           const gint64 *dims, const char *tag,
+gboolean elk__onnx_prefix_node_error (Loader *l, const Node *n, GError **error);
+gint elk__onnx_tensor_for (Loader *l,
+                           const Node *n,
+                           Value *v,
+                           guint rank,
+                           const gint64 *dims,
+                           const char *tag,
                            GError **error);
 void elk__onnx_ob_init (OpBuild *b);
 void elk__onnx_ob_clear (OpBuild *b);
-gboolean elk__onnx_ob_input (Loader *l, const Node *n, OpBuild *b,
-                             const char *letters, gint tensor, GError **error);
+gboolean elk__onnx_ob_input (Loader *l,
+                             const Node *n,
+                             OpBuild *b,
+                             const char *letters,
+                             gint tensor,
+                             GError **error);
 void elk__onnx_ob_extent (OpBuild *b, char letter, gint64 extent);
 gint32 elk__onnx_layer_of (Loader *l, const char *name);
-gboolean elk__onnx_ob_emit_named (Loader *l, Node *n, OpBuild *b,
-                                  const char *name, const char *out_letters,
-                                  gint out_tensor, const char *type,
-                                  ElkOpKind kind, double flops,
+gboolean elk__onnx_ob_emit_named (Loader *l,
+                                  Node *n,
+                                  OpBuild *b,
+                                  const char *name,
+                                  const char *out_letters,
+                                  gint out_tensor,
+                                  const char *type,
+                                  ElkOpKind kind,
+                                  double flops,
                                   GError **error);
-gboolean elk__onnx_ob_emit (Loader *l, Node *n, OpBuild *b,
-                            const char *out_letters, gint out_tensor,
-                            const char *type, ElkOpKind kind, double flops,
+gboolean elk__onnx_ob_emit (Loader *l,
+                            Node *n,
+                            OpBuild *b,
+                            const char *out_letters,
+                            gint out_tensor,
+                            const char *type,
+                            ElkOpKind kind,
+                            double flops,
                             GError **error);
-void elk__onnx_broadcast_letters (const Value *v, guint rank,
-                                  const gint64 *dims, char *next, char *out);
+void elk__onnx_broadcast_letters (
+    const Value *v, guint rank, const gint64 *dims, char *next, char *out);
 void elk__onnx_plain_letters (guint rank, char *out);
 gboolean elk__onnx_is_dropped_constant (const Value *v);
-void elk__onnx_set_immediates (Loader *l, const char *op, const double *v,
+void elk__onnx_set_immediates (Loader *l,
+                               const char *op,
+                               const double *v,
                                guint n_v);
-gint elk__onnx_node_scratch (Loader *l, Node *n, const char *name, int dtype,
-                             guint rank, const guint64 *shape, GError **error);
+gint elk__onnx_node_scratch (Loader *l,
+                             Node *n,
+                             const char *name,
+                             int dtype,
+                             guint rank,
+                             const guint64 *shape,
+                             GError **error);
 
 /* elk-onnx-elementwise.c */
 gboolean elk__onnx_input_is_activation (Loader *l, const Value *v);
 
 /* elk-onnx-norm.c */
-gboolean elk__onnx_emit_layernorm (Loader *l, Node *n, Value *x, Value *scale,
-                                   Value *bias, Value *out, GError **error);
-gboolean elk__onnx_reduce_axes (Loader *l, Node *n, gboolean *reduced,
-                                gboolean *keepdims, GError **error);
+gboolean elk__onnx_emit_layernorm (Loader *l,
+                                   Node *n,
+                                   Value *x,
+                                   Value *scale,
+                                   Value *bias,
+                                   Value *out,
+                                   GError **error);
+gboolean elk__onnx_reduce_axes (
+    Loader *l, Node *n, gboolean *reduced, gboolean *keepdims, GError **error);
 
 /* elk-onnx-fuse.c */
 void elk__onnx_fuse_patterns (Loader *l);
 /* elk-onnx-loader.c */
 const OpInfo *elk__onnx_find_op (const char *op_type);
-gboolean elk__onnx_loader_open (Loader *l, const char *path,
+gboolean elk__onnx_loader_open (Loader *l,
+                                const char *path,
                                 const OnnxOptions *options,
                                 GError **error);
 void elk__onnx_loader_clear (Loader *l);
-gboolean elk__onnx_check_outputs (Loader *l, gboolean compare,
-                                  GError **error);
+gboolean elk__onnx_check_outputs (Loader *l, gboolean compare, GError **error);
 gboolean elk__onnx_infer_all (Loader *l, GPtrArray *issues, GError **error);
 void elk__onnx_count_weight_inputs (Loader *l);
 gboolean elk__onnx_lower_all (Loader *l, GPtrArray *issues, GError **error);

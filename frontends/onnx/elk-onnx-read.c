@@ -15,9 +15,11 @@
  * offset.  The location is relative to the model's folder and may not leave
  * it, so a model cannot make elk read /etc/passwd or a sibling project. */
 gboolean
-elk__onnx_resolve_external (Loader *l, const Onnx__TensorProto *tp,
+elk__onnx_resolve_external (Loader *l,
+                            const Onnx__TensorProto *tp,
                             const char *what,
-                            guint64 n_bytes, char **path_out,
+                            guint64 n_bytes,
+                            char **path_out,
                             guint64 *offset_out,
                             GError **error)
 {
@@ -40,12 +42,12 @@ elk__onnx_resolve_external (Loader *l, const Onnx__TensorProto *tp,
       else if (strcmp (key, "offset") == 0 || strcmp (key, "length") == 0)
         {
           guint64 x;
-          if (!g_ascii_string_to_unsigned (value, 10, 0, G_MAXUINT64, &x,
-                                           NULL))
+          if (!g_ascii_string_to_unsigned (value, 10, 0, G_MAXUINT64, &x, NULL))
             {
               g_set_error (error, ELK_GRAPH_ERROR, ELK_GRAPH_ERROR_INVALID,
                            "%s: %s: external data %s '%s' is not a "
-                           "non-negative integer", l->path, what, key, value);
+                           "non-negative integer",
+                           l->path, what, key, value);
               return FALSE;
             }
           if (key[0] == 'o')
@@ -60,8 +62,7 @@ elk__onnx_resolve_external (Loader *l, const Onnx__TensorProto *tp,
   if (location == NULL || *location == '\0')
     {
       g_set_error (error, ELK_GRAPH_ERROR, ELK_GRAPH_ERROR_INVALID,
-                   "%s: %s has external data but no 'location'", l->path,
-                   what);
+                   "%s: %s has external data but no 'location'", l->path, what);
       return FALSE;
     }
   if (g_path_is_absolute (location) || strstr (location, "..") != NULL
@@ -69,7 +70,8 @@ elk__onnx_resolve_external (Loader *l, const Onnx__TensorProto *tp,
     {
       g_set_error (error, ELK_GRAPH_ERROR, ELK_GRAPH_ERROR_INVALID,
                    "%s: %s: external data location '%s' must be a relative "
-                   "path inside the model's folder", l->path, what, location);
+                   "path inside the model's folder",
+                   l->path, what, location);
       return FALSE;
     }
   full = g_build_filename (l->dir, location, NULL);
@@ -78,8 +80,8 @@ elk__onnx_resolve_external (Loader *l, const Onnx__TensorProto *tp,
   if (real_file == NULL || stat (real_file, &st) != 0)
     {
       g_set_error (error, ELK_GRAPH_ERROR, ELK_GRAPH_ERROR_INVALID,
-                   "%s: %s: cannot open external data file '%s': %s",
-                   l->path, what, full, g_strerror (errno));
+                   "%s: %s: cannot open external data file '%s': %s", l->path,
+                   what, full, g_strerror (errno));
       return FALSE;
     }
   /* A symbolic link may still point outside the folder. */
@@ -88,15 +90,15 @@ elk__onnx_resolve_external (Loader *l, const Onnx__TensorProto *tp,
     {
       g_set_error (error, ELK_GRAPH_ERROR, ELK_GRAPH_ERROR_INVALID,
                    "%s: %s: external data location '%s' resolves to '%s', "
-                   "outside the model's folder", l->path, what, location,
-                   real_file);
+                   "outside the model's folder",
+                   l->path, what, location, real_file);
       return FALSE;
     }
   if (!S_ISREG (st.st_mode))
     {
       g_set_error (error, ELK_GRAPH_ERROR, ELK_GRAPH_ERROR_INVALID,
-                   "%s: %s: external data '%s' is not a regular file",
-                   l->path, what, full);
+                   "%s: %s: external data '%s' is not a regular file", l->path,
+                   what, full);
       return FALSE;
     }
   if (has_length && length != n_bytes)
@@ -107,14 +109,14 @@ elk__onnx_resolve_external (Loader *l, const Onnx__TensorProto *tp,
                    l->path, what, length, n_bytes);
       return FALSE;
     }
-  if (offset > (guint64) st.st_size
-      || n_bytes > (guint64) st.st_size - offset)
+  if (offset > (guint64) st.st_size || n_bytes > (guint64) st.st_size - offset)
     {
       g_set_error (error, ELK_GRAPH_ERROR, ELK_GRAPH_ERROR_INVALID,
                    "%s: %s: external data needs bytes %" G_GUINT64_FORMAT
-                   "..%" G_GUINT64_FORMAT " of '%s', which has only %"
-                   G_GUINT64_FORMAT, l->path, what, offset,
-                   offset + n_bytes, location, (guint64) st.st_size);
+                   "..%" G_GUINT64_FORMAT
+                   " of '%s', which has only %" G_GUINT64_FORMAT,
+                   l->path, what, offset, offset + n_bytes, location,
+                   (guint64) st.st_size);
       return FALSE;
     }
   if (path_out != NULL)
@@ -130,8 +132,11 @@ elk__onnx_resolve_external (Loader *l, const Onnx__TensorProto *tp,
  * against the data actually present, so that a corrupted file fails at
  * load and not when some later pass trusts it. */
 gboolean
-elk__onnx_value_from_tensor (Loader *l, Value *v, const Onnx__TensorProto *tp,
-                             const char *what, GError **error)
+elk__onnx_value_from_tensor (Loader *l,
+                             Value *v,
+                             const Onnx__TensorProto *tp,
+                             const char *what,
+                             GError **error)
 {
   gint64 dims[MAX_RANK];
   guint64 n_bytes, have;
@@ -148,8 +153,8 @@ elk__onnx_value_from_tensor (Loader *l, Value *v, const Onnx__TensorProto *tp,
   if (esize == 0)
     {
       g_set_error (error, ELK_GRAPH_ERROR, ELK_GRAPH_ERROR_UNSUPPORTED,
-                   "%s: %s has data type %s, which elk cannot size",
-                   l->path, what, elk__onnx_dtype_name (dt));
+                   "%s: %s has data type %s, which elk cannot size", l->path,
+                   what, elk__onnx_dtype_name (dt));
       return FALSE;
     }
   if (tp->n_dims > MAX_RANK)
@@ -175,8 +180,7 @@ elk__onnx_value_from_tensor (Loader *l, Value *v, const Onnx__TensorProto *tp,
   if (tp->has_data_location
       && tp->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL)
     {
-      if (!elk__onnx_resolve_external (l, tp, what, n_bytes, NULL, NULL,
-                                       error))
+      if (!elk__onnx_resolve_external (l, tp, what, n_bytes, NULL, NULL, error))
         return FALSE;
       v->tp = tp;
       return TRUE;
@@ -217,7 +221,8 @@ elk__onnx_value_from_tensor (Loader *l, Value *v, const Onnx__TensorProto *tp,
       g_set_error (error, ELK_GRAPH_ERROR, ELK_GRAPH_ERROR_INVALID,
                    "%s: %s declares shape %s (%" G_GUINT64_FORMAT
                    " elements of %s) but carries %" G_GUINT64_FORMAT
-                   " elements of data", l->path, what, shape, v->n_elements,
+                   " elements of data",
+                   l->path, what, shape, v->n_elements,
                    elk__onnx_dtype_name (dt), have);
       return FALSE;
     }
@@ -245,7 +250,7 @@ typedef enum
   PB_VALUE_INFO,
   PB_TYPE,
   PB_TYPE_TENSOR,
-  PB_TYPE_ELEM,  /* TypeProto.Sequence and .Optional: field 1 */
+  PB_TYPE_ELEM, /* TypeProto.Sequence and .Optional: field 1 */
   PB_TYPE_MAP,
   PB_SHAPE,
   PB_FUNCTION,
@@ -265,29 +270,25 @@ static const struct
 
   { PB_MODEL, 7, PB_GRAPH },          { PB_MODEL, 8, PB_ENTRY },
   { PB_MODEL, 14, PB_ENTRY },         { PB_MODEL, 20, PB_TRAINING },
-  { PB_MODEL, 25, PB_FUNCTION },
-  { PB_GRAPH, 1, PB_NODE },           { PB_GRAPH, 5, PB_TENSOR },
-  { PB_GRAPH, 15, PB_SPARSE_TENSOR }, { PB_GRAPH, 11, PB_VALUE_INFO },
-  { PB_GRAPH, 12, PB_VALUE_INFO },    { PB_GRAPH, 13, PB_VALUE_INFO },
-  { PB_GRAPH, 14, PB_ANNOTATION },
-  { PB_NODE, 5, PB_ATTRIBUTE },
-  { PB_ATTRIBUTE, 5, PB_TENSOR },     { PB_ATTRIBUTE, 6, PB_GRAPH },
-  { PB_ATTRIBUTE, 22, PB_SPARSE_TENSOR }, { PB_ATTRIBUTE, 14, PB_TYPE },
-  { PB_ATTRIBUTE, 10, PB_TENSOR },    { PB_ATTRIBUTE, 11, PB_GRAPH },
-  { PB_ATTRIBUTE, 23, PB_SPARSE_TENSOR }, { PB_ATTRIBUTE, 15, PB_TYPE },
-  { PB_TENSOR, 3, PB_ENTRY },         { PB_TENSOR, 13, PB_ENTRY },
-  { PB_SPARSE_TENSOR, 1, PB_TENSOR }, { PB_SPARSE_TENSOR, 2, PB_TENSOR },
-  { PB_VALUE_INFO, 2, PB_TYPE },
+  { PB_MODEL, 25, PB_FUNCTION },      { PB_GRAPH, 1, PB_NODE },
+  { PB_GRAPH, 5, PB_TENSOR },         { PB_GRAPH, 15, PB_SPARSE_TENSOR },
+  { PB_GRAPH, 11, PB_VALUE_INFO },    { PB_GRAPH, 12, PB_VALUE_INFO },
+  { PB_GRAPH, 13, PB_VALUE_INFO },    { PB_GRAPH, 14, PB_ANNOTATION },
+  { PB_NODE, 5, PB_ATTRIBUTE },       { PB_ATTRIBUTE, 5, PB_TENSOR },
+  { PB_ATTRIBUTE, 6, PB_GRAPH },      { PB_ATTRIBUTE, 22, PB_SPARSE_TENSOR },
+  { PB_ATTRIBUTE, 14, PB_TYPE },      { PB_ATTRIBUTE, 10, PB_TENSOR },
+  { PB_ATTRIBUTE, 11, PB_GRAPH },     { PB_ATTRIBUTE, 23, PB_SPARSE_TENSOR },
+  { PB_ATTRIBUTE, 15, PB_TYPE },      { PB_TENSOR, 3, PB_ENTRY },
+  { PB_TENSOR, 13, PB_ENTRY },        { PB_SPARSE_TENSOR, 1, PB_TENSOR },
+  { PB_SPARSE_TENSOR, 2, PB_TENSOR }, { PB_VALUE_INFO, 2, PB_TYPE },
   { PB_TYPE, 1, PB_TYPE_TENSOR },     { PB_TYPE, 4, PB_TYPE_ELEM },
   { PB_TYPE, 5, PB_TYPE_MAP },        { PB_TYPE, 9, PB_TYPE_ELEM },
-  { PB_TYPE, 8, PB_TYPE_TENSOR },
-  { PB_TYPE_TENSOR, 2, PB_SHAPE },
+  { PB_TYPE, 8, PB_TYPE_TENSOR },     { PB_TYPE_TENSOR, 2, PB_SHAPE },
   { PB_TYPE_ELEM, 1, PB_TYPE },       { PB_TYPE_MAP, 2, PB_TYPE },
-  { PB_SHAPE, 1, PB_ENTRY },
-  { PB_FUNCTION, 7, PB_NODE },        { PB_FUNCTION, 9, PB_ENTRY },
-  { PB_TRAINING, 1, PB_GRAPH },       { PB_TRAINING, 2, PB_GRAPH },
-  { PB_TRAINING, 3, PB_ENTRY },       { PB_TRAINING, 4, PB_ENTRY },
-  { PB_ANNOTATION, 2, PB_ENTRY },
+  { PB_SHAPE, 1, PB_ENTRY },          { PB_FUNCTION, 7, PB_NODE },
+  { PB_FUNCTION, 9, PB_ENTRY },       { PB_TRAINING, 1, PB_GRAPH },
+  { PB_TRAINING, 2, PB_GRAPH },       { PB_TRAINING, 3, PB_ENTRY },
+  { PB_TRAINING, 4, PB_ENTRY },       { PB_ANNOTATION, 2, PB_ENTRY },
 };
 
 static PbKind
@@ -380,7 +381,9 @@ pb_scan (const guint8 *p, gsize len, PbKind kind, guint depth, guint max)
 }
 
 gboolean
-elk__onnx_check_nesting (Loader *l, const guint8 *data, gsize len,
+elk__onnx_check_nesting (Loader *l,
+                         const guint8 *data,
+                         gsize len,
                          GError **error)
 {
   switch (pb_scan (data, len, PB_MODEL, 1, l->opts.max_nesting))
@@ -392,13 +395,14 @@ elk__onnx_check_nesting (Loader *l, const guint8 *data, gsize len,
                    "%s: the model's messages (graphs, nodes, attributes, "
                    "subgraphs, types) are nested more than %u levels deep, "
                    "the max-nesting limit; raise the onnx frontend's "
-                   "'max-nesting' parameter to read it", l->path,
-                   l->opts.max_nesting);
+                   "'max-nesting' parameter to read it",
+                   l->path, l->opts.max_nesting);
       return FALSE;
     default:
       g_set_error (error, ELK_GRAPH_ERROR, ELK_GRAPH_ERROR_INVALID,
                    "%s: not a valid ONNX model: the protobuf data is "
-                   "truncated or corrupted", l->path);
+                   "truncated or corrupted",
+                   l->path);
       return FALSE;
     }
 }
@@ -427,7 +431,8 @@ elk__onnx_parse_dims (Loader *l, GError **error)
           g_set_error (error, ELK_GRAPH_ERROR, ELK_GRAPH_ERROR_INVALID,
                        "%s: bad dimension binding '%s' in dims (expected "
                        "name=positive integer, as in \"batch=32,"
-                       "sequence=128\")", l->path, item);
+                       "sequence=128\")",
+                       l->path, item);
           return FALSE;
         }
       *eq = '\0';
@@ -467,9 +472,8 @@ elk__onnx_load_inputs (Loader *l, GError **error)
 {
   const Onnx__GraphProto *g = l->model->graph;
   g_autoptr (GPtrArray) unbound = g_ptr_array_new_with_free_func (g_free);
-  g_autoptr (GHashTable) symbols = g_hash_table_new_full (g_str_hash,
-                                                          g_str_equal,
-                                                          g_free, NULL);
+  g_autoptr (GHashTable) symbols
+      = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   g_auto (GStrv) forced = NULL;
 
   if (l->opts.inputs != NULL && *l->opts.inputs != '\0')
@@ -486,7 +490,8 @@ elk__onnx_load_inputs (Loader *l, GError **error)
             {
               g_set_error (error, ELK_GRAPH_ERROR, ELK_GRAPH_ERROR_INVALID,
                            "%s: inputs names '%s', which is not a graph "
-                           "input", l->path, forced[i]);
+                           "input",
+                           l->path, forced[i]);
               return FALSE;
             }
         }
@@ -522,8 +527,8 @@ elk__onnx_load_inputs (Loader *l, GError **error)
         {
           g_set_error (error, ELK_GRAPH_ERROR, ELK_GRAPH_ERROR_UNSUPPORTED,
                        "%s: graph input '%s' is not a tensor (sequences, maps "
-                       "and optionals are not supported)", l->path,
-                       vi->name);
+                       "and optionals are not supported)",
+                       l->path, vi->name);
           return FALSE;
         }
       tt = vi->type->tensor_type;
@@ -532,22 +537,24 @@ elk__onnx_load_inputs (Loader *l, GError **error)
         {
           g_set_error (error, ELK_GRAPH_ERROR, ELK_GRAPH_ERROR_UNSUPPORTED,
                        "%s: graph input '%s' has data type %s (%d), which "
-                       "elk cannot size", l->path, vi->name,
-                       elk__onnx_dtype_name (tt->elem_type), tt->elem_type);
+                       "elk cannot size",
+                       l->path, vi->name, elk__onnx_dtype_name (tt->elem_type),
+                       tt->elem_type);
           return FALSE;
         }
       if (tt->shape == NULL)
         {
           g_set_error (error, ELK_GRAPH_ERROR, ELK_GRAPH_ERROR_UNSUPPORTED,
                        "%s: graph input '%s' has no shape; elk compiles "
-                       "static shapes only", l->path, vi->name);
+                       "static shapes only",
+                       l->path, vi->name);
           return FALSE;
         }
       if (tt->shape->n_dim > MAX_RANK)
         {
           g_set_error (error, ELK_GRAPH_ERROR, ELK_GRAPH_ERROR_UNSUPPORTED,
-                       "%s: graph input '%s' has rank %zu", l->path,
-                       vi->name, tt->shape->n_dim);
+                       "%s: graph input '%s' has rank %zu", l->path, vi->name,
+                       tt->shape->n_dim);
           return FALSE;
         }
       for (size_t d = 0; d < tt->shape->n_dim; d++)
@@ -563,7 +570,7 @@ elk__onnx_load_inputs (Loader *l, GError **error)
               continue;
             }
           if (dim->value_case
-                == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM
+                  == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM
               && dim->dim_param != NULL && *dim->dim_param != '\0')
             symbol = g_strdup (dim->dim_param);
           else
@@ -586,8 +593,7 @@ elk__onnx_load_inputs (Loader *l, GError **error)
         }
       v = elk__onnx_new_value (l, vi->name);
       if (!elk__onnx_value_set_shape (l, v, tt->elem_type,
-                                      (guint) tt->shape->n_dim,
-                                      dims, error))
+                                      (guint) tt->shape->n_dim, dims, error))
         return FALSE;
       v->kind = VK_INPUT;
       v->root = (gint) i;
@@ -595,7 +601,7 @@ elk__onnx_load_inputs (Loader *l, GError **error)
         {
           g_array_index (l->input_forced, gboolean, i) = TRUE;
           g_array_index (l->input_is_data, gboolean, i)
-            = g_strv_contains ((const char *const *) forced, vi->name);
+              = g_strv_contains ((const char *const *) forced, vi->name);
         }
     }
 
@@ -611,8 +617,8 @@ elk__onnx_load_inputs (Loader *l, GError **error)
         }
       g_set_error (error, ELK_GRAPH_ERROR, ELK_GRAPH_ERROR_INVALID,
                    "%s: symbolic dimension%s %s %s not bound; give %s with "
-                   "the 'dims' parameter, e.g. dims=\"%s\"", l->path,
-                   unbound->len > 1 ? "s" : "", names->str,
+                   "the 'dims' parameter, e.g. dims=\"%s\"",
+                   l->path, unbound->len > 1 ? "s" : "", names->str,
                    unbound->len > 1 ? "are" : "is",
                    unbound->len > 1 ? "them" : "it", example->str);
       g_string_free (names, TRUE);
@@ -626,8 +632,8 @@ elk__onnx_load_inputs (Loader *l, GError **error)
     while (g_hash_table_iter_next (&it, &key, NULL))
       if (!g_hash_table_contains (l->used_bindings, key))
         {
-          g_autofree gpointer *known = g_hash_table_get_keys_as_array (
-            symbols, NULL);
+          g_autofree gpointer *known
+              = g_hash_table_get_keys_as_array (symbols, NULL);
           g_autofree char *list = NULL;
           qsort (known, g_hash_table_size (symbols), sizeof (gpointer),
                  compare_strings);
@@ -635,8 +641,8 @@ elk__onnx_load_inputs (Loader *l, GError **error)
           g_set_error (error, ELK_GRAPH_ERROR, ELK_GRAPH_ERROR_INVALID,
                        "%s: dims binds '%s', which is not a symbolic "
                        "dimension of any graph input (the model's symbolic "
-                       "dimensions: %s)", l->path, (const char *) key,
-                       *list ? list : "none");
+                       "dimensions: %s)",
+                       l->path, (const char *) key, *list ? list : "none");
           return FALSE;
         }
   }
@@ -693,8 +699,7 @@ elk__onnx_load_nodes (Loader *l, GError **error)
   gsize n_nodes = g->n_node;
   g_autofree guint *pending = g_new0 (guint, MAX (n_nodes, 1));
   g_autofree gboolean *done = g_new0 (gboolean, MAX (n_nodes, 1));
-  g_autoptr (GHashTable) producer = g_hash_table_new (g_str_hash,
-                                                      g_str_equal);
+  g_autoptr (GHashTable) producer = g_hash_table_new (g_str_hash, g_str_equal);
   g_autoptr (GHashTable) names = g_hash_table_new (g_str_hash, g_str_equal);
   g_autoptr (GArray) queue = g_array_new (FALSE, FALSE, sizeof (guint));
   g_autofree GPtrArray **users = g_new0 (GPtrArray *, MAX (n_nodes, 1));
@@ -724,8 +729,9 @@ elk__onnx_load_nodes (Loader *l, GError **error)
               g_set_error (error, ELK_GRAPH_ERROR, ELK_GRAPH_ERROR_INVALID,
                            "%s: node '%s' (op %s) writes '%s', which is "
                            "already defined by another node, an initializer "
-                           "or a graph input", l->path,
-                           p->name != NULL ? p->name : "", p->op_type, o);
+                           "or a graph input",
+                           l->path, p->name != NULL ? p->name : "", p->op_type,
+                           o);
               return FALSE;
             }
           elk__onnx_new_value (l, o);
@@ -735,8 +741,7 @@ elk__onnx_load_nodes (Loader *l, GError **error)
   for (gsize i = 0; i < n_nodes && ok; i++)
     {
       const Onnx__NodeProto *p = g->node[i];
-      g_autoptr (GHashTable) names = g_hash_table_new (g_str_hash,
-                                                       g_str_equal);
+      g_autoptr (GHashTable) names = g_hash_table_new (g_str_hash, g_str_equal);
       g_autofree gpointer *captured = NULL;
       guint n_captured;
 
@@ -749,8 +754,8 @@ elk__onnx_load_nodes (Loader *l, GError **error)
         g_ptr_array_add (captures[i], captured[k]);
       for (size_t k = 0; k < p->n_input + n_captured; k++)
         {
-          const char *in = k < p->n_input ? p->input[k]
-                                          : captured[k - p->n_input];
+          const char *in
+              = k < p->n_input ? p->input[k] : captured[k - p->n_input];
           gpointer prod;
           if (in == NULL || *in == '\0')
             continue;
@@ -759,9 +764,8 @@ elk__onnx_load_nodes (Loader *l, GError **error)
               g_set_error (error, ELK_GRAPH_ERROR, ELK_GRAPH_ERROR_INVALID,
                            "%s: node '%s' (op %s) reads '%s'%s, which no "
                            "node, initializer or graph input defines",
-                           l->path, p->name != NULL ? p->name : "",
-                           p->op_type, in,
-                           k < p->n_input ? "" : " in a subgraph");
+                           l->path, p->name != NULL ? p->name : "", p->op_type,
+                           in, k < p->n_input ? "" : " in a subgraph");
               ok = FALSE;
               break;
             }
@@ -813,7 +817,7 @@ elk__onnx_load_nodes (Loader *l, GError **error)
           }
       for (guint k = 0; k < captures[i]->len; k++)
         elk__onnx_lookup_value (l, g_ptr_array_index (captures[i], k))
-          ->n_uses++;
+            ->n_uses++;
       g_ptr_array_add (l->nodes, n);
       if (users[i] != NULL)
         for (guint u = 0; u < users[i]->len; u++)
@@ -829,8 +833,8 @@ elk__onnx_load_nodes (Loader *l, GError **error)
         const Onnx__NodeProto *p = g->node[i];
         g_set_error (error, ELK_GRAPH_ERROR, ELK_GRAPH_ERROR_INVALID,
                      "%s: node '%s' (op %s) is part of a cycle, or depends "
-                     "on one: its inputs can never all be computed", l->path,
-                     p->name != NULL ? p->name : "", p->op_type);
+                     "on one: its inputs can never all be computed",
+                     l->path, p->name != NULL ? p->name : "", p->op_type);
         ok = FALSE;
       }
   for (gsize i = 0; i < n_nodes; i++)
@@ -845,14 +849,14 @@ elk__onnx_load_nodes (Loader *l, GError **error)
 
 /* Names end up in error messages and result files, which are UTF-8. */
 static gboolean
-check_utf8 (Loader *l, const char *what, size_t index, const char *s,
-            GError **error)
+check_utf8 (
+    Loader *l, const char *what, size_t index, const char *s, GError **error)
 {
   if (s == NULL || g_utf8_validate (s, -1, NULL))
     return TRUE;
   g_set_error (error, ELK_GRAPH_ERROR, ELK_GRAPH_ERROR_INVALID,
-               "%s: %s %zu has a name or type that is not valid UTF-8",
-               l->path, what, index);
+               "%s: %s %zu has a name or type that is not valid UTF-8", l->path,
+               what, index);
   return FALSE;
 }
 
@@ -909,15 +913,16 @@ elk__onnx_check_model (Loader *l, GError **error)
       g_set_error (error, ELK_GRAPH_ERROR, ELK_GRAPH_ERROR_LIMIT,
                    "%s: the graph has %zu nodes, more than the max-nodes "
                    "limit of %" G_GUINT64_FORMAT "; raise the onnx "
-                   "frontend's 'max-nodes' parameter to read it", l->path,
-                   m->graph->n_node, l->opts.max_nodes);
+                   "frontend's 'max-nodes' parameter to read it",
+                   l->path, m->graph->n_node, l->opts.max_nodes);
       return FALSE;
     }
   if (m->has_ir_version && (m->ir_version < 3 || m->ir_version > 10))
     {
       g_set_error (error, ELK_GRAPH_ERROR, ELK_GRAPH_ERROR_UNSUPPORTED,
                    "%s: ONNX IR version %" G_GINT64_FORMAT " is not "
-                   "supported (3 to 10 are)", l->path, m->ir_version);
+                   "supported (3 to 10 are)",
+                   l->path, m->ir_version);
       return FALSE;
     }
   for (size_t i = 0; i < m->n_opset_import; i++)
@@ -935,8 +940,8 @@ elk__onnx_check_model (Loader *l, GError **error)
       for (size_t i = 0; i < m->n_opset_import; i++)
         g_string_append_printf (domains, "%s%s", i ? ", " : "",
                                 m->opset_import[i]->domain != NULL
-                                  ? m->opset_import[i]->domain
-                                  : "");
+                                    ? m->opset_import[i]->domain
+                                    : "");
       g_set_error (error, ELK_GRAPH_ERROR, ELK_GRAPH_ERROR_UNSUPPORTED,
                    "%s: the model imports no opset of the default domain "
                    "ai.onnx (only: %s), and elk reads that domain only",
@@ -948,8 +953,8 @@ elk__onnx_check_model (Loader *l, GError **error)
     {
       g_set_error (error, ELK_GRAPH_ERROR, ELK_GRAPH_ERROR_UNSUPPORTED,
                    "%s: opset %" G_GINT64_FORMAT " of domain ai.onnx is not "
-                   "supported (elk implements opsets 1 to %d)", l->path,
-                   l->opset, ELK_ONNX_MAX_OPSET);
+                   "supported (elk implements opsets 1 to %d)",
+                   l->path, l->opset, ELK_ONNX_MAX_OPSET);
       return FALSE;
     }
   return TRUE;

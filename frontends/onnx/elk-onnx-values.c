@@ -29,8 +29,8 @@ node_domain (const Node *n)
 
 G_GNUC_PRINTF (4, 5)
 gboolean
-elk__onnx_node_error (Loader *l, const Node *n, GError **error,
-                      const char *format, ...)
+elk__onnx_node_error (
+    Loader *l, const Node *n, GError **error, const char *format, ...)
 {
   va_list args;
   g_autofree char *msg = NULL;
@@ -45,14 +45,17 @@ elk__onnx_node_error (Loader *l, const Node *n, GError **error,
 }
 
 gboolean
-elk__onnx_node_unsupported (Loader *l, const Node *n, GError **error,
+elk__onnx_node_unsupported (Loader *l,
+                            const Node *n,
+                            GError **error,
                             const char *why)
 {
   g_set_error (error, ELK_GRAPH_ERROR, ELK_GRAPH_ERROR_UNSUPPORTED,
                "%s: node '%s' (op %s, domain %s, opset %" G_GINT64_FORMAT
-               ") is not supported%s%s", l->path, elk__onnx_node_label (n),
-               n->p->op_type, node_domain (n), l->opset,
-               why != NULL ? ": " : "", why != NULL ? why : "");
+               ") is not supported%s%s",
+               l->path, elk__onnx_node_label (n), n->p->op_type,
+               node_domain (n), l->opset, why != NULL ? ": " : "",
+               why != NULL ? why : "");
   return FALSE;
 }
 
@@ -69,12 +72,13 @@ elk__onnx_shape_to_string (guint rank, const gint64 *dims)
 const char *
 elk__onnx_dtype_name (int dt)
 {
-  static const char *const names[] = {
-    "UNDEFINED", "FLOAT", "UINT8", "INT8", "UINT16", "INT16", "INT32",
-    "INT64", "STRING", "BOOL", "FLOAT16", "DOUBLE", "UINT32", "UINT64",
-    "COMPLEX64", "COMPLEX128", "BFLOAT16", "FLOAT8E4M3FN", "FLOAT8E4M3FNUZ",
-    "FLOAT8E5M2", "FLOAT8E5M2FNUZ"
-  };
+  static const char *const names[]
+      = { "UNDEFINED",     "FLOAT",        "UINT8",          "INT8",
+          "UINT16",        "INT16",        "INT32",          "INT64",
+          "STRING",        "BOOL",         "FLOAT16",        "DOUBLE",
+          "UINT32",        "UINT64",       "COMPLEX64",      "COMPLEX128",
+          "BFLOAT16",      "FLOAT8E4M3FN", "FLOAT8E4M3FNUZ", "FLOAT8E5M2",
+          "FLOAT8E5M2FNUZ" };
   return (dt >= 0 && dt <= DT_LAST) ? names[dt] : "unknown";
 }
 
@@ -239,8 +243,12 @@ elk__onnx_find_attr (const Node *n, const char *name)
 }
 
 gboolean
-elk__onnx_attr_int (Loader *l, const Node *n, const char *name, gint64 def,
-                    gint64 *out, GError **error)
+elk__onnx_attr_int (Loader *l,
+                    const Node *n,
+                    const char *name,
+                    gint64 def,
+                    gint64 *out,
+                    GError **error)
 {
   const Onnx__AttributeProto *a = elk__onnx_find_attr (n, name);
   if (a == NULL)
@@ -250,15 +258,18 @@ elk__onnx_attr_int (Loader *l, const Node *n, const char *name, gint64 def,
     }
   if (!a->has_i)
     return elk__onnx_node_error (l, n, error,
-                                 "attribute '%s' must be an integer",
-                                 name);
+                                 "attribute '%s' must be an integer", name);
   *out = a->i;
   return TRUE;
 }
 
 gboolean
-elk__onnx_attr_float (Loader *l, const Node *n, const char *name, double def,
-                      double *out, GError **error)
+elk__onnx_attr_float (Loader *l,
+                      const Node *n,
+                      const char *name,
+                      double def,
+                      double *out,
+                      GError **error)
 {
   const Onnx__AttributeProto *a = elk__onnx_find_attr (n, name);
   if (a == NULL)
@@ -326,8 +337,12 @@ elk__onnx_new_value (Loader *l, const char *name)
 
 /* Sets a value's type and shape, checking the element limit. */
 gboolean
-elk__onnx_value_set_shape (Loader *l, Value *v, int dtype, guint rank,
-                           const gint64 *dims, GError **error)
+elk__onnx_value_set_shape (Loader *l,
+                           Value *v,
+                           int dtype,
+                           guint rank,
+                           const gint64 *dims,
+                           GError **error)
 {
   guint64 n = 1;
 
@@ -343,9 +358,9 @@ elk__onnx_value_set_shape (Loader *l, Value *v, int dtype, guint rank,
       if (dims[i] < 0)
         {
           g_set_error (error, ELK_GRAPH_ERROR, ELK_GRAPH_ERROR_INVALID,
-                       "%s: tensor '%s' has a negative dimension %"
-                       G_GINT64_FORMAT " in axis %u", l->path, v->name,
-                       dims[i], i);
+                       "%s: tensor '%s' has a negative dimension "
+                       "%" G_GINT64_FORMAT " in axis %u",
+                       l->path, v->name, dims[i], i);
           return FALSE;
         }
       if (!g_uint64_checked_mul (&n, n, (guint64) dims[i])
@@ -353,12 +368,12 @@ elk__onnx_value_set_shape (Loader *l, Value *v, int dtype, guint rank,
         {
           g_autofree char *shape = elk__onnx_shape_to_string (rank, dims);
           g_set_error (error, ELK_GRAPH_ERROR, ELK_GRAPH_ERROR_LIMIT,
-                       "%s: tensor '%s' of shape %s has more than %"
-                       G_GUINT64_FORMAT " elements (the max-tensor-elements "
+                       "%s: tensor '%s' of shape %s has more than "
+                       "%" G_GUINT64_FORMAT
+                       " elements (the max-tensor-elements "
                        "limit; raise the onnx frontend's "
                        "'max-tensor-elements' parameter to read it)",
-                       l->path, v->name, shape,
-                       l->opts.max_tensor_elements);
+                       l->path, v->name, shape, l->opts.max_tensor_elements);
           return FALSE;
         }
     }
@@ -538,13 +553,13 @@ elk__onnx_in_value (const Node *n, guint i)
 }
 
 gboolean
-elk__onnx_need_inputs (Loader *l, const Node *n, guint min, guint max,
-                       GError **error)
+elk__onnx_need_inputs (
+    Loader *l, const Node *n, guint min, guint max, GError **error)
 {
   if (n->n_in < min || n->n_in > max)
     return elk__onnx_node_error (l, n, error,
-                                 "has %u inputs, expected %u to %u",
-                                 n->n_in, min, max);
+                                 "has %u inputs, expected %u to %u", n->n_in,
+                                 min, max);
   for (guint i = 0; i < min; i++)
     if (n->in[i] == NULL)
       return elk__onnx_node_error (l, n, error, "input %u is required", i);
@@ -558,8 +573,14 @@ elk__onnx_need_inputs (Loader *l, const Node *n, guint min, guint max,
  * there would make the output shape data-dependent, which a static
  * compiler cannot handle. */
 gboolean
-elk__onnx_const_ints (Loader *l, const Node *n, guint i, const char *what,
-                      gint64 *out, gsize max, gsize *count, GError **error)
+elk__onnx_const_ints (Loader *l,
+                      const Node *n,
+                      guint i,
+                      const char *what,
+                      gint64 *out,
+                      gsize max,
+                      gsize *count,
+                      GError **error)
 {
   Value *v = elk__onnx_in_value (n, i);
   const double *d;
@@ -573,14 +594,16 @@ elk__onnx_const_ints (Loader *l, const Node *n, guint i, const char *what,
       g_set_error (error, ELK_GRAPH_ERROR, ELK_GRAPH_ERROR_UNSUPPORTED,
                    "%s: node '%s' (op %s): input '%s' (%s) must be a "
                    "constant known at import time, but it is computed at "
-                   "run time (elk compiles static shapes only)", l->path,
-                   elk__onnx_node_label (n), n->p->op_type, v->name, what);
+                   "run time (elk compiles static shapes only)",
+                   l->path, elk__onnx_node_label (n), n->p->op_type, v->name,
+                   what);
       return FALSE;
     }
   if (v->rank > 1 || v->n_elements > max)
     return elk__onnx_node_error (l, n, error,
                                  "input '%s' (%s) must be a list of at "
-                                 "most %zu integers", v->name, what, max);
+                                 "most %zu integers",
+                                 v->name, what, max);
   for (guint64 k = 0; k < v->n_elements; k++)
     out[k] = elk__onnx_to_i64 (d[k]);
   *count = v->n_elements;
@@ -590,9 +613,13 @@ elk__onnx_const_ints (Loader *l, const Node *n, guint i, const char *what,
 /* Reads a list that is an attribute in old opsets and an input in new
  * ones.  Returns TRUE with *present FALSE if neither is given. */
 gboolean
-elk__onnx_ints_attr_or_input (Loader *l, const Node *n, const char *name,
+elk__onnx_ints_attr_or_input (Loader *l,
+                              const Node *n,
+                              const char *name,
                               guint input,
-                              gint64 *out, gsize max, gsize *count,
+                              gint64 *out,
+                              gsize max,
+                              gsize *count,
                               gboolean *present,
                               GError **error)
 {
@@ -606,7 +633,8 @@ elk__onnx_ints_attr_or_input (Loader *l, const Node *n, const char *name,
       if (na > max)
         return elk__onnx_node_error (l, n, error,
                                      "attribute '%s' has %zu entries, "
-                                     "at most %zu are allowed", name, na, max);
+                                     "at most %zu are allowed",
+                                     name, na, max);
       for (gsize k = 0; k < na; k++)
         out[k] = a[k];
       *count = na;
@@ -622,7 +650,10 @@ elk__onnx_ints_attr_or_input (Loader *l, const Node *n, const char *name,
 }
 
 gboolean
-elk__onnx_norm_axis (Loader *l, const Node *n, gint64 axis, guint rank,
+elk__onnx_norm_axis (Loader *l,
+                     const Node *n,
+                     gint64 axis,
+                     guint rank,
                      guint *out,
                      GError **error)
 {
@@ -630,7 +661,8 @@ elk__onnx_norm_axis (Loader *l, const Node *n, gint64 axis, guint rank,
   if (axis < -(gint64) rank || axis >= (gint64) rank)
     return elk__onnx_node_error (l, n, error,
                                  "axis %" G_GINT64_FORMAT " is out of "
-                                 "range for rank %u", axis, rank);
+                                 "range for rank %u",
+                                 axis, rank);
   *out = (guint) (axis < 0 ? axis + (gint64) rank : axis);
   return TRUE;
 }
@@ -648,9 +680,14 @@ elk__onnx_mark_data (Loader *l, Value *v)
 /* Sets output i to a view of src with a new shape: the output lives where
  * src lives (on chip, or in HBM for a weight). */
 gboolean
-elk__onnx_set_view (Loader *l, Node *n, guint i, Value *src, int dtype,
+elk__onnx_set_view (Loader *l,
+                    Node *n,
+                    guint i,
+                    Value *src,
+                    int dtype,
                     guint rank,
-                    const gint64 *dims, GError **error)
+                    const gint64 *dims,
+                    GError **error)
 {
   Value *out = i < n->n_out ? n->out[i] : NULL;
   if (out == NULL)
@@ -663,8 +700,13 @@ elk__onnx_set_view (Loader *l, Node *n, guint i, Value *src, int dtype,
 }
 
 gboolean
-elk__onnx_set_computed (Loader *l, Node *n, guint i, int dtype, guint rank,
-                        const gint64 *dims, GError **error)
+elk__onnx_set_computed (Loader *l,
+                        Node *n,
+                        guint i,
+                        int dtype,
+                        guint rank,
+                        const gint64 *dims,
+                        GError **error)
 {
   Value *out = i < n->n_out ? n->out[i] : NULL;
   if (out == NULL)
@@ -698,7 +740,8 @@ elk__onnx_strides_of (guint rank, const gint64 *dims, gint64 *strides)
 
 /* Index into a broadcast input for output element @flat. */
 guint64
-elk__onnx_broadcast_index (guint64 flat, guint out_rank,
+elk__onnx_broadcast_index (guint64 flat,
+                           guint out_rank,
                            const gint64 *out_dims,
                            const Value *in)
 {
@@ -719,9 +762,8 @@ elk__onnx_broadcast_index (guint64 flat, guint out_rank,
 }
 
 gboolean
-elk__onnx_broadcast_shapes (Loader *l, const Node *n, guint *rank,
-                            gint64 *dims,
-                            GError **error)
+elk__onnx_broadcast_shapes (
+    Loader *l, const Node *n, guint *rank, gint64 *dims, GError **error)
 {
   guint r = 0;
   for (guint i = 0; i < n->n_in; i++)
@@ -745,8 +787,8 @@ elk__onnx_broadcast_shapes (Loader *l, const Node *n, guint *rank,
             dims[off + a] = d;
           else
             {
-              g_autofree char *s1 = elk__onnx_shape_to_string (v->rank,
-                                                               v->dims);
+              g_autofree char *s1
+                  = elk__onnx_shape_to_string (v->rank, v->dims);
               return elk__onnx_node_error (l, n, error,
                                            "input '%s' of shape %s does not "
                                            "broadcast with the other inputs "

@@ -151,7 +151,9 @@ lists_clear (Lists *l)
 }
 
 static void
-fill_choice (const AllocProblem *pb, const Lists *l, const guint *pick,
+fill_choice (const AllocProblem *pb,
+             const Lists *l,
+             const guint *pick,
              AllocChoice *choice)
 {
   const Option *eo = &l->opts[0][pick[0]];
@@ -262,7 +264,8 @@ pre_default_entry (const AllocProblem *pb, guint j)
 /* Picks E's best entry within @exec_budget with the preloaded operators at
  * their default entries. */
 static gboolean
-alloc_with_exec_budget (const AllocProblem *pb, guint64 exec_budget,
+alloc_with_exec_budget (const AllocProblem *pb,
+                        guint64 exec_budget,
                         AllocChoice *choice)
 {
   const ElkPlanTable *t = pb->exec;
@@ -319,7 +322,8 @@ alloc_with_exec_budget (const AllocProblem *pb, guint64 exec_budget,
  * the allocation never overcommits SRAM.
  */
 gboolean
-elk__alloc_reservation (const AllocProblem *pb, double reserve_factor,
+elk__alloc_reservation (const AllocProblem *pb,
+                        double reserve_factor,
                         AllocChoice *choice)
 {
   guint64 reserve = 0;
@@ -342,7 +346,8 @@ elk__alloc_reservation (const AllocProblem *pb, double reserve_factor,
  * allocator so that any scheduler can be run with it.
  */
 gboolean
-elk__alloc_fixed_split (const AllocProblem *pb, double exec_fraction,
+elk__alloc_fixed_split (const AllocProblem *pb,
+                        double exec_fraction,
                         AllocChoice *choice)
 {
   guint64 exec_budget = (guint64) floor (exec_fraction * (double) pb->budget);
@@ -400,8 +405,10 @@ exact_dfs (ExactState *s, guint k, guint64 bytes, double cost)
  * option combinations is refused with an error rather than run for hours.
  */
 gboolean
-elk__alloc_exact (const AllocProblem *pb, guint64 max_combinations,
-                  AllocChoice *choice, GError **error)
+elk__alloc_exact (const AllocProblem *pb,
+                  guint64 max_combinations,
+                  AllocChoice *choice,
+                  GError **error)
 {
   Lists l = { 0 };
   ExactState s = { 0 };
@@ -454,7 +461,7 @@ elk__alloc_problem_from_request (AllocProblem *problem,
   for (guint j = 0; j < request->n_preloaded; j++)
     tables[j] = elk_plan_set_get_table (request->plans,
                                         request->preloaded[j]);
-  *problem = (AllocProblem) {
+  *problem = (AllocProblem){
     .exec = elk_plan_set_get_table (request->plans, request->exec_op),
     .n_pre = request->n_preloaded,
     .pre = tables,
@@ -464,14 +471,16 @@ elk__alloc_problem_from_request (AllocProblem *problem,
      * half the per-core port rate; a contention-free bound (Ideal) is
      * charged nothing. */
     .penalty_per_byte = request->contention == ELK_ALLOC_CONTENTION_SHARED
-                          ? penalty_weight / spec->link_bw : 0,
+                            ? penalty_weight / spec->link_bw
+                            : 0,
     .exec_is_fixed = request->exec_fixed,
     .exec_fixed = request->exec_entry,
   };
 }
 
 void
-elk__alloc_choice_to_result (const AllocChoice *choice, guint n_pre,
+elk__alloc_choice_to_result (const AllocChoice *choice,
+                             guint n_pre,
                              ElkAllocResult *result)
 {
   result->exec_entry = choice->exec_entry;

@@ -76,8 +76,7 @@ typedef struct
   guint64 bytes;
 } AllocChoice;
 
-gboolean elk__alloc_greedy (const AllocProblem *problem,
-                            AllocChoice *choice);
+gboolean elk__alloc_greedy (const AllocProblem *problem, AllocChoice *choice);
 gboolean elk__alloc_reservation (const AllocProblem *problem,
                                  double reserve_factor,
                                  AllocChoice *choice);

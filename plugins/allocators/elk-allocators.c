@@ -15,8 +15,10 @@
 /* What every allocate() does around its core: the problem from the
  * request, the core, the choice back into the result.  A core returns
  * FALSE without an error when nothing fits. */
-typedef gboolean (*CoreFunc) (const AllocProblem *pb, gconstpointer self,
-                              AllocChoice *choice, GError **error);
+typedef gboolean (*CoreFunc) (const AllocProblem *pb,
+                              gconstpointer self,
+                              AllocChoice *choice,
+                              GError **error);
 
 static gboolean
 allocate_with (const ElkAllocRequest *request, ElkAllocResult *result,
@@ -44,7 +46,7 @@ noc_penalty_property (const char *blurb, gsize offset)
   ElkFieldProperty prop = {
     g_param_spec_double ("noc-penalty", NULL, blurb, 0.0, 10.0, 0.5,
                          G_PARAM_READWRITE | G_PARAM_CONSTRUCT
-                           | G_PARAM_STATIC_STRINGS),
+                             | G_PARAM_STATIC_STRINGS),
     offset,
   };
 
@@ -81,8 +83,10 @@ G_DEFINE_FINAL_TYPE_WITH_CODE (ElkCostAwareAllocator, elk_cost_aware_allocator, 
 
 /* The paper's greedy loop (cost-aware). */
 static gboolean
-greedy_core (const AllocProblem *pb, gconstpointer self,
-             AllocChoice *choice, GError **error)
+greedy_core (const AllocProblem *pb,
+             gconstpointer self,
+             AllocChoice *choice,
+             GError **error)
 {
   return elk__alloc_greedy (pb, choice);
 }
@@ -109,9 +113,11 @@ static void
 elk_cost_aware_allocator_class_init (ElkCostAwareAllocatorClass *klass)
 {
   ElkFieldProperty props[] = {
-    noc_penalty_property (
-        "Weight of the NoC penalty: seconds charged per per-core byte of the executing operator's preload state, times the per-core port time (the artifact uses 0.5)",
-        G_STRUCT_OFFSET (ElkCostAwareAllocator, noc_penalty)),
+    noc_penalty_property ("Weight of the NoC penalty: seconds charged per "
+                          "per-core byte of the executing operator's preload "
+                          "state, times the per-core port time (the artifact "
+                          "uses 0.5)",
+                          G_STRUCT_OFFSET (ElkCostAwareAllocator, noc_penalty)),
   };
 
   elk_field_properties_install (G_OBJECT_CLASS (klass), props,
@@ -153,8 +159,10 @@ G_DEFINE_FINAL_TYPE_WITH_CODE (ElkReservationAllocator, elk_reservation_allocato
                                                       elk_reservation_allocator_iface_init))
 
 static gboolean
-reservation_core (const AllocProblem *pb, gconstpointer self,
-                  AllocChoice *choice, GError **error)
+reservation_core (const AllocProblem *pb,
+                  gconstpointer self,
+                  AllocChoice *choice,
+                  GError **error)
 {
   const ElkReservationAllocator *a = self;
 
@@ -183,15 +191,17 @@ static void
 elk_reservation_allocator_class_init (ElkReservationAllocatorClass *klass)
 {
   ElkFieldProperty props[] = {
-    { g_param_spec_double ("reserve-factor", NULL,
-                           "Multiple of the preloaded operators' preload states reserved before the executing operator is sized (artifact: 1.01)",
-                           1.0, 4.0, 1.01,
-                           G_PARAM_READWRITE | G_PARAM_CONSTRUCT
-                             | G_PARAM_STATIC_STRINGS),
+    { g_param_spec_double (
+          "reserve-factor", NULL,
+          "Multiple of the preloaded operators' preload states reserved before "
+          "the executing operator is sized (artifact: 1.01)",
+          1.0, 4.0, 1.01,
+          G_PARAM_READWRITE | G_PARAM_CONSTRUCT | G_PARAM_STATIC_STRINGS),
       G_STRUCT_OFFSET (ElkReservationAllocator, reserve_factor) },
-    noc_penalty_property (
-        "Weight of the NoC penalty on the executing operator's preload-state bytes (artifact: 0.5)",
-        G_STRUCT_OFFSET (ElkReservationAllocator, noc_penalty)),
+    noc_penalty_property ("Weight of the NoC penalty on the executing "
+                          "operator's preload-state bytes (artifact: 0.5)",
+                          G_STRUCT_OFFSET (ElkReservationAllocator,
+                                           noc_penalty)),
   };
 
   elk_field_properties_install (G_OBJECT_CLASS (klass), props,
@@ -230,8 +240,10 @@ G_DEFINE_FINAL_TYPE_WITH_CODE (ElkFixedSplitAllocator, elk_fixed_split_allocator
                                                       elk_fixed_split_allocator_iface_init))
 
 static gboolean
-fixed_split_core (const AllocProblem *pb, gconstpointer self,
-                  AllocChoice *choice, GError **error)
+fixed_split_core (const AllocProblem *pb,
+                  gconstpointer self,
+                  AllocChoice *choice,
+                  GError **error)
 {
   const ElkFixedSplitAllocator *a = self;
 
@@ -261,14 +273,16 @@ elk_fixed_split_allocator_class_init (ElkFixedSplitAllocatorClass *klass)
 {
   ElkFieldProperty props[] = {
     { g_param_spec_double ("exec-fraction", NULL,
-                           "Fraction of the per-core SRAM budget given to the executing operator",
+                           "Fraction of the per-core SRAM budget given to the "
+                           "executing operator",
                            0.01, 1.0, 0.5,
                            G_PARAM_READWRITE | G_PARAM_CONSTRUCT
-                             | G_PARAM_STATIC_STRINGS),
+                               | G_PARAM_STATIC_STRINGS),
       G_STRUCT_OFFSET (ElkFixedSplitAllocator, exec_fraction) },
-    noc_penalty_property (
-        "Weight of the NoC penalty on the executing operator's preload-state bytes",
-        G_STRUCT_OFFSET (ElkFixedSplitAllocator, noc_penalty)),
+    noc_penalty_property ("Weight of the NoC penalty on the executing "
+                          "operator's preload-state bytes",
+                          G_STRUCT_OFFSET (ElkFixedSplitAllocator,
+                                           noc_penalty)),
   };
 
   elk_field_properties_install (G_OBJECT_CLASS (klass), props,
@@ -307,8 +321,10 @@ G_DEFINE_FINAL_TYPE_WITH_CODE (ElkExactAllocator, elk_exact_allocator, G_TYPE_OB
                                                       elk_exact_allocator_iface_init))
 
 static gboolean
-exact_core (const AllocProblem *pb, gconstpointer self,
-            AllocChoice *choice, GError **error)
+exact_core (const AllocProblem *pb,
+            gconstpointer self,
+            AllocChoice *choice,
+            GError **error)
 {
   const ElkExactAllocator *a = self;
 
@@ -338,14 +354,15 @@ elk_exact_allocator_class_init (ElkExactAllocatorClass *klass)
 {
   ElkFieldProperty props[] = {
     { g_param_spec_uint64 ("max-combinations", NULL,
-                           "Largest number of option combinations the search accepts before failing",
+                           "Largest number of option combinations the search "
+                           "accepts before failing",
                            1, G_GUINT64_CONSTANT (1000000000000), 10000000,
                            G_PARAM_READWRITE | G_PARAM_CONSTRUCT
-                             | G_PARAM_STATIC_STRINGS),
+                               | G_PARAM_STATIC_STRINGS),
       G_STRUCT_OFFSET (ElkExactAllocator, max_combinations) },
-    noc_penalty_property (
-        "Weight of the NoC penalty on the executing operator's preload-state bytes",
-        G_STRUCT_OFFSET (ElkExactAllocator, noc_penalty)),
+    noc_penalty_property ("Weight of the NoC penalty on the executing "
+                          "operator's preload-state bytes",
+                          G_STRUCT_OFFSET (ElkExactAllocator, noc_penalty)),
   };
 
   elk_field_properties_install (G_OBJECT_CLASS (klass), props,

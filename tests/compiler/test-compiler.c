@@ -82,7 +82,8 @@ fixture_setup (Fixture *f, gconstpointer data)
 {
   /* A small chip (64 cores, 64 KiB each) keeps plan tables quick to build
    * while the toy model still does not fit on chip. */
-  elk_test_compile_fixture_init (f, registry, elk_test_toy_decode_graph (4, 8, 512, 256));
+  elk_test_compile_fixture_init (f, registry,
+                                 elk_test_toy_decode_graph (4, 8, 512, 256));
 }
 
 static void
@@ -299,7 +300,7 @@ test_does_not_fit (void)
                                   "chips", 1, "sram-kib", 9, "reserved-kib",
                                   8, NULL);
   g_autoptr(ElkChipSpec) spec = elk_chip_dup_spec (ELK_CHIP (chip), &error);
-  g_autoptr(ElkGraph) graph = elk_test_toy_decode_graph (1, 8, 512, 256);
+  g_autoptr (ElkGraph) graph = elk_test_toy_decode_graph (1, 8, 512, 256);
   g_autoptr(ElkPlanSet) plans = NULL;
 
   g_assert_no_error (error);

@@ -56,7 +56,7 @@ test_greedy_simple (void)
   table_init (&te, 3, e, NULL);
   table_init (&tq, 2, q, NULL);
   pre[0] = &tq.table;
-  pb = (AllocProblem) { &te.table, 1, pre, fixed, 400, 0, FALSE, 0 };
+  pb = (AllocProblem){ &te.table, 1, pre, fixed, 400, 0, FALSE, 0 };
   g_assert_true (elk__alloc_greedy (&pb, &c));
   /* Fastest is 500 + 200 = 700.  Shrinking E 500->300 saves 200 B for 1 s
    * (200 B/s), Q 200->100 saves 100 B for 0.5 s (200 B/s): tie goes to E.
@@ -91,7 +91,7 @@ test_greedy_vs_exact (void)
   table_init (&te, 2, e, NULL);
   table_init (&tq, 2, q, NULL);
   pre[0] = &tq.table;
-  pb = (AllocProblem) { &te.table, 1, pre, fixed, 610, 0, FALSE, 0 };
+  pb = (AllocProblem){ &te.table, 1, pre, fixed, 610, 0, FALSE, 0 };
   g_assert_true (elk__alloc_greedy (&pb, &g));
   g_assert_true (elk__alloc_exact (&pb, 1000, &x, NULL));
   g_assert_cmpfloat (x.cost_s, <=, g.cost_s);
@@ -131,9 +131,10 @@ test_greedy_vs_exact (void)
           table_init (&tqs[j], 4, (const double (*)[4]) qv[j], NULL);
           pp[j] = &tqs[j].table;
         }
-      pb = (AllocProblem) { &tt.table, np, pp, fx,
-                               200 + g_rand_int_range (rand, 0, 600), 0,
-                               FALSE, 0 };
+      pb = (AllocProblem){
+        &tt.table, np,    pp, fx, 200 + g_rand_int_range (rand, 0, 600),
+        0,         FALSE, 0
+      };
       fg = elk__alloc_greedy (&pb, &cg);
       fe = elk__alloc_exact (&pb, 100000, &cx, NULL);
       /* Greedy fails only when nothing fits. */
@@ -166,7 +167,7 @@ test_fixed_preload_keeps_hot_plan (void)
   table_init (&te, 1, e, NULL);
   table_init (&tq, 3, q, hp);
   pre[0] = &tq.table;
-  pb = (AllocProblem) { &te.table, 1, pre, fixed, 160, 0, FALSE, 0 };
+  pb = (AllocProblem){ &te.table, 1, pre, fixed, 160, 0, FALSE, 0 };
   g_assert_true (elk__alloc_greedy (&pb, &c));
   g_assert_cmpuint (entries[0], ==, 0);
   g_assert_cmpfloat_with_epsilon (c.extra_warmup_s, 0.4, 1e-12);

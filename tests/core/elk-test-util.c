@@ -158,14 +158,15 @@ elk_test_registry_new_default (void)
  */
 void
 elk_test_compile_fixture_init (ElkTestCompileFixture *f,
-                               ElkRegistry *registry, ElkGraph *graph)
+                               ElkRegistry *registry,
+                               ElkGraph *graph)
 {
   g_autoptr (GError) error = NULL;
 
-  f->chip = ELK_CHIP (elk_test_make (registry, ELK_TYPE_CHIP, "analytic",
-                                     "cores", 64, "chips", 1, "sram-kib", 64,
-                                     "reserved-kib", 1, "hbm-bw-gbps", 64.0,
-                                     NULL));
+  f->chip
+      = ELK_CHIP (elk_test_make (registry, ELK_TYPE_CHIP, "analytic", "cores",
+                                 64, "chips", 1, "sram-kib", 64, "reserved-kib",
+                                 1, "hbm-bw-gbps", 64.0, NULL));
   f->spec = elk_chip_dup_spec (f->chip, &error);
   g_assert_no_error (error);
   f->graph = graph;
@@ -223,7 +224,9 @@ elk_test_tool_env (const char *plugin_path)
  * @out_stdout, or nowhere when that is NULL; its standard error is logged
  * and goes to @out_stderr when that is not NULL. */
 int
-elk_test_spawn (const char *const *argv, char **env, char **out_stdout,
+elk_test_spawn (const char *const *argv,
+                char **env,
+                char **out_stdout,
                 char **out_stderr)
 {
   g_autoptr (GError) error = NULL;
@@ -235,12 +238,11 @@ elk_test_spawn (const char *const *argv, char **env, char **out_stdout,
   g_assert_true (g_spawn_sync (NULL, (char **) argv, env,
                                out_stdout != NULL ? G_SPAWN_DEFAULT
                                                   : G_SPAWN_STDOUT_TO_DEV_NULL,
-                               NULL, NULL,
-                               out_stdout != NULL ? &out : NULL, &err,
-                               &status, &error));
+                               NULL, NULL, out_stdout != NULL ? &out : NULL,
+                               &err, &status, &error));
   g_assert_no_error (error);
-  g_test_message ("%s %s: stderr: %s", name,
-                  argv[1] != NULL ? argv[1] : "", err);
+  g_test_message ("%s %s: stderr: %s", name, argv[1] != NULL ? argv[1] : "",
+                  err);
   if (out_stdout != NULL)
     *out_stdout = g_steal_pointer (&out);
   if (out_stderr != NULL)
@@ -266,11 +268,11 @@ ElkGraph *
 elk_test_toy_decode_graph (guint layers, guint64 b, guint64 d, guint64 kv_len)
 {
   ElkGraph *g = elk_graph_new ("toy");
-  g_autoptr(GError) error = NULL;
+  g_autoptr (GError) error = NULL;
   guint64 sx[2] = { b, d }, sw[2] = { d, d }, skv[3] = { b, kv_len, d };
-  gint x = elk_graph_add_tensor (g, "x", ELK_DTYPE_F16,
-                                 ELK_TENSOR_ORIGIN_ACTIVATION, 2, sx, 0,
-                                 &error);
+  gint x
+      = elk_graph_add_tensor (g, "x", ELK_DTYPE_F16,
+                              ELK_TENSOR_ORIGIN_ACTIVATION, 2, sx, 0, &error);
 
   g_assert_no_error (error);
   for (guint l = 0; l < layers; l++)
@@ -283,9 +285,9 @@ elk_test_toy_decode_graph (guint layers, guint64 b, guint64 d, guint64 kv_len)
       g_autofree char *m1 = g_strdup_printf ("mm%u", l);
       g_autofree char *m2 = g_strdup_printf ("attn%u", l);
       g_autofree char *m3 = g_strdup_printf ("act%u", l);
-      gint w = elk_graph_add_tensor (g, wn, ELK_DTYPE_F16,
-                                     ELK_TENSOR_ORIGIN_WEIGHT, 2, sw, 0,
-                                     &error);
+      gint w
+          = elk_graph_add_tensor (g, wn, ELK_DTYPE_F16,
+                                  ELK_TENSOR_ORIGIN_WEIGHT, 2, sw, 0, &error);
       gint kv = elk_graph_add_tensor (g, kn, ELK_DTYPE_F16,
                                       ELK_TENSOR_ORIGIN_KV_CACHE, 3, skv, 0,
                                       &error);
@@ -304,8 +306,8 @@ elk_test_toy_decode_graph (guint layers, guint64 b, guint64 d, guint64 kv_len)
       elk_graph_add_op (g, m1, "matmul", ELK_OP_MATMUL, l, "bk,kn->bn", t1, 3,
                         NULL, &error);
       g_assert_no_error (error);
-      elk_graph_add_op (g, m2, "attention", ELK_OP_MATMUL, l, "bn,bsn->bn",
-                        t2, 3, NULL, &error);
+      elk_graph_add_op (g, m2, "attention", ELK_OP_MATMUL, l, "bn,bsn->bn", t2,
+                        3, NULL, &error);
       g_assert_no_error (error);
       elk_graph_add_op (g, m3, "relu", ELK_OP_UNARY, l, "bn->bn", t3, 2, NULL,
                         &error);
@@ -316,4 +318,3 @@ elk_test_toy_decode_graph (guint layers, guint64 b, guint64 d, guint64 kv_len)
   g_assert_no_error (error);
   return g;
 }
-

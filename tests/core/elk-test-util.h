@@ -25,15 +25,16 @@ typedef struct
 } ElkTestCompileFixture;
 
 void elk_test_compile_fixture_init (ElkTestCompileFixture *f,
-                                    ElkRegistry *registry, ElkGraph *graph);
+                                    ElkRegistry *registry,
+                                    ElkGraph *graph);
 void elk_test_compile_fixture_clear (ElkTestCompileFixture *f);
 void elk_test_assert_same_program (ElkProgram *a, ElkProgram *b);
 /* A toy decode stack shared by the compiler tests (elk-test-util.c). */
-ElkGraph *elk_test_toy_decode_graph (guint layers,
-                                     guint64 b,
-                                     guint64 d,
-                                     guint64 kv_len);
+ElkGraph *
+elk_test_toy_decode_graph (guint layers, guint64 b, guint64 d, guint64 kv_len);
 char **elk_test_tool_env (const char *plugin_path);
-int elk_test_spawn (const char *const *argv, char **env, char **out_stdout,
+int elk_test_spawn (const char *const *argv,
+                    char **env,
+                    char **out_stdout,
                     char **out_stderr);
 char *elk_test_read_file (const char *dir, const char *name);

@@ -529,8 +529,8 @@ G_DEFINE_FINAL_TYPE (TestFields, test_fields, G_TYPE_OBJECT)
 static void
 test_fields_class_init (TestFieldsClass *klass)
 {
-  GParamFlags rw = G_PARAM_READWRITE | G_PARAM_CONSTRUCT
-                   | G_PARAM_STATIC_STRINGS;
+  GParamFlags rw
+      = G_PARAM_READWRITE | G_PARAM_CONSTRUCT | G_PARAM_STATIC_STRINGS;
   ElkFieldProperty props[] = {
     { g_param_spec_boolean ("flag", NULL, "b", TRUE, rw),
       G_STRUCT_OFFSET (TestFields, flag) },
@@ -538,11 +538,9 @@ test_fields_class_init (TestFieldsClass *klass)
       G_STRUCT_OFFSET (TestFields, i) },
     { g_param_spec_uint ("u", NULL, "u", 0, 10, 7, rw),
       G_STRUCT_OFFSET (TestFields, u) },
-    { g_param_spec_int64 ("i64", NULL, "i64", G_MININT64, 0, -(1ll << 40),
-                          rw),
+    { g_param_spec_int64 ("i64", NULL, "i64", G_MININT64, 0, -(1ll << 40), rw),
       G_STRUCT_OFFSET (TestFields, i64) },
-    { g_param_spec_uint64 ("u64", NULL, "u64", 0, G_MAXUINT64, 1ull << 50,
-                           rw),
+    { g_param_spec_uint64 ("u64", NULL, "u64", 0, G_MAXUINT64, 1ull << 50, rw),
       G_STRUCT_OFFSET (TestFields, u64) },
     { g_param_spec_double ("d", NULL, "d", 0.0, 1.0, 0.25, rw),
       G_STRUCT_OFFSET (TestFields, d) },
@@ -605,8 +603,7 @@ test_field_properties (void)
 }
 
 #define TEST_TYPE_BAD_FIELDS (test_bad_fields_get_type ())
-G_DECLARE_FINAL_TYPE (TestBadFields, test_bad_fields, TEST, BAD_FIELDS,
-                      GObject)
+G_DECLARE_FINAL_TYPE (TestBadFields, test_bad_fields, TEST, BAD_FIELDS, GObject)
 
 struct _TestBadFields
 {
@@ -647,10 +644,10 @@ test_field_properties_unsupported (void)
     {
       g_autoptr (GTypeClass) klass = g_type_class_ref (TEST_TYPE_BAD_FIELDS);
 
-      g_assert_null (g_object_class_find_property (G_OBJECT_CLASS (klass),
-                                                   "name"));
-      g_assert_nonnull (g_object_class_find_property (G_OBJECT_CLASS (klass),
-                                                      "u"));
+      g_assert_null (
+          g_object_class_find_property (G_OBJECT_CLASS (klass), "name"));
+      g_assert_nonnull (
+          g_object_class_find_property (G_OBJECT_CLASS (klass), "u"));
       return;
     }
   g_test_trap_subprocess (NULL, 0, G_TEST_SUBPROCESS_DEFAULT);

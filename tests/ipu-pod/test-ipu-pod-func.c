@@ -627,8 +627,11 @@ half_to_float (guint16 h)
 
 /* A GGUF tensor as row-major floats (the file's dims reversed). */
 static float *
-gguf_floats (Gguf *gguf, const guint8 *file, const char *name,
-             guint64 *rows, guint64 *cols)
+gguf_floats (Gguf *gguf,
+             const guint8 *file,
+             const char *name,
+             guint64 *rows,
+             guint64 *cols)
 {
   const GgufTensor *t = elk__gguf_find_tensor (gguf, name);
   const guint8 *p;
@@ -670,8 +673,12 @@ put (GHashTable *h, const ElkGraph *g, const char *name, float *data,
 /* The graph's "kn" weight of @n_parts file tensors [out][in], stacked
  * along n. */
 static void
-put_kn (GHashTable *h, const ElkGraph *g, Gguf *gguf, const guint8 *file,
-        const char *graph_name, const char *const *parts)
+put_kn (GHashTable *h,
+        const ElkGraph *g,
+        Gguf *gguf,
+        const guint8 *file,
+        const char *graph_name,
+        const char *const *parts)
 {
   guint64 K = 0, N = 0;
   float *w;

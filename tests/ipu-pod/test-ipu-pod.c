@@ -102,10 +102,13 @@ assert_breakdown (const ElkMetrics *m)
 /* Runs @program with the enum property @prop of @chip set to @value; the
  * metrics must name the lowering in @model and add up. */
 static ElkMetrics *
-run_with (ElkChip *chip, ElkProgram *program, const char *prop, gint value,
+run_with (ElkChip *chip,
+          ElkProgram *program,
+          const char *prop,
+          gint value,
           const char *model)
 {
-  g_autoptr(GError) error = NULL;
+  g_autoptr (GError) error = NULL;
   ElkMetrics *m;
 
   g_object_set (chip, prop, value, NULL);
@@ -301,8 +304,7 @@ test_reduce_lowering (void)
   elk_program_add_preload (p, 0);
   elk_program_add_execute (p, 0);
   direct = run_with (chip, p, "reduce-lowering", 0, "direct partial-sum");
-  stepwise = run_with (chip, p, "reduce-lowering", 1,
-                       "stepwise partial-sum");
+  stepwise = run_with (chip, p, "reduce-lowering", 1, "stepwise partial-sum");
   g_assert_cmpfloat_with_epsilon (stepwise->latency_s - direct->latency_s,
                                   200e-9, 1e-14);
 }
@@ -417,8 +419,8 @@ test_tile_mapping (void)
 
   seq = run_with (chip, p, "tile-mapping", 0, "sequential tile mapping");
   aligned = run_with (chip, p, "tile-mapping", 1, "aligned tile mapping");
-  g_assert_cmpfloat_with_epsilon (seq->latency_s - aligned->latency_s,
-                                  24e-9, 1e-14);
+  g_assert_cmpfloat_with_epsilon (seq->latency_s - aligned->latency_s, 24e-9,
+                                  1e-14);
 }
 
 /* A tile that cannot hold a preload stops the run with an error naming the

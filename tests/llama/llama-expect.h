@@ -45,7 +45,11 @@ norm_flops (const Row *r, double rows)
 }
 
 static void
-expect (const Row *r, LlamaPhase phase, guint64 b, guint64 S, guint elt,
+expect (const Row *r,
+        LlamaPhase phase,
+        guint64 b,
+        guint64 S,
+        guint elt,
         Expected *e)
 {
   gboolean decode = phase == LLAMA_PHASE_DECODE;

@@ -222,11 +222,11 @@ test_corpus_llama_spm (void)
   g_assert_cmpuint (u (g, "llama.vocab_size"), ==, 32000);
   g_assert_cmpfloat_with_epsilon (
       f (g, "llama.attention.layer_norm_rms_epsilon"), 1e-5, 1e-12);
-  g_assert_true (elk__gguf_get_bool (g, "tokenizer.ggml.add_bos_token", &b,
-                                     &error));
+  g_assert_true (
+      elk__gguf_get_bool (g, "tokenizer.ggml.add_bos_token", &b, &error));
   g_assert_true (b);
-  g_assert_true (elk__gguf_get_bool (g, "tokenizer.ggml.add_eos_token", &b,
-                                     &error));
+  g_assert_true (
+      elk__gguf_get_bool (g, "tokenizer.ggml.add_eos_token", &b, &error));
   g_assert_false (b);
   g_assert_no_error (error);
 
@@ -321,8 +321,8 @@ test_corpus_falcon (void)
   g_assert_cmpuint (u (g, "falcon.context_length"), ==, 2048);
   g_assert_nonnull (
       elk__gguf_lookup (g, "falcon.attention.layer_norm_epsilon"));
-  g_assert_null (elk__gguf_lookup (g,
-                                   "falcon.attention.layer_norm_rms_epsilon"));
+  g_assert_null (
+      elk__gguf_lookup (g, "falcon.attention.layer_norm_rms_epsilon"));
   layout = s (g, "falcon.tensor_data_layout");
   g_assert_cmpstr (layout, ==, "jploski");
 
@@ -535,8 +535,8 @@ test_synthetic_tensors (void)
       GgufWriter *w = write_small_model (be, 64);
       g_autoptr (GBytes) bytes = gw_bytes (w);
       g_autoptr (GError) error = NULL;
-      g_autoptr (Gguf) g = elk__gguf_new_from_bytes (bytes, "small.gguf",
-                                                     &error);
+      g_autoptr (Gguf) g
+          = elk__gguf_new_from_bytes (bytes, "small.gguf", &error);
       const GgufTensor *t;
 
       g_assert_no_error (error);
@@ -561,8 +561,7 @@ static void
 expect_error (GBytes *bytes, const char *what, const char *needle)
 {
   g_autoptr (GError) error = NULL;
-  g_autoptr (Gguf) g = elk__gguf_new_from_bytes (bytes, "bad.gguf",
-                                                 &error);
+  g_autoptr (Gguf) g = elk__gguf_new_from_bytes (bytes, "bad.gguf", &error);
 
   if (g != NULL)
     g_error ("%s: the reader accepted a corrupted file", what);
@@ -595,8 +594,8 @@ test_truncated (void)
         {
           g_autoptr (GBytes) bytes = g_bytes_new (w->buf->data, len);
           g_autoptr (GError) error = NULL;
-          g_autoptr (Gguf) g = elk__gguf_new_from_bytes (bytes, "cut.gguf",
-                                                         &error);
+          g_autoptr (Gguf) g
+              = elk__gguf_new_from_bytes (bytes, "cut.gguf", &error);
           if (g != NULL)
             g_error ("variant %u: a file cut to %" G_GSIZE_FORMAT " of %u "
                      "bytes was accepted", variant, len, w->buf->len);
@@ -809,8 +808,7 @@ test_unknown_arch (void)
  * a message that names the parameter that raises it; the same file reads
  * with the default limits. */
 static void
-expect_limit (GBytes *bytes, const LlamaLimits *limits,
-              const char *param)
+expect_limit (GBytes *bytes, const LlamaLimits *limits, const char *param)
 {
   g_autoptr (GError) error = NULL;
   Gguf *g;
@@ -822,8 +820,7 @@ expect_limit (GBytes *bytes, const LlamaLimits *limits,
   g_test_message ("%s", error->message);
   g_assert_nonnull (strstr (error->message, param));
   g_clear_error (&error);
-  g = elk__gguf_new_from_bytes_with_limits (bytes, "limits.gguf", NULL,
-                                            &error);
+  g = elk__gguf_new_from_bytes_with_limits (bytes, "limits.gguf", NULL, &error);
   g_assert_no_error (error);
   elk__gguf_free (g);
 }

@@ -82,8 +82,7 @@ static ElkGraph *
 build_preset (const char *preset, LlamaBuildOptions *o)
 {
   g_autoptr (GError) error = NULL;
-  g_autoptr (LlamaModel) m = elk__llama_model_new_from_preset (preset,
-                                                               &error);
+  g_autoptr (LlamaModel) m = elk__llama_model_new_from_preset (preset, &error);
   ElkGraph *g;
 
   g_assert_no_error (error);
@@ -104,8 +103,8 @@ test_preset_params (void)
     {
       const Row *r = &rows[i];
       g_autoptr (GError) error = NULL;
-      g_autoptr (LlamaModel) m = elk__llama_model_new_from_preset (
-          r->preset, &error);
+      g_autoptr (LlamaModel) m
+          = elk__llama_model_new_from_preset (r->preset, &error);
       Expected e;
       guint64 params;
 
@@ -139,14 +138,13 @@ test_encoder_presets (void)
   for (guint i = 0; i < G_N_ELEMENTS (enc); i++)
     {
       g_autoptr (GError) error = NULL;
-      g_autoptr (LlamaModel) m = elk__llama_model_new_from_preset (
-          enc[i].preset, &error);
+      g_autoptr (LlamaModel) m
+          = elk__llama_model_new_from_preset (enc[i].preset, &error);
       g_autoptr (ElkGraph) g = NULL;
       LlamaBuildOptions o;
 
       g_assert_no_error (error);
-      g_assert_cmpuint (elk__llama_model_count_params (m, 0), ==,
-                        enc[i].exact);
+      g_assert_cmpuint (elk__llama_model_count_params (m, 0), ==, enc[i].exact);
       assert_close ((double) enc[i].exact, enc[i].published, 0.005,
                     enc[i].preset);
 
@@ -321,8 +319,8 @@ test_layers (void)
   /* More layers than the model has is an error, not a clamp. */
   {
     g_autoptr (GError) error = NULL;
-    g_autoptr (LlamaModel) m = elk__llama_model_new_from_preset (
-        "llama-2-7b", &error);
+    g_autoptr (LlamaModel) m
+        = elk__llama_model_new_from_preset ("llama-2-7b", &error);
     g_autoptr (ElkGraph) g2 = NULL;
     o.layers = 33;
     g2 = elk__llama_build_graph (m, &o, &error);
@@ -517,8 +515,11 @@ layer_counts (ElkGraph *g, gint layer, guint *n_ops, guint *n_hbm,
 }
 
 static ElkGraph *
-build_granularity (const char *preset, guint64 b, guint64 S,
-                   LlamaGranularity granularity, guint layers)
+build_granularity (const char *preset,
+                   guint64 b,
+                   guint64 S,
+                   LlamaGranularity granularity,
+                   guint layers)
 {
   LlamaBuildOptions o;
 
@@ -777,8 +778,8 @@ test_hf_configs (void)
         g_assert_cmpuint (params, ==, cases[i].params);
       if (cases[i].preset != NULL)
         {
-          g_autoptr (LlamaModel) p = elk__llama_model_new_from_preset (
-              cases[i].preset, &error);
+          g_autoptr (LlamaModel) p
+              = elk__llama_model_new_from_preset (cases[i].preset, &error);
           g_autoptr (ElkGraph) g1 = NULL, g2 = NULL;
           LlamaBuildOptions o;
 

@@ -24,9 +24,9 @@ typedef struct
   const char *preset;
   guint L;
   guint64 d, H, kv, hd, V;
-  guint64 F;            /* dense FFN width (DeepSeek's first layers) */
-  guint64 E, k, Fe;     /* routed experts, top-k, expert width */
-  guint64 Fs;           /* shared experts' total width */
+  guint64 F;        /* dense FFN width (DeepSeek's first layers) */
+  guint64 E, k, Fe; /* routed experts, top-k, expert width */
+  guint64 Fs;       /* shared experts' total width */
   guint first_dense;
   gboolean qk_norm, router_bias;
   guint64 ql, c, en, r, ev; /* MLA: q and kv ranks, head sizes */
@@ -36,23 +36,66 @@ typedef struct
 static const MoeRow moe_rows[] = {
   /* Mistral AI, "Mixtral of experts" (2023-12-11): 46.7B total, 12.9B
    * used per token. */
-  { "mixtral-8x7b", 32, 4096, 32, 8, 128, 32000, 14336, 8, 2, 14336, 0, 0,
-    FALSE, FALSE, 0, 0, 0, 0, 0, 46.7e9, 12.9e9 },
+  { "mixtral-8x7b", 32,    4096, 32,    8,     128, 32000, 14336, 8, 2,
+    14336,          0,     0,    FALSE, FALSE, 0,   0,     0,     0, 0,
+    46.7e9,         12.9e9 },
   /* Mistral AI, "Cheaper, Better, Faster, Stronger" (2024-04-17): 141B
    * total, 39B active. */
-  { "mixtral-8x22b", 56, 6144, 48, 8, 128, 32768, 16384, 8, 2, 16384, 0, 0,
-    FALSE, FALSE, 0, 0, 0, 0, 0, 141e9, 39e9 },
+  { "mixtral-8x22b", 56,    6144, 48, 8, 128, 32768, 16384, 8,   2, 16384, 0, 0,
+    FALSE,           FALSE, 0,    0,  0, 0,   0,     141e9, 39e9 },
   /* Qwen3-30B-A3B model card: 30.5B in total, 3.3B activated. */
-  { "qwen3-30b-a3b", 48, 2048, 32, 4, 128, 151936, 6144, 128, 8, 768, 0, 0,
-    TRUE, FALSE, 0, 0, 0, 0, 0, 30.5e9, 3.3e9 },
+  { "qwen3-30b-a3b",
+    48,
+    2048,
+    32,
+    4,
+    128,
+    151936,
+    6144,
+    128,
+    8,
+    768,
+    0,
+    0,
+    TRUE,
+    FALSE,
+    0,
+    0,
+    0,
+    0,
+    0,
+    30.5e9,
+    3.3e9 },
   /* DeepSeek-V3 technical report: 671B total, 37B activated per token
    * (the 14B multi-token-prediction module excluded). */
-  { "deepseek-v3", 61, 7168, 128, 128, 192, 129280, 18432, 256, 8, 2048,
-    2048, 3, FALSE, TRUE, 1536, 512, 128, 64, 128, 671e9, 37e9 },
+  {
+      "deepseek-v3", 61,  7168, 128,  128,   192,   129280, 18432,
+      256,           8,   2048, 2048, 3,     FALSE, TRUE,   1536,
+      512,           128, 64,   128,  671e9, 37e9 },
   /* DeepSeek-V2 paper, appendix: V2-Lite has 15.7B parameters in total,
    * 2.4B activated for each token. */
-  { "deepseek-v2-lite", 27, 2048, 16, 16, 192, 102400, 10944, 64, 6, 1408,
-    2816, 1, FALSE, FALSE, 0, 512, 128, 64, 128, 15.7e9, 2.4e9 },
+  { "deepseek-v2-lite",
+    27,
+    2048,
+    16,
+    16,
+    192,
+    102400,
+    10944,
+    64,
+    6,
+    1408,
+    2816,
+    1,
+    FALSE,
+    FALSE,
+    0,
+    512,
+    128,
+    64,
+    128,
+    15.7e9,
+    2.4e9 },
 };
 
 static guint64
@@ -76,8 +119,8 @@ row_ffn (const MoeRow *r, guint l, guint64 experts)
 {
   if (l < r->first_dense)
     return 3 * r->d * r->F;
-  return r->d * r->E + (r->router_bias ? r->E : 0)
-         + experts * 3 * r->d * r->Fe + 3 * r->d * r->Fs;
+  return r->d * r->E + (r->router_bias ? r->E : 0) + experts * 3 * r->d * r->Fe
+         + 3 * r->d * r->Fs;
 }
 
 static guint64
@@ -120,12 +163,14 @@ count_ops (ElkGraph *g, const char *name)
 }
 
 static ElkGraph *
-build (const char *preset, guint64 batch, guint64 seq, guint64 seed,
+build (const char *preset,
+       guint64 batch,
+       guint64 seq,
+       guint64 seed,
        gboolean absorb)
 {
   g_autoptr (GError) error = NULL;
-  g_autoptr (LlamaModel) m = elk__llama_model_new_from_preset (preset,
-                                                                &error);
+  g_autoptr (LlamaModel) m = elk__llama_model_new_from_preset (preset, &error);
   LlamaBuildOptions o;
   ElkGraph *g;
 
@@ -151,8 +196,8 @@ test_preset_params (void)
     {
       const MoeRow *r = &moe_rows[i];
       g_autoptr (GError) error = NULL;
-      g_autoptr (LlamaModel) m = elk__llama_model_new_from_preset (r->preset,
-                                                                    &error);
+      g_autoptr (LlamaModel) m
+          = elk__llama_model_new_from_preset (r->preset, &error);
       guint64 total, active;
       double rel_total, rel_active;
 
@@ -161,13 +206,14 @@ test_preset_params (void)
       active = elk__llama_model_count_active_params (m);
       g_assert_cmpuint (total, ==, row_params (r, r->E));
       g_assert_cmpuint (active, ==, row_params (r, r->k));
-      rel_total = fabs ((double) total - r->published_total)
-                  / r->published_total;
-      rel_active = fabs ((double) active - r->published_active)
-                   / r->published_active;
+      rel_total
+          = fabs ((double) total - r->published_total) / r->published_total;
+      rel_active
+          = fabs ((double) active - r->published_active) / r->published_active;
       g_test_message ("%s: total %.4gB (%.2f%% from published), active "
-                      "%.4gB (%.2f%%)", r->preset, total / 1e9,
-                      100 * rel_total, active / 1e9, 100 * rel_active);
+                      "%.4gB (%.2f%%)",
+                      r->preset, total / 1e9, 100 * rel_total, active / 1e9,
+                      100 * rel_active);
       g_assert_cmpfloat (rel_total, <, 0.005);
       /* Mistral's active figures count everything but the unused routed
        * experts, as elk does, and agree within 0.5%.  Qwen and DeepSeek
@@ -207,7 +253,8 @@ test_preset_active_conventions (void)
         active = (double) row_params (r, r->k)
                  - (cases[i].without_embedding ? (double) r->V * r->d : 0);
         g_assert_cmpfloat (fabs (active - r->published_active)
-                               / r->published_active, <, cases[i].rel);
+                               / r->published_active,
+                           <, cases[i].rel);
       }
 }
 
@@ -220,7 +267,10 @@ test_preset_active_conventions (void)
  * those (the weights a token multiplies by: everything but norms, biases
  * and the gathered embedding rows), counted per token. */
 static void
-row_decode (const MoeRow *r, guint64 b, guint64 loaded, guint64 *weights,
+row_decode (const MoeRow *r,
+            guint64 b,
+            guint64 loaded,
+            guint64 *weights,
             double *mm_weights_per_token)
 {
   guint64 w = r->d + r->d * r->V + b * r->d; /* final norm, head, rows */
@@ -244,8 +294,7 @@ row_decode (const MoeRow *r, guint64 b, guint64 loaded, guint64 *weights,
         }
       else
         {
-          w += r->d * r->E + (r->router_bias ? r->E : 0)
-               + 3 * r->d * r->Fs;
+          w += r->d * r->E + (r->router_bias ? r->E : 0) + 3 * r->d * r->Fs;
           mm += (double) r->d * r->E + 3.0 * r->d * r->Fs
                 + (double) r->k * 3 * r->d * r->Fe;
         }
@@ -306,8 +355,7 @@ test_decode_batch1 (void)
             expert_ops++;
         g_assert_cmpuint (expert_ops, ==, moe_layers * r->k);
         flops = 2.0 * mm + r->L * row_attention_flops (r, 1, S, absorb);
-        g_assert_cmpfloat (fabs (matmul_flops (g) - flops), <=,
-                           1e-9 * flops);
+        g_assert_cmpfloat (fabs (matmul_flops (g) - flops), <=, 1e-9 * flops);
       }
 }
 
@@ -325,12 +373,13 @@ test_decode_batch (void)
   g_assert_cmpuint (loaded, <=, r->L * MIN (r->E, 16 * r->k));
   row_decode (r, 16, loaded, &weights, &mm);
   g_assert_cmpuint (attr (g, "weight-bytes"), ==, weights * 2);
-  g_assert_cmpuint (attr (g, "kv-bytes"), ==, r->L * 16 * 256 * 2 * 4 * 128 * 2);
+  g_assert_cmpuint (attr (g, "kv-bytes"), ==,
+                    r->L * 16 * 256 * 2 * 4 * 128 * 2);
   /* Every token still multiplies by exactly k experts. */
-  g_assert_cmpfloat (fabs (matmul_flops (g)
-                           - (2.0 * 16 * mm
-                              + r->L * row_attention_flops (r, 16, 256,
-                                                            FALSE))),
+  g_assert_cmpfloat (fabs (
+                         matmul_flops (g)
+                         - (2.0 * 16 * mm
+                            + r->L * row_attention_flops (r, 16, 256, FALSE))),
                      <=, 1e-9 * matmul_flops (g));
 }
 
@@ -359,8 +408,7 @@ test_seed_and_forms (void)
 
   g_assert_cmpuint (attr (plain, "weight-bytes"), ==,
                     attr (absorbed, "weight-bytes"));
-  g_assert_cmpuint (attr (plain, "kv-bytes"), ==,
-                    attr (absorbed, "kv-bytes"));
+  g_assert_cmpuint (attr (plain, "kv-bytes"), ==, attr (absorbed, "kv-bytes"));
   g_assert_cmpstr (elk_graph_get_attribute (absorbed, "mla-form"), ==,
                    "absorbed");
   g_assert_cmpuint (count_ops (absorbed, "blk.0.attn_q_absorb"), ==, 1);
@@ -374,15 +422,15 @@ test_seed_and_forms (void)
 static void
 test_other_phases (void)
 {
-  static const char *const presets[] = { "qwen3-30b-a3b", "deepseek-v2-lite",
-                                         "mixtral-8x7b" };
+  static const char *const presets[]
+      = { "qwen3-30b-a3b", "deepseek-v2-lite", "mixtral-8x7b" };
   for (guint i = 0; i < G_N_ELEMENTS (presets); i++)
     for (guint phase = LLAMA_PHASE_PREFILL; phase <= LLAMA_PHASE_TRAIN_FORWARD;
          phase++)
       {
         g_autoptr (GError) error = NULL;
-        g_autoptr (LlamaModel) m = elk__llama_model_new_from_preset (
-            presets[i], &error);
+        g_autoptr (LlamaModel) m
+            = elk__llama_model_new_from_preset (presets[i], &error);
         g_autoptr (ElkGraph) g = NULL;
         LlamaBuildOptions o;
         elk__llama_build_options_init (&o);
@@ -402,8 +450,8 @@ test_other_phases (void)
                            "plain");
       }
   {
-    g_autoptr (LlamaModel) m = elk__llama_model_new_from_preset (
-        "mixtral-8x7b", NULL);
+    g_autoptr (LlamaModel) m
+        = elk__llama_model_new_from_preset ("mixtral-8x7b", NULL);
     g_autoptr (ElkGraph) fused = NULL, unfused = NULL;
     LlamaBuildOptions o;
     elk__llama_build_options_init (&o);
@@ -423,8 +471,8 @@ test_other_phases (void)
   {
     /* The artifact's graphs never had experts. */
     g_autoptr (GError) error = NULL;
-    g_autoptr (LlamaModel) m = elk__llama_model_new_from_preset (
-        "mixtral-8x7b", NULL);
+    g_autoptr (LlamaModel) m
+        = elk__llama_model_new_from_preset ("mixtral-8x7b", NULL);
     LlamaBuildOptions o;
     elk__llama_build_options_init (&o);
     o.granularity = LLAMA_GRANULARITY_ARTIFACT;
@@ -472,10 +520,11 @@ test_uniform_formula (void)
   };
   for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
     {
-      double exact = enumerate_distinct (cases[i][0], cases[i][1],
-                                         cases[i][2]);
-      double formula = elk__llama_routing_expected_distinct_uniform (
-          cases[i][0], cases[i][1], cases[i][2]);
+      double exact = enumerate_distinct (cases[i][0], cases[i][1], cases[i][2]);
+      double formula
+          = elk__llama_routing_expected_distinct_uniform (cases[i][0],
+                                                          cases[i][1],
+                                                          cases[i][2]);
       g_assert_cmpfloat (fabs (exact - formula), <, 1e-12);
     }
 }
@@ -515,8 +564,9 @@ test_uniform_monte_carlo (void)
     }
   mean = sum / runs;
   se = sqrt ((sum2 / runs - mean * mean) / runs);
-  g_assert_cmpfloat (fabs (mean - elk__llama_routing_expected_distinct_uniform (
-                                      8, 2, 4)),
+  g_assert_cmpfloat (fabs (mean
+                           - elk__llama_routing_expected_distinct_uniform (8, 2,
+                                                                           4)),
                      <, 5 * se);
 }
 
@@ -560,8 +610,7 @@ test_skewed_and_file (void)
   o.routing_file = path;
   f = elk__llama_routing_new (m, &o, &error);
   g_assert_no_error (error);
-  g_assert_cmpuint (elk__llama_routing_sample (f, 1, 50, rand, tokens), ==,
-                    1);
+  g_assert_cmpuint (elk__llama_routing_sample (f, 1, 50, rand, tokens), ==, 1);
   g_assert_cmpuint (tokens[2], ==, 50);
   g_assert_cmpfloat (elk__llama_routing_weights (f, 0)[1], ==, 0.25);
   g_assert_cmpint (g_remove (path), ==, 0);
@@ -581,15 +630,15 @@ test_routing_errors (void)
     { "\n\n7 1 1 1 1\n", ":3: layer 7 does not exist" },
     { "0 1 1 1 1\n1 1 1 1 1\n2 1 1 1 1\n", ":3: layer 2 has a dense FFN" },
     { "0 1 1 1 1\n0 1 1 1 1\n", ":2: layer 0 is listed twice (first on "
-      "line 1)" },
+                                "line 1)" },
     { "0 1 -1 1 1\n", ":1: frequency of expert 1 ('-1') is not a "
-      "non-negative finite number" },
+                      "non-negative finite number" },
     { "0 1 nan 1 1\n", ":1: frequency of expert 1 ('nan')" },
     { "0 0 0 3 0\n", ":1: only 1 experts have a non-zero frequency; top-2 "
-      "routing needs at least 2" },
+                     "routing needs at least 2" },
     { "0 1 1 1 1\n", ": no frequencies for MoE layer 1" },
     { "* 1 1 1 1\n* 1 1 1 1\n", ":2: a second '*' line (the first is line "
-      "1)" },
+                                "1)" },
   };
   g_autoptr (LlamaModel) m = elk__llama_model_new ();
   g_autofree char *dir = g_dir_make_tmp ("elk-moe-XXXXXX", NULL);
@@ -659,8 +708,8 @@ test_routing_errors (void)
   {
     /* Routing parameters on a dense model. */
     g_autoptr (GError) error = NULL;
-    g_autoptr (LlamaModel) dense = elk__llama_model_new_from_preset (
-        "llama-2-7b", NULL);
+    g_autoptr (LlamaModel) dense
+        = elk__llama_model_new_from_preset ("llama-2-7b", NULL);
     o.routing = LLAMA_ROUTING_SKEWED;
     o.routing_skew = 1.0;
     o.layers = 1;
@@ -674,129 +723,127 @@ test_routing_errors (void)
 /* config.json                                                          */
 /* ------------------------------------------------------------------ */
 
-static const char mixtral_json[] =
-    "{\n"
-    "  \"model_type\": \"mixtral\",\n"
-    "  \"hidden_size\": 4096,\n"
-    "  \"intermediate_size\": 14336,\n"
-    "  \"max_position_embeddings\": 32768,\n"
-    "  \"num_attention_heads\": 32,\n"
-    "  \"num_experts_per_tok\": 2,\n"
-    "  \"num_hidden_layers\": 32,\n"
-    "  \"num_key_value_heads\": 8,\n"
-    "  \"num_local_experts\": 8,\n"
-    "  \"rms_norm_eps\": 1e-05,\n"
-    "  \"rope_theta\": 1000000.0,\n"
-    "  \"sliding_window\": null,\n"
-    "  \"tie_word_embeddings\": false,\n"
-    "  \"torch_dtype\": \"bfloat16\",\n"
-    "  \"vocab_size\": 32000\n"
-    "}\n";
+static const char mixtral_json[] = "{\n"
+                                   "  \"model_type\": \"mixtral\",\n"
+                                   "  \"hidden_size\": 4096,\n"
+                                   "  \"intermediate_size\": 14336,\n"
+                                   "  \"max_position_embeddings\": 32768,\n"
+                                   "  \"num_attention_heads\": 32,\n"
+                                   "  \"num_experts_per_tok\": 2,\n"
+                                   "  \"num_hidden_layers\": 32,\n"
+                                   "  \"num_key_value_heads\": 8,\n"
+                                   "  \"num_local_experts\": 8,\n"
+                                   "  \"rms_norm_eps\": 1e-05,\n"
+                                   "  \"rope_theta\": 1000000.0,\n"
+                                   "  \"sliding_window\": null,\n"
+                                   "  \"tie_word_embeddings\": false,\n"
+                                   "  \"torch_dtype\": \"bfloat16\",\n"
+                                   "  \"vocab_size\": 32000\n"
+                                   "}\n";
 
-static const char qwen3_json[] =
-    "{\n"
-    "  \"model_type\": \"qwen3_moe\",\n"
-    "  \"attention_bias\": false,\n"
-    "  \"decoder_sparse_step\": 1,\n"
-    "  \"head_dim\": 128,\n"
-    "  \"hidden_size\": 2048,\n"
-    "  \"intermediate_size\": 6144,\n"
-    "  \"max_position_embeddings\": 40960,\n"
-    "  \"mlp_only_layers\": [],\n"
-    "  \"moe_intermediate_size\": 768,\n"
-    "  \"norm_topk_prob\": true,\n"
-    "  \"num_attention_heads\": 32,\n"
-    "  \"num_experts\": 128,\n"
-    "  \"num_experts_per_tok\": 8,\n"
-    "  \"num_hidden_layers\": 48,\n"
-    "  \"num_key_value_heads\": 4,\n"
-    "  \"rms_norm_eps\": 1e-06,\n"
-    "  \"rope_theta\": 1000000.0,\n"
-    "  \"sliding_window\": null,\n"
-    "  \"tie_word_embeddings\": false,\n"
-    "  \"torch_dtype\": \"bfloat16\",\n"
-    "  \"use_sliding_window\": false,\n"
-    "  \"vocab_size\": 151936\n"
-    "}\n";
+static const char qwen3_json[] = "{\n"
+                                 "  \"model_type\": \"qwen3_moe\",\n"
+                                 "  \"attention_bias\": false,\n"
+                                 "  \"decoder_sparse_step\": 1,\n"
+                                 "  \"head_dim\": 128,\n"
+                                 "  \"hidden_size\": 2048,\n"
+                                 "  \"intermediate_size\": 6144,\n"
+                                 "  \"max_position_embeddings\": 40960,\n"
+                                 "  \"mlp_only_layers\": [],\n"
+                                 "  \"moe_intermediate_size\": 768,\n"
+                                 "  \"norm_topk_prob\": true,\n"
+                                 "  \"num_attention_heads\": 32,\n"
+                                 "  \"num_experts\": 128,\n"
+                                 "  \"num_experts_per_tok\": 8,\n"
+                                 "  \"num_hidden_layers\": 48,\n"
+                                 "  \"num_key_value_heads\": 4,\n"
+                                 "  \"rms_norm_eps\": 1e-06,\n"
+                                 "  \"rope_theta\": 1000000.0,\n"
+                                 "  \"sliding_window\": null,\n"
+                                 "  \"tie_word_embeddings\": false,\n"
+                                 "  \"torch_dtype\": \"bfloat16\",\n"
+                                 "  \"use_sliding_window\": false,\n"
+                                 "  \"vocab_size\": 151936\n"
+                                 "}\n";
 
-static const char deepseek_v3_json[] =
-    "{\n"
-    "  \"model_type\": \"deepseek_v3\",\n"
-    "  \"first_k_dense_replace\": 3,\n"
-    "  \"hidden_size\": 7168,\n"
-    "  \"intermediate_size\": 18432,\n"
-    "  \"kv_lora_rank\": 512,\n"
-    "  \"max_position_embeddings\": 163840,\n"
-    "  \"moe_intermediate_size\": 2048,\n"
-    "  \"moe_layer_freq\": 1,\n"
-    "  \"n_group\": 8,\n"
-    "  \"n_routed_experts\": 256,\n"
-    "  \"n_shared_experts\": 1,\n"
-    "  \"norm_topk_prob\": true,\n"
-    "  \"num_attention_heads\": 128,\n"
-    "  \"num_experts_per_tok\": 8,\n"
-    "  \"num_hidden_layers\": 61,\n"
-    "  \"num_key_value_heads\": 128,\n"
-    "  \"num_nextn_predict_layers\": 1,\n"
-    "  \"q_lora_rank\": 1536,\n"
-    "  \"qk_nope_head_dim\": 128,\n"
-    "  \"qk_rope_head_dim\": 64,\n"
-    "  \"rms_norm_eps\": 1e-06,\n"
-    "  \"rope_theta\": 10000,\n"
-    "  \"scoring_func\": \"sigmoid\",\n"
-    "  \"tie_word_embeddings\": false,\n"
-    "  \"topk_group\": 4,\n"
-    "  \"topk_method\": \"noaux_tc\",\n"
-    "  \"torch_dtype\": \"bfloat16\",\n"
-    "  \"v_head_dim\": 128,\n"
-    "  \"vocab_size\": 129280\n"
-    "}\n";
+static const char deepseek_v3_json[]
+    = "{\n"
+      "  \"model_type\": \"deepseek_v3\",\n"
+      "  \"first_k_dense_replace\": 3,\n"
+      "  \"hidden_size\": 7168,\n"
+      "  \"intermediate_size\": 18432,\n"
+      "  \"kv_lora_rank\": 512,\n"
+      "  \"max_position_embeddings\": 163840,\n"
+      "  \"moe_intermediate_size\": 2048,\n"
+      "  \"moe_layer_freq\": 1,\n"
+      "  \"n_group\": 8,\n"
+      "  \"n_routed_experts\": 256,\n"
+      "  \"n_shared_experts\": 1,\n"
+      "  \"norm_topk_prob\": true,\n"
+      "  \"num_attention_heads\": 128,\n"
+      "  \"num_experts_per_tok\": 8,\n"
+      "  \"num_hidden_layers\": 61,\n"
+      "  \"num_key_value_heads\": 128,\n"
+      "  \"num_nextn_predict_layers\": 1,\n"
+      "  \"q_lora_rank\": 1536,\n"
+      "  \"qk_nope_head_dim\": 128,\n"
+      "  \"qk_rope_head_dim\": 64,\n"
+      "  \"rms_norm_eps\": 1e-06,\n"
+      "  \"rope_theta\": 10000,\n"
+      "  \"scoring_func\": \"sigmoid\",\n"
+      "  \"tie_word_embeddings\": false,\n"
+      "  \"topk_group\": 4,\n"
+      "  \"topk_method\": \"noaux_tc\",\n"
+      "  \"torch_dtype\": \"bfloat16\",\n"
+      "  \"v_head_dim\": 128,\n"
+      "  \"vocab_size\": 129280\n"
+      "}\n";
 
-static const char deepseek_v2_lite_json[] =
-    "{\n"
-    "  \"model_type\": \"deepseek_v2\",\n"
-    "  \"first_k_dense_replace\": 1,\n"
-    "  \"hidden_size\": 2048,\n"
-    "  \"intermediate_size\": 10944,\n"
-    "  \"kv_lora_rank\": 512,\n"
-    "  \"max_position_embeddings\": 163840,\n"
-    "  \"moe_intermediate_size\": 1408,\n"
-    "  \"moe_layer_freq\": 1,\n"
-    "  \"n_routed_experts\": 64,\n"
-    "  \"n_shared_experts\": 2,\n"
-    "  \"num_attention_heads\": 16,\n"
-    "  \"num_experts_per_tok\": 6,\n"
-    "  \"num_hidden_layers\": 27,\n"
-    "  \"num_key_value_heads\": 16,\n"
-    "  \"q_lora_rank\": null,\n"
-    "  \"qk_nope_head_dim\": 128,\n"
-    "  \"qk_rope_head_dim\": 64,\n"
-    "  \"scoring_func\": \"softmax\",\n"
-    "  \"topk_method\": \"greedy\",\n"
-    "  \"v_head_dim\": 128,\n"
-    "  \"vocab_size\": 102400\n"
-    "}\n";
+static const char deepseek_v2_lite_json[]
+    = "{\n"
+      "  \"model_type\": \"deepseek_v2\",\n"
+      "  \"first_k_dense_replace\": 1,\n"
+      "  \"hidden_size\": 2048,\n"
+      "  \"intermediate_size\": 10944,\n"
+      "  \"kv_lora_rank\": 512,\n"
+      "  \"max_position_embeddings\": 163840,\n"
+      "  \"moe_intermediate_size\": 1408,\n"
+      "  \"moe_layer_freq\": 1,\n"
+      "  \"n_routed_experts\": 64,\n"
+      "  \"n_shared_experts\": 2,\n"
+      "  \"num_attention_heads\": 16,\n"
+      "  \"num_experts_per_tok\": 6,\n"
+      "  \"num_hidden_layers\": 27,\n"
+      "  \"num_key_value_heads\": 16,\n"
+      "  \"q_lora_rank\": null,\n"
+      "  \"qk_nope_head_dim\": 128,\n"
+      "  \"qk_rope_head_dim\": 64,\n"
+      "  \"scoring_func\": \"softmax\",\n"
+      "  \"topk_method\": \"greedy\",\n"
+      "  \"v_head_dim\": 128,\n"
+      "  \"vocab_size\": 102400\n"
+      "}\n";
 
 /* Qwen2-57B-A14B: one gated shared expert, Q/K/V biases.  Its exact
  * count, from the config's numbers: attention with biases, 64 experts of
  * 2560, a shared FFN of 20480 and its gate, two tables. */
-static const char qwen2_moe_json[] =
-    "{\n"
-    "  \"model_type\": \"qwen2_moe\",\n"
-    "  \"decoder_sparse_step\": 1,\n"
-    "  \"hidden_size\": 3584,\n"
-    "  \"intermediate_size\": 18944,\n"
-    "  \"max_position_embeddings\": 131072,\n"
-    "  \"moe_intermediate_size\": 2560,\n"
-    "  \"num_attention_heads\": 28,\n"
-    "  \"num_experts\": 64,\n"
-    "  \"num_experts_per_tok\": 8,\n"
-    "  \"num_hidden_layers\": 28,\n"
-    "  \"num_key_value_heads\": 4,\n"
-    "  \"shared_expert_intermediate_size\": 20480,\n"
-    "  \"tie_word_embeddings\": false,\n"
-    "  \"vocab_size\": 151936\n"
-    "}\n";
+static const char qwen2_moe_json[]
+    = "{\n"
+      "  \"model_type\": \"qwen2_moe\",\n"
+      "  \"decoder_sparse_step\": 1,\n"
+      "  \"hidden_size\": 3584,\n"
+      "  \"intermediate_size\": 18944,\n"
+      "  \"max_position_embeddings\": 131072,\n"
+      "  \"moe_intermediate_size\": 2560,\n"
+      "  \"num_attention_heads\": 28,\n"
+      "  \"num_experts\": 64,\n"
+      "  \"num_experts_per_tok\": 8,\n"
+      "  \"num_hidden_layers\": 28,\n"
+      "  \"num_key_value_heads\": 4,\n"
+      "  \"shared_expert_intermediate_size\": 20480,\n"
+      "  \"tie_word_embeddings\": false,\n"
+      "  \"vocab_size\": 151936\n"
+      "}\n";
 
 static void
 test_hf_configs (void)
@@ -814,10 +861,11 @@ test_hf_configs (void)
   for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
     {
       g_autoptr (GError) error = NULL;
-      g_autoptr (LlamaModel) m = elk__llama_model_new_from_hf_data (
-          cases[i].json, -1, "config.json", &error);
-      g_autoptr (LlamaModel) p = elk__llama_model_new_from_preset (
-          cases[i].preset, NULL);
+      g_autoptr (LlamaModel) m
+          = elk__llama_model_new_from_hf_data (cases[i].json, -1, "config.json",
+                                               &error);
+      g_autoptr (LlamaModel) p
+          = elk__llama_model_new_from_preset (cases[i].preset, NULL);
       g_assert_no_error (error);
       g_assert_cmpuint (elk__llama_model_count_params (m, 0), ==,
                         elk__llama_model_count_params (p, 0));
@@ -831,10 +879,10 @@ test_hf_configs (void)
 
   {
     g_autoptr (GError) error = NULL;
-    g_autoptr (LlamaModel) m = elk__llama_model_new_from_hf_data (
-        qwen2_moe_json, -1, "config.json", &error);
-    guint64 d = 3584, attn = d * (28 + 8) * 128 + (28 + 8) * 128
-                             + 28 * 128 * d;
+    g_autoptr (LlamaModel) m
+        = elk__llama_model_new_from_hf_data (qwen2_moe_json, -1, "config.json",
+                                             &error);
+    guint64 d = 3584, attn = d * (28 + 8) * 128 + (28 + 8) * 128 + 28 * 128 * d;
     guint64 ffn = d * 64 + 64 * 3 * d * 2560 + 3 * d * 20480 + d;
     g_assert_no_error (error);
     g_assert_true (m->shared_gate);
@@ -977,8 +1025,9 @@ test_hf_errors (void)
   for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
     {
       g_autoptr (GError) error = NULL;
-      g_autoptr (LlamaModel) m = elk__llama_model_new_from_hf_data (
-          cases[i].json, -1, "c.json", &error);
+      g_autoptr (LlamaModel) m
+          = elk__llama_model_new_from_hf_data (cases[i].json, -1, "c.json",
+                                               &error);
       g_assert_null (m);
       g_assert_error (error, LLAMA_ERROR, LLAMA_ERROR_INVALID);
       if (!g_str_has_prefix (error->message, cases[i].expect))
@@ -1005,18 +1054,22 @@ moe_gguf (const char *arch, const char *const *extra, gboolean with_tensors)
   guint64 offset = 0;
   GBytes *bytes;
 
-#define T2(name, a, b)                                                   \
-  do {                                                                   \
-    guint64 s_[3] = { a, b, 1 };                                         \
-    g_ptr_array_add (names, g_strdup (name));                            \
-    g_array_append_val (shapes, s_);                                     \
-  } while (0)
-#define T3(name, a, b, c)                                                \
-  do {                                                                   \
-    guint64 s_[3] = { a, b, c };                                         \
-    g_ptr_array_add (names, g_strdup (name));                            \
-    g_array_append_val (shapes, s_);                                     \
-  } while (0)
+#define T2(name, a, b)                                                         \
+  do                                                                           \
+    {                                                                          \
+      guint64 s_[3] = { a, b, 1 };                                             \
+      g_ptr_array_add (names, g_strdup (name));                                \
+      g_array_append_val (shapes, s_);                                         \
+    }                                                                          \
+  while (0)
+#define T3(name, a, b, c)                                                      \
+  do                                                                           \
+    {                                                                          \
+      guint64 s_[3] = { a, b, c };                                             \
+      g_ptr_array_add (names, g_strdup (name));                                \
+      g_array_append_val (shapes, s_);                                         \
+    }                                                                          \
+  while (0)
   if (with_tensors)
     {
       T2 ("token_embd.weight", d, V);
@@ -1096,15 +1149,13 @@ moe_gguf (const char *arch, const char *const *extra, gboolean with_tensors)
 static void
 test_gguf (void)
 {
-  static const char *const mixtral_keys[] = { "expert_used_count=2",
-                                              "attention.head_count_kv=2",
-                                              NULL };
-  static const char *const ds_keys[] = {
-    "expert_used_count=2", "expert_shared_count=1",
-    "expert_feed_forward_length=32", "attention.kv_lora_rank=8",
-    "attention.key_length=12", "attention.value_length=8",
-    "rope.dimension_count=4", NULL
-  };
+  static const char *const mixtral_keys[]
+      = { "expert_used_count=2", "attention.head_count_kv=2", NULL };
+  static const char *const ds_keys[]
+      = { "expert_used_count=2",           "expert_shared_count=1",
+          "expert_feed_forward_length=32", "attention.kv_lora_rank=8",
+          "attention.key_length=12",       "attention.value_length=8",
+          "rope.dimension_count=4",        NULL };
   const guint64 d = 16, F = 32, V = 50;
 
   {
@@ -1130,8 +1181,9 @@ test_gguf (void)
      * router d x 4, two of the four experts (3 d F each), head, one
      * embedding row. */
     g_assert_cmpuint (attr (g, "weight-bytes"), ==,
-                      2 * (4 * d * d + 3 * d + d * 4 + 2 * 3 * d * F
-                           + d * V + d));
+                      2
+                          * (4 * d * d + 3 * d + d * 4 + 2 * 3 * d * F + d * V
+                             + d));
   }
   {
     g_autoptr (GBytes) bytes = moe_gguf ("deepseek2", ds_keys, TRUE);
@@ -1151,9 +1203,8 @@ test_gguf (void)
     /* The parameter count is the sum of the tensors, and the one from
      * the hyper-parameters agrees. */
     g_assert_cmpuint (elk__llama_model_count_params (m, 0), ==,
-                      2 * d * V + d + 2 * d + d * 4 + 4 * 3 * d * F
-                          + d * 24 + d * 12 + 8 + 8 * 32 + 16 * d
-                          + 3 * d * F);
+                      2 * d * V + d + 2 * d + d * 4 + 4 * 3 * d * F + d * 24
+                          + d * 12 + 8 + 8 * 32 + 16 * d + 3 * d * F);
     elk__llama_build_options_init (&o);
     o.batch = 1;
     o.seq = 10;
@@ -1172,34 +1223,33 @@ test_gguf (void)
       const char *const *keys;
       const char *expect;
     } cases[] = {
-      { "llama", NULL, "'llama.expert_count' is 4 but there is no "
+      { "llama", NULL,
+        "'llama.expert_count' is 4 but there is no "
         "'llama.expert_used_count' key" },
-      { "llama", (const char *const[]) { "expert_used_count=5", NULL },
+      { "llama", (const char *const[]){ "expert_used_count=5", NULL },
         "top-5 routing over 4 experts" },
-      { "deepseek2", (const char *const[]) { "expert_used_count=2",
-                                             "attention.key_length=12",
-                                             "attention.value_length=8",
-                                             "rope.dimension_count=4",
-                                             NULL },
+      { "deepseek2",
+        (const char *const[]){ "expert_used_count=2", "attention.key_length=12",
+                               "attention.value_length=8",
+                               "rope.dimension_count=4", NULL },
         "the metadata has no 'deepseek2.attention.kv_lora_rank' key" },
-      { "deepseek2", (const char *const[]) { "expert_used_count=2",
-                                             "attention.kv_lora_rank=8",
-                                             "attention.key_length=4",
-                                             "attention.value_length=8",
-                                             "rope.dimension_count=4",
-                                             NULL },
+      { "deepseek2",
+        (const char *const[]){
+            "expert_used_count=2", "attention.kv_lora_rank=8",
+            "attention.key_length=4", "attention.value_length=8",
+            "rope.dimension_count=4", NULL },
         "deepseek2 attention needs attention.kv_lora_rank > 0 and "
         "attention.key_length (4) larger than rope.dimension_count (4)" },
-      { "qwen2moe", (const char *const[]) { "expert_used_count=2",
-                                            "leading_dense_block_count=3",
-                                            NULL },
+      { "qwen2moe",
+        (const char *const[]){ "expert_used_count=2",
+                               "leading_dense_block_count=3", NULL },
         "'qwen2moe.leading_dense_block_count' is 3, more than the 1 "
         "blocks" },
     };
     for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
       {
-        g_autoptr (GBytes) bytes = moe_gguf (cases[i].arch, cases[i].keys,
-                                             FALSE);
+        g_autoptr (GBytes) bytes
+            = moe_gguf (cases[i].arch, cases[i].keys, FALSE);
         g_autoptr (GError) error = NULL;
         Gguf *gguf = elk__gguf_new_from_bytes (bytes, "bad.gguf", &error);
         LlamaModel *m;
@@ -1227,12 +1277,10 @@ main (int argc, char **argv)
   g_test_add_func ("/llama/moe/decode/batch", test_decode_batch);
   g_test_add_func ("/llama/moe/decode/seed-and-forms", test_seed_and_forms);
   g_test_add_func ("/llama/moe/other-phases", test_other_phases);
-  g_test_add_func ("/llama/moe/routing/uniform-formula",
-                   test_uniform_formula);
+  g_test_add_func ("/llama/moe/routing/uniform-formula", test_uniform_formula);
   g_test_add_func ("/llama/moe/routing/uniform-monte-carlo",
                    test_uniform_monte_carlo);
-  g_test_add_func ("/llama/moe/routing/skewed-and-file",
-                   test_skewed_and_file);
+  g_test_add_func ("/llama/moe/routing/skewed-and-file", test_skewed_and_file);
   g_test_add_func ("/llama/moe/routing/errors", test_routing_errors);
   g_test_add_func ("/llama/moe/hf/configs", test_hf_configs);
   g_test_add_func ("/llama/moe/hf/errors", test_hf_errors);

@@ -1739,8 +1739,12 @@ make_int64_scalar (Arena *a, const char *name, gint64 value)
 
 /* A graph attribute holding a branch with @n_nodes nodes and one output. */
 static void
-attr_branch (Arena *a, Onnx__NodeProto *n, const char *name,
-             Onnx__NodeProto **nodes, guint n_nodes, Onnx__TensorProto *init,
+attr_branch (Arena *a,
+             Onnx__NodeProto *n,
+             const char *name,
+             Onnx__NodeProto **nodes,
+             guint n_nodes,
+             Onnx__TensorProto *init,
              const char *out)
 {
   Onnx__AttributeProto *at = make_attr (a, name);
@@ -1782,12 +1786,10 @@ builder_if (void)
   g_ptr_array_add (b->inputs, make_value_info (a, "x", 1, 2, xd, names));
   g_ptr_array_add (b->inits, make_int64_scalar (a, "zero", 0));
   g_ptr_array_add (b->inits, make_int64_scalar (a, "one", 1));
-  g_ptr_array_add (b->nodes, make_node (a, "Shape", "shape", "x", NULL,
-                                        "s"));
-  g_ptr_array_add (b->nodes, make_node (a, "Gather", "first", "s", "zero",
-                                        "n"));
-  g_ptr_array_add (b->nodes, make_node (a, "Equal", "is_one", "n", "one",
-                                        "c"));
+  g_ptr_array_add (b->nodes, make_node (a, "Shape", "shape", "x", NULL, "s"));
+  g_ptr_array_add (b->nodes,
+                   make_node (a, "Gather", "first", "s", "zero", "n"));
+  g_ptr_array_add (b->nodes, make_node (a, "Equal", "is_one", "n", "one", "c"));
   iff = make_node (a, "If", "if", "c", NULL, "h");
   then_nodes[0] = make_node (a, "Relu", "relu", "x2", NULL, "t");
   attr_branch (a, iff, "then_branch", then_nodes, 1, NULL, "t");
@@ -1796,8 +1798,7 @@ builder_if (void)
   attr_branch (a, iff, "else_branch", else_nodes, 2,
                make_tensor (a, "W", 2, wd, 16), "e");
   g_ptr_array_add (b->nodes, iff);
-  g_ptr_array_add (b->nodes, make_node (a, "Sigmoid", "sig", "h", NULL,
-                                        "y"));
+  g_ptr_array_add (b->nodes, make_node (a, "Sigmoid", "sig", "h", NULL, "y"));
   g_ptr_array_add (b->nodes, make_node (a, "Abs", "abs", "x", NULL, "x2"));
   g_ptr_array_add (b->outputs, make_value_info (a, "y", 1, 0, NULL, NULL));
   return b;
@@ -1860,8 +1861,8 @@ test_control_if_folded (void)
   /* A branch with no node whose output is a main-graph value: the If's
    * output is a view of it, as Identity's is. */
   {
-    Onnx__GraphProto *then = ((Onnx__NodeProto *) b->nodes->pdata[3])
-                               ->attribute[0]->g;
+    Onnx__GraphProto *then
+        = ((Onnx__NodeProto *) b->nodes->pdata[3])->attribute[0]->g;
     then->n_node = 0;
     then->output[0]->name = "x2";
     builder_write (b, path);
@@ -1944,8 +1945,7 @@ builder_loop (gint64 trip, gboolean stop, const char *flag)
   body_nodes[0] = make_node (a, "Add", "add", "v_in", "W", "v_out");
   body_nodes[1] = make_node (a, "Neg", "neg", "v_out", NULL, "s_out");
   if (flag != NULL)
-    body_nodes[2] = make_node (a, "Identity", "ident", flag, NULL,
-                               "cond_out");
+    body_nodes[2] = make_node (a, "Identity", "ident", flag, NULL, "cond_out");
   else if (stop)
     {
       body_nodes[2] = make_node (a, "Less", "less", "i", "two", "cond_out");
@@ -1954,8 +1954,8 @@ builder_loop (gint64 trip, gboolean stop, const char *flag)
       g->initializer[0] = make_int64_scalar (a, "two", 2);
     }
   else
-    body_nodes[2] = make_node (a, "Identity", "ident", "cond_in", NULL,
-                               "cond_out");
+    body_nodes[2]
+        = make_node (a, "Identity", "ident", "cond_in", NULL, "cond_out");
   g->n_node = 3;
   g->node = arena_alloc (a, sizeof (gpointer) * 3);
   memcpy (g->node, body_nodes, sizeof body_nodes);
@@ -1966,18 +1966,15 @@ builder_loop (gint64 trip, gboolean stop, const char *flag)
   for (guint k = 0; k < 3; k++)
     {
       g->input[k] = make_value_info (a, ins[k], in_types[k], 0, NULL, NULL);
-      g->output[k] = make_value_info (a, outs[k], in_types[k], 0, NULL,
-                                      NULL);
+      g->output[k] = make_value_info (a, outs[k], in_types[k], 0, NULL, NULL);
     }
   at->has_type = TRUE;
   at->type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPH;
   at->g = g;
   node_add_attr (a, loop, at);
   g_ptr_array_add (b->nodes, loop);
-  g_ptr_array_add (b->nodes, make_node (a, "Sigmoid", "sig", "v", NULL,
-                                        "y"));
-  g_ptr_array_add (b->nodes, make_node (a, "ReduceSum", "sum", "s", NULL,
-                                        "z"));
+  g_ptr_array_add (b->nodes, make_node (a, "Sigmoid", "sig", "v", NULL, "y"));
+  g_ptr_array_add (b->nodes, make_node (a, "ReduceSum", "sum", "s", NULL, "z"));
   g_ptr_array_add (b->outputs, make_value_info (a, "y", 1, 0, NULL, NULL));
   g_ptr_array_add (b->outputs, make_value_info (a, "z", 1, 0, NULL, NULL));
   return b;
@@ -2068,9 +2065,9 @@ test_control_scan (void)
   scan->output[0] = "s";
   scan->output[1] = "r";
   attr_int (a, scan, "num_scan_inputs", 1);
-  attr_ints (a, scan, "scan_input_axes", 1, (gint64[]) { 1 });
-  attr_ints (a, scan, "scan_input_directions", 1, (gint64[]) { 1 });
-  attr_ints (a, scan, "scan_output_axes", 1, (gint64[]) { 1 });
+  attr_ints (a, scan, "scan_input_axes", 1, (gint64[]){ 1 });
+  attr_ints (a, scan, "scan_input_directions", 1, (gint64[]){ 1 });
+  attr_ints (a, scan, "scan_output_axes", 1, (gint64[]){ 1 });
   onnx__graph_proto__init (body);
   body->name = "body";
   body_nodes[0] = make_node (a, "Add", "add", "s_in", "x_t", "s_out");
@@ -2092,10 +2089,8 @@ test_control_scan (void)
   at->g = body;
   node_add_attr (a, scan, at);
   g_ptr_array_add (b->nodes, scan);
-  g_ptr_array_add (b->nodes, make_node (a, "Sigmoid", "sig", "s", NULL,
-                                        "y"));
-  g_ptr_array_add (b->nodes, make_node (a, "ReduceSum", "sum", "r", NULL,
-                                        "z"));
+  g_ptr_array_add (b->nodes, make_node (a, "Sigmoid", "sig", "s", NULL, "y"));
+  g_ptr_array_add (b->nodes, make_node (a, "ReduceSum", "sum", "r", NULL, "z"));
   g_ptr_array_add (b->outputs, make_value_info (a, "y", 1, 0, NULL, NULL));
   g_ptr_array_add (b->outputs, make_value_info (a, "z", 1, 0, NULL, NULL));
   builder_write (b, path);
@@ -2113,8 +2108,7 @@ test_control_scan (void)
   g_assert_cmpuint (find_op_of_type (g, "sigmoid")->tensors[1], ==,
                     add2->tensors[0]);
   /* Each iteration reads a [2] slice of x. */
-  g_assert_cmpuint (elk_graph_get_tensor (g, add0->tensors[2])->n_dims, ==,
-                    1);
+  g_assert_cmpuint (elk_graph_get_tensor (g, add0->tensors[2])->n_dims, ==, 1);
   g_assert_cmpuint (elk_graph_get_tensor (g, add0->tensors[2])->shape[0], ==,
                     2);
   sum = find_op_of_type (g, "reducesum");
@@ -2138,8 +2132,8 @@ test_control_scan_folded (void)
   gint64 xd[1] = { 24 };
   Onnx__TensorProto *k = make_int64_scalar (a, "K", 2);
   Onnx__NodeProto *scan = make_node (a, "Scan", "scan", "K", NULL, "r");
-  Onnx__NodeProto *copy = make_node (a, "Identity", "copy", "k_t", NULL,
-                                     "r_out");
+  Onnx__NodeProto *copy
+      = make_node (a, "Identity", "copy", "k_t", NULL, "r_out");
   Onnx__AttributeProto *at = make_attr (a, "body");
   Onnx__GraphProto *body = arena_alloc (a, sizeof *body);
   const ElkTensor *t;
@@ -2154,7 +2148,7 @@ test_control_scan_folded (void)
   g_ptr_array_add (b->inputs, make_value_info (a, "x", 1, 1, xd, NULL));
   g_ptr_array_add (b->inits, k);
   attr_int (a, scan, "num_scan_inputs", 1);
-  attr_ints (a, scan, "scan_input_directions", 1, (gint64[]) { 1 });
+  attr_ints (a, scan, "scan_input_directions", 1, (gint64[]){ 1 });
   onnx__graph_proto__init (body);
   body->name = "body";
   body->n_node = 1;
@@ -2171,8 +2165,8 @@ test_control_scan_folded (void)
   at->g = body;
   node_add_attr (a, scan, at);
   g_ptr_array_add (b->nodes, scan);
-  g_ptr_array_add (b->nodes, make_node (a, "Reshape", "reshape", "x", "r",
-                                        "h"));
+  g_ptr_array_add (b->nodes,
+                   make_node (a, "Reshape", "reshape", "x", "r", "h"));
   g_ptr_array_add (b->nodes, make_node (a, "Relu", "relu", "h", NULL, "y"));
   g_ptr_array_add (b->outputs, make_value_info (a, "y", 1, 0, NULL, NULL));
   builder_write (b, path);
@@ -2193,7 +2187,7 @@ static void
 test_control_testdata_scan (void)
 {
   const char *path
-    = "/usr/share/libonnx-testdata/data/node/test_scan9_sum/model.onnx";
+      = "/usr/share/libonnx-testdata/data/node/test_scan9_sum/model.onnx";
   g_autoptr (ElkGraph) g = NULL;
   const ElkOp *last;
 
@@ -2206,10 +2200,8 @@ test_control_testdata_scan (void)
   g_assert_cmpuint (elk_graph_get_n_ops (g), ==, 3);
   last = elk_graph_get_op (g, 2);
   g_assert_cmpstr (last->name, ==, "Scan_0/2/Add_0");
-  g_assert_cmpstr (elk_graph_get_tensor (g, last->tensors[0])->name, ==,
-                   "y");
-  g_assert_cmpuint (elk_graph_get_op (g, 1)->tensors[0], ==,
-                    last->tensors[1]);
+  g_assert_cmpstr (elk_graph_get_tensor (g, last->tensors[0])->name, ==, "y");
+  g_assert_cmpuint (elk_graph_get_op (g, 1)->tensors[0], ==, last->tensors[1]);
 }
 
 /* An If on a condition known only at run time and Loops without a
@@ -2226,15 +2218,15 @@ test_control_refused (void)
     /* The condition compares with a graph input instead of a constant. */
     g_autoptr (Builder) b = builder_if ();
     gint64 one[1] = { 1 };
-    g_ptr_array_add (b->inputs, make_value_info (b->arena, "k", 7, 0, one,
-                                                 NULL));
+    g_ptr_array_add (b->inputs,
+                     make_value_info (b->arena, "k", 7, 0, one, NULL));
     ((Onnx__NodeProto *) b->nodes->pdata[2])->input[1] = "k";
     builder_write (b, path);
     g = load (path, "batch=1", &error);
     g_assert_null (g);
-    assert_error_mentions (error, ELK_GRAPH_ERROR,
-                           ELK_GRAPH_ERROR_UNSUPPORTED,
-                           "node 'if' (op If", "its condition 'c' is "
+    assert_error_mentions (error, ELK_GRAPH_ERROR, ELK_GRAPH_ERROR_UNSUPPORTED,
+                           "node 'if' (op If",
+                           "its condition 'c' is "
                            "computed by the model, known only at run time");
     g_clear_error (&error);
   }
@@ -2248,33 +2240,31 @@ test_control_refused (void)
     builder_write (b, path);
     g = load (path, "batch=1,seq=2", &error);
     g_assert_null (g);
-    assert_error_mentions (error, ELK_GRAPH_ERROR,
-                           ELK_GRAPH_ERROR_UNSUPPORTED, "node 'relu' (op Loop",
-                           "it has no trip count M");
+    assert_error_mentions (error, ELK_GRAPH_ERROR, ELK_GRAPH_ERROR_UNSUPPORTED,
+                           "node 'relu' (op Loop", "it has no trip count M");
     g_clear_error (&error);
 
     relu->input[0] = "h";
     builder_write (b, path);
     g = load (path, "batch=1,seq=2", &error);
     g_assert_null (g);
-    assert_error_mentions (error, ELK_GRAPH_ERROR,
-                           ELK_GRAPH_ERROR_UNSUPPORTED, "node 'relu' (op Loop",
+    assert_error_mentions (error, ELK_GRAPH_ERROR, ELK_GRAPH_ERROR_UNSUPPORTED,
+                           "node 'relu' (op Loop",
                            "trip count M is known only at run time");
     g_clear_error (&error);
-
   }
   {
     /* A Loop body whose condition comes from a graph input. */
     g_autoptr (Builder) b = builder_loop (3, FALSE, "flag");
     gint64 none[1] = { 1 };
-    g_ptr_array_add (b->inputs, make_value_info (b->arena, "flag", 9, 0,
-                                                 none, NULL));
+    g_ptr_array_add (b->inputs,
+                     make_value_info (b->arena, "flag", 9, 0, none, NULL));
     builder_write (b, path);
     g = load (path, NULL, &error);
     g_assert_null (g);
-    assert_error_mentions (error, ELK_GRAPH_ERROR,
-                           ELK_GRAPH_ERROR_UNSUPPORTED,
-                           "node 'loop' (op Loop", "the condition its body "
+    assert_error_mentions (error, ELK_GRAPH_ERROR, ELK_GRAPH_ERROR_UNSUPPORTED,
+                           "node 'loop' (op Loop",
+                           "the condition its body "
                            "computes in iteration 0 ('loop/0/cond_out') is "
                            "known only at run time");
     g_clear_error (&error);
@@ -2363,8 +2353,8 @@ test_info_unsupported (void)
   /* mm -> h -> det -> d -> relu -> y */
   relu = g_ptr_array_index (b->nodes, 1);
   relu->input[0] = arena_strdup (b->arena, "d");
-  g_ptr_array_insert (b->nodes, 1, make_node (b->arena, "Det", "det", "h",
-                                              NULL, "d"));
+  g_ptr_array_insert (b->nodes, 1,
+                      make_node (b->arena, "Det", "det", "h", NULL, "d"));
   builder_write (b, path);
 
   report = elk__onnx_describe (path, NULL, &error);
@@ -2462,8 +2452,8 @@ test_info_errors (void)
       return;
     }
   {
-    g_autofree char *tool = g_build_filename (build, "frontends", "onnx",
-                                              "elk-onnx-info", NULL);
+    g_autofree char *tool
+        = g_build_filename (build, "frontends", "onnx", "elk-onnx-info", NULL);
     const char *files[] = { missing, corrupt, good };
     for (guint i = 0; i < G_N_ELEMENTS (files); i++)
       {
@@ -2471,8 +2461,8 @@ test_info_errors (void)
         int status;
         const char *argv[] = { tool, "--dims=batch=2", files[i], NULL };
 
-        g_spawn_sync (NULL, (char **) argv, NULL, G_SPAWN_DEFAULT, NULL,
-                      NULL, &out, &err, &status, &error);
+        g_spawn_sync (NULL, (char **) argv, NULL, G_SPAWN_DEFAULT, NULL, NULL,
+                      &out, &err, &status, &error);
         g_assert_no_error (error);
         if (i < 2)
           {

@@ -164,7 +164,10 @@ plan_test_llama2_70b_decode (guint batch, guint seq, guint layers)
 /* One MatMul "mk,kn->mn" of FP16 tensors a (m x k), b (k x n) and an
  * activation c (m x n), with the given origins of a and b. */
 ElkGraph *
-plan_test_matmul (guint64 m, guint64 k, guint64 n, ElkTensorOrigin a_origin,
+plan_test_matmul (guint64 m,
+                  guint64 k,
+                  guint64 n,
+                  ElkTensorOrigin a_origin,
                   ElkTensorOrigin b_origin)
 {
   ElkGraph *graph = elk_graph_new ("matmul");
@@ -181,8 +184,8 @@ plan_test_matmul (guint64 m, guint64 k, guint64 n, ElkTensorOrigin a_origin,
   t[2] = elk_graph_add_tensor (graph, "c", ELK_DTYPE_F16,
                                ELK_TENSOR_ORIGIN_ACTIVATION, 2, sc, 0, &error);
   g_assert_no_error (error);
-  elk_graph_add_op (graph, "mm", "matmul", ELK_OP_MATMUL, -1, "mk,kn->mn", t,
-                    3, NULL, &error);
+  elk_graph_add_op (graph, "mm", "matmul", ELK_OP_MATMUL, -1, "mk,kn->mn", t, 3,
+                    NULL, &error);
   g_assert_no_error (error);
   return graph;
 }

@@ -9,7 +9,9 @@
 G_BEGIN_DECLS
 
 ElkGraph *plan_test_llama2_70b_decode (guint batch, guint seq, guint layers);
-ElkGraph *plan_test_matmul (guint64 m, guint64 k, guint64 n,
+ElkGraph *plan_test_matmul (guint64 m,
+                            guint64 k,
+                            guint64 n,
                             ElkTensorOrigin a_origin,
                             ElkTensorOrigin b_origin);
 ElkChipSpec *plan_test_spec_one_ipu (void);

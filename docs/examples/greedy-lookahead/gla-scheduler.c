@@ -202,5 +202,6 @@ ELK_PLUGIN_DEFINE_FEATURE (greedy_lookahead,
                            "Fastest execute plans, preloads shrunk around "
                            "them (out-of-tree example)",
                            "2.0",
-                           ELK_TYPE_SCHEDULER, "example:greedy-lookahead",
+                           ELK_TYPE_SCHEDULER,
+                           "example:greedy-lookahead",
                            GLA_TYPE_SCHEDULER)

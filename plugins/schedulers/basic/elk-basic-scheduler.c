@@ -123,22 +123,26 @@ elk_basic_scheduler_class_init (ElkBasicSchedulerClass *klass)
 {
   ElkFieldProperty props[] = {
     { g_param_spec_double ("load-noc-share", NULL,
-                           "Share of the interconnect a preload may take; a preload lasts max(HBM time, delivery time / share)",
+                           "Share of the interconnect a preload may take; a "
+                           "preload lasts max(HBM time, delivery time / share)",
                            0.05, 1.0, 0.7,
                            G_PARAM_READWRITE | G_PARAM_CONSTRUCT
-                             | G_PARAM_STATIC_STRINGS),
+                               | G_PARAM_STATIC_STRINGS),
       G_STRUCT_OFFSET (ElkBasicScheduler, theta) },
     { g_param_spec_enum ("preload-state", NULL,
-                         "Preload-state layout every operator uses: smallest, largest fitting, or best (try both, keep the faster)",
-                         elk_baseline_preload_state_get_type (), ELK_PRELOAD_STATE_BEST,
+                         "Preload-state layout every operator uses: smallest, "
+                         "largest fitting, or best (try both, keep the faster)",
+                         elk_baseline_preload_state_get_type (),
+                         ELK_PRELOAD_STATE_BEST,
                          G_PARAM_READWRITE | G_PARAM_CONSTRUCT
-                           | G_PARAM_STATIC_STRINGS),
+                             | G_PARAM_STATIC_STRINGS),
       G_STRUCT_OFFSET (ElkBasicScheduler, preload_state) },
-    { g_param_spec_enum ("contention", NULL,
-                         "How preload and execution traffic share the NoC: delay-execution, delay-preload, or best (try both, keep the faster)",
-                         elk_contention_variant_get_type (), ELK_CONTENTION_DELAY_EXECUTION,
-                         G_PARAM_READWRITE | G_PARAM_CONSTRUCT
-                           | G_PARAM_STATIC_STRINGS),
+    { g_param_spec_enum (
+          "contention", NULL,
+          "How preload and execution traffic share the NoC: delay-execution, "
+          "delay-preload, or best (try both, keep the faster)",
+          elk_contention_variant_get_type (), ELK_CONTENTION_DELAY_EXECUTION,
+          G_PARAM_READWRITE | G_PARAM_CONSTRUCT | G_PARAM_STATIC_STRINGS),
       G_STRUCT_OFFSET (ElkBasicScheduler, contention) },
   };
 
@@ -155,5 +159,6 @@ ELK_PLUGIN_DEFINE_FEATURE (basic,
                            "Basic baseline: maximal execution space, preload "
                            "the next operator only",
                            "0.1",
-                           ELK_TYPE_SCHEDULER, "basic",
+                           ELK_TYPE_SCHEDULER,
+                           "basic",
                            ELK_TYPE_BASIC_SCHEDULER)

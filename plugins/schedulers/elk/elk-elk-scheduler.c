@@ -16,12 +16,12 @@
  * says otherwise.  The engine's backward estimate ranks the candidates;
  * with select=estimate the lowest estimate wins, with select=timeline (the
  * default) every default-order candidate and the select-top best
- * reordered ones of each contention variant are priced by the analytic chip's own forward model
- * (elk_timeline_run_program()) and the lowest price wins, because the
- * backward estimate is several percent off that model (docs/compiler.md,
- * "Choosing by the chip's model").  Either way Elk-Dyn's candidates are a
- * subset of Elk-Full's, so with the same options Full is never slower
- * than Dyn by the measure it chooses by.  Ties go to the lowest-numbered
+ * reordered ones of each contention variant are priced by the analytic chip's
+ * own forward model (elk_timeline_run_program()) and the lowest price wins,
+ * because the backward estimate is several percent off that model
+ * (docs/compiler.md, "Choosing by the chip's model").  Either way Elk-Dyn's
+ * candidates are a subset of Elk-Full's, so with the same options Full is never
+ * slower than Dyn by the measure it chooses by.  Ties go to the lowest-numbered
  * candidate, so results are identical whatever the thread count.  It is a
  * policy on libelk's backward engine (elk-compile.h) plus the order
  * search.
@@ -46,7 +46,8 @@ typedef enum
 GType elk_order_search_get_type (void);
 /* A GType a plugin registers carries the plugin's own prefix
  * (docs/plugin-guide.md, naming). */
-G_DEFINE_ENUM_TYPE (ElkElkOrderSearch, elk_order_search,
+G_DEFINE_ENUM_TYPE (ElkElkOrderSearch,
+                    elk_order_search,
                     G_DEFINE_ENUM_VALUE (ELK_ORDER_SEARCH_DYN, "dyn"),
                     G_DEFINE_ENUM_VALUE (ELK_ORDER_SEARCH_FULL, "full"))
 
@@ -59,7 +60,8 @@ typedef enum
 } ElkSelect;
 
 GType elk_select_get_type (void);
-G_DEFINE_ENUM_TYPE (ElkElkSelect, elk_select,
+G_DEFINE_ENUM_TYPE (ElkElkSelect,
+                    elk_select,
                     G_DEFINE_ENUM_VALUE (ELK_SELECT_ESTIMATE, "estimate"),
                     G_DEFINE_ENUM_VALUE (ELK_SELECT_TIMELINE, "timeline"),
                     G_DEFINE_ENUM_VALUE (ELK_SELECT_TIMELINE_DELAY_PRELOAD,
@@ -202,7 +204,9 @@ typedef struct
 } Pick;
 
 static void
-add_picks (GArray *picks, GArray *ranked, GPtrArray *from,
+add_picks (GArray *picks,
+           GArray *ranked,
+           GPtrArray *from,
            const ElkEngineParams *params)
 {
   for (guint k = 0; k < ranked->len; k++)
@@ -247,13 +251,15 @@ choose_by_estimate (const ElkEngine *engine, GArray *picks, GError **error)
  * share, and the chosen NoC priority); the lowest price wins, ties going
  * to the earliest pick. */
 static ElkProgram *
-choose_by_timeline (const ElkElkScheduler *self, const ElkEngine *engine,
-                    GArray *picks, GError **error)
+choose_by_timeline (const ElkElkScheduler *self,
+                    const ElkEngine *engine,
+                    GArray *picks,
+                    GError **error)
 {
   const ElkPlanSet *plans = elk_engine_get_plans (engine);
   ElkTimelinePriority priority = self->select == ELK_SELECT_TIMELINE
-                                   ? ELK_TIMELINE_PRELOAD_FIRST
-                                   : ELK_TIMELINE_EXECUTION_FIRST;
+                                     ? ELK_TIMELINE_PRELOAD_FIRST
+                                     : ELK_TIMELINE_EXECUTION_FIRST;
   ElkProgram *best = NULL;
   double best_s = INFINITY;
 
@@ -265,15 +271,15 @@ choose_by_timeline (const ElkElkScheduler *self, const ElkEngine *engine,
 
       if (program == NULL
           || !elk_timeline_run_program (elk_plan_set_get_spec (plans), 1.0,
-                                        priority, program, plans, &tr,
-                                        error))
+                                        priority, program, plans, &tr, error))
         {
           g_clear_pointer (&program, elk_program_unref);
           g_clear_pointer (&best, elk_program_unref);
           return NULL;
         }
       g_debug ("pick %u: order %u, %s, share %.2f: estimate %.6g s, "
-               "timeline %.6g s (%+.2f%%)", k, p->rank.order,
+               "timeline %.6g s (%+.2f%%)",
+               k, p->rank.order,
                p->params->delay_exec ? "delay-execution" : "delay-preload",
                p->params->theta, p->rank.estimate_s, tr.latency_s,
                100 * (p->rank.estimate_s / tr.latency_s - 1));
@@ -306,9 +312,9 @@ elk_elk_scheduler_schedule (ElkScheduler *scheduler,
                                           sizeof (ElkEngineParams));
   g_autoptr(GArray) single = g_array_new (FALSE, FALSE,
                                           sizeof (ElkEngineParams));
-  g_autoptr(GArray) ranked = g_array_new (FALSE, FALSE,
-                                          sizeof (ElkEngineRank));
-  g_autoptr(GArray) picks = g_array_new (FALSE, FALSE, sizeof (Pick));
+  g_autoptr (GArray) ranked
+      = g_array_new (FALSE, FALSE, sizeof (ElkEngineRank));
+  g_autoptr (GArray) picks = g_array_new (FALSE, FALSE, sizeof (Pick));
   ElkProgram *program;
 
   if (engine == NULL)
@@ -331,8 +337,7 @@ elk_elk_scheduler_schedule (ElkScheduler *scheduler,
   if (!elk_engine_search_ranked (engine, identity,
                                  (const ElkEngineParams *) ladder->data,
                                  ladder->len, self->threads,
-                                 by_estimate ? 1 : ladder->len, ranked,
-                                 error))
+                                 by_estimate ? 1 : ladder->len, ranked, error))
     return NULL;
   add_picks (picks, ranked, identity, (const ElkEngineParams *) ladder->data);
   if (full && orders->len > 1)
@@ -349,10 +354,9 @@ elk_elk_scheduler_schedule (ElkScheduler *scheduler,
         {
           g_array_set_size (ranked, 0);
           if (!elk_engine_search_ranked (engine, orders,
-                                         (const ElkEngineParams *)
-                                           single->data,
-                                         single->len, self->threads, 1,
-                                         ranked, error))
+                                         (const ElkEngineParams *) single->data,
+                                         single->len, self->threads, 1, ranked,
+                                         error))
             return NULL;
           add_picks (picks, ranked, orders,
                      (const ElkEngineParams *) single->data);
@@ -363,13 +367,12 @@ elk_elk_scheduler_schedule (ElkScheduler *scheduler,
        * sends its own select-top best orders to be priced. */
       for (guint k = 0; !by_estimate && k < single->len; k++)
         {
-          const ElkEngineParams *one = &g_array_index (single,
-                                                       ElkEngineParams, k);
+          const ElkEngineParams *one
+              = &g_array_index (single, ElkEngineParams, k);
 
           g_array_set_size (ranked, 0);
-          if (!elk_engine_search_ranked (engine, orders, one, 1,
-                                         self->threads, self->select_top,
-                                         ranked, error))
+          if (!elk_engine_search_ranked (engine, orders, one, 1, self->threads,
+                                         self->select_top, ranked, error))
             return NULL;
           add_picks (picks, ranked, orders, one);
         }
@@ -392,58 +395,72 @@ elk_elk_scheduler_class_init (ElkElkSchedulerClass *klass)
 {
   ElkFieldProperty props[] = {
     { g_param_spec_enum ("order-search", NULL,
-                         "Preload-order permutation: dyn (default order only) or full (search orders, §3.7)",
+                         "Preload-order permutation: dyn (default order only) "
+                         "or full (search orders, §3.7)",
                          elk_order_search_get_type (), ELK_ORDER_SEARCH_FULL,
                          G_PARAM_READWRITE | G_PARAM_CONSTRUCT
-                           | G_PARAM_STATIC_STRINGS),
+                             | G_PARAM_STATIC_STRINGS),
       G_STRUCT_OFFSET (ElkElkScheduler, order_search) },
-    { g_param_spec_enum ("order-enumeration", NULL,
-                         "How order-search=full makes candidate orders: layers (permute MatMul/Conv groups of identical layers), suffix-tree (the paper's generic enumeration, Fig 14), or auto (layers when the graph has repeated layers, else suffix-tree)",
-                         elk_order_enum_get_type (), ELK_ORDER_ENUM_AUTO,
-                         G_PARAM_READWRITE | G_PARAM_CONSTRUCT
-                           | G_PARAM_STATIC_STRINGS),
+    { g_param_spec_enum (
+          "order-enumeration", NULL,
+          "How order-search=full makes candidate orders: layers (permute "
+          "MatMul/Conv groups of identical layers), suffix-tree (the paper's "
+          "generic enumeration, Fig 14), or auto (layers when the graph has "
+          "repeated layers, else suffix-tree)",
+          elk_order_enum_get_type (), ELK_ORDER_ENUM_AUTO,
+          G_PARAM_READWRITE | G_PARAM_CONSTRUCT | G_PARAM_STATIC_STRINGS),
       G_STRUCT_OFFSET (ElkElkScheduler, order_enumeration) },
     { g_param_spec_uint ("max-displacement", NULL,
-                         "Largest number of positions a layer group may move in a candidate order (order-enumeration=layers)",
+                         "Largest number of positions a layer group may move "
+                         "in a candidate order (order-enumeration=layers)",
                          0, 16, 4,
                          G_PARAM_READWRITE | G_PARAM_CONSTRUCT
-                           | G_PARAM_STATIC_STRINGS),
+                             | G_PARAM_STATIC_STRINGS),
       G_STRUCT_OFFSET (ElkElkScheduler, max_displacement) },
-    { g_param_spec_uint ("max-orders", NULL,
-                         "Most candidate orders evaluated (the enumeration stops there)",
-                         1, 1000000, 5000,
-                         G_PARAM_READWRITE | G_PARAM_CONSTRUCT
-                           | G_PARAM_STATIC_STRINGS),
+    { g_param_spec_uint (
+          "max-orders", NULL,
+          "Most candidate orders evaluated (the enumeration stops there)", 1,
+          1000000, 5000,
+          G_PARAM_READWRITE | G_PARAM_CONSTRUCT | G_PARAM_STATIC_STRINGS),
       G_STRUCT_OFFSET (ElkElkScheduler, max_orders) },
     { g_param_spec_uint ("threads", NULL,
-                         "Threads evaluating candidates (0 = one per processor); results do not depend on it",
+                         "Threads evaluating candidates (0 = one per "
+                         "processor); results do not depend on it",
                          0, 1024, 0,
                          G_PARAM_READWRITE | G_PARAM_CONSTRUCT
-                           | G_PARAM_STATIC_STRINGS),
+                             | G_PARAM_STATIC_STRINGS),
       G_STRUCT_OFFSET (ElkElkScheduler, threads) },
     { g_param_spec_double ("load-noc-share", NULL,
-                           "Share of the interconnect a preload may take; a preload lasts max(HBM time, delivery time / share)",
+                           "Share of the interconnect a preload may take; a "
+                           "preload lasts max(HBM time, delivery time / share)",
                            0.05, 1.0, 0.99,
                            G_PARAM_READWRITE | G_PARAM_CONSTRUCT
-                             | G_PARAM_STATIC_STRINGS),
+                               | G_PARAM_STATIC_STRINGS),
       G_STRUCT_OFFSET (ElkElkScheduler, theta) },
-    { g_param_spec_enum ("contention", NULL,
-                         "How preload and execution traffic share the NoC: delay-execution, delay-preload, or best (try both, keep the faster)",
-                         elk_contention_variant_get_type (), ELK_CONTENTION_BEST,
-                         G_PARAM_READWRITE | G_PARAM_CONSTRUCT
-                           | G_PARAM_STATIC_STRINGS),
+    { g_param_spec_enum (
+          "contention", NULL,
+          "How preload and execution traffic share the NoC: delay-execution, "
+          "delay-preload, or best (try both, keep the faster)",
+          elk_contention_variant_get_type (), ELK_CONTENTION_BEST,
+          G_PARAM_READWRITE | G_PARAM_CONSTRUCT | G_PARAM_STATIC_STRINGS),
       G_STRUCT_OFFSET (ElkElkScheduler, contention) },
-    { g_param_spec_enum ("select", NULL,
-                         "How the final schedule is chosen among the candidates the engine's estimate ranks: estimate (the lowest estimate, the artifact's rule), timeline (the lowest price on the analytic chip's own forward model, delay-execution, as the analytic chip measures by default) or timeline-delay-preload (the same model, delay-preload)",
-                         elk_select_get_type (), ELK_SELECT_TIMELINE,
-                         G_PARAM_READWRITE | G_PARAM_CONSTRUCT
-                           | G_PARAM_STATIC_STRINGS),
+    { g_param_spec_enum (
+          "select", NULL,
+          "How the final schedule is chosen among the candidates the engine's "
+          "estimate ranks: estimate (the lowest estimate, the artifact's "
+          "rule), timeline (the lowest price on the analytic chip's own "
+          "forward model, delay-execution, as the analytic chip measures by "
+          "default) or timeline-delay-preload (the same model, delay-preload)",
+          elk_select_get_type (), ELK_SELECT_TIMELINE,
+          G_PARAM_READWRITE | G_PARAM_CONSTRUCT | G_PARAM_STATIC_STRINGS),
       G_STRUCT_OFFSET (ElkElkScheduler, select) },
     { g_param_spec_uint ("select-top", NULL,
-                         "With select=timeline, how many of the best-estimated reordered candidates of each contention variant are priced, besides every default-order candidate",
+                         "With select=timeline, how many of the best-estimated "
+                         "reordered candidates of each contention variant are "
+                         "priced, besides every default-order candidate",
                          1, 100000, 16,
                          G_PARAM_READWRITE | G_PARAM_CONSTRUCT
-                           | G_PARAM_STATIC_STRINGS),
+                             | G_PARAM_STATIC_STRINGS),
       G_STRUCT_OFFSET (ElkElkScheduler, select_top) },
   };
 
@@ -460,4 +477,6 @@ ELK_PLUGIN_DEFINE_FEATURE (elk,
                            "Elk: inductive scheduling, cost-aware "
                            "allocation, preload-order search",
                            "0.1",
-                           ELK_TYPE_SCHEDULER, "elk", ELK_TYPE_ELK_SCHEDULER)
+                           ELK_TYPE_SCHEDULER,
+                           "elk",
+                           ELK_TYPE_ELK_SCHEDULER)

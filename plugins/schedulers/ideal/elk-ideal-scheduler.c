@@ -108,5 +108,6 @@ ELK_PLUGIN_DEFINE_FEATURE (ideal,
                            "Ideal (roofline-like) design: no NoC contention, "
                            "free distribution",
                            "0.1",
-                           ELK_TYPE_SCHEDULER, "ideal",
+                           ELK_TYPE_SCHEDULER,
+                           "ideal",
                            ELK_TYPE_IDEAL_SCHEDULER)

@@ -154,34 +154,39 @@ elk_static_scheduler_class_init (ElkStaticSchedulerClass *klass)
 {
   ElkFieldProperty props[] = {
     { g_param_spec_double ("load-noc-share", NULL,
-                           "Share of the interconnect a preload may take; a preload lasts max(HBM time, delivery time / share)",
+                           "Share of the interconnect a preload may take; a "
+                           "preload lasts max(HBM time, delivery time / share)",
                            0.05, 1.0, 0.7,
                            G_PARAM_READWRITE | G_PARAM_CONSTRUCT
-                             | G_PARAM_STATIC_STRINGS),
+                               | G_PARAM_STATIC_STRINGS),
       G_STRUCT_OFFSET (ElkStaticScheduler, theta) },
     { g_param_spec_enum ("preload-state", NULL,
-                         "Preload-state layout every operator uses: smallest, largest fitting, or best (try both, keep the faster)",
-                         elk_baseline_preload_state_get_type (), ELK_PRELOAD_STATE_BEST,
+                         "Preload-state layout every operator uses: smallest, "
+                         "largest fitting, or best (try both, keep the faster)",
+                         elk_baseline_preload_state_get_type (),
+                         ELK_PRELOAD_STATE_BEST,
                          G_PARAM_READWRITE | G_PARAM_CONSTRUCT
-                           | G_PARAM_STATIC_STRINGS),
+                             | G_PARAM_STATIC_STRINGS),
       G_STRUCT_OFFSET (ElkStaticScheduler, preload_state) },
-    { g_param_spec_enum ("contention", NULL,
-                         "How preload and execution traffic share the NoC: delay-execution, delay-preload, or best (try both, keep the faster)",
-                         elk_contention_variant_get_type (), ELK_CONTENTION_DELAY_EXECUTION,
-                         G_PARAM_READWRITE | G_PARAM_CONSTRUCT
-                           | G_PARAM_STATIC_STRINGS),
+    { g_param_spec_enum (
+          "contention", NULL,
+          "How preload and execution traffic share the NoC: delay-execution, "
+          "delay-preload, or best (try both, keep the faster)",
+          elk_contention_variant_get_type (), ELK_CONTENTION_DELAY_EXECUTION,
+          G_PARAM_READWRITE | G_PARAM_CONSTRUCT | G_PARAM_STATIC_STRINGS),
       G_STRUCT_OFFSET (ElkStaticScheduler, contention) },
     { g_param_spec_uint ("sweep-step-kib", NULL,
-                         "Step of the execution-space sweep, in KiB",
-                         1, 1024, 10,
+                         "Step of the execution-space sweep, in KiB", 1, 1024,
+                         10,
                          G_PARAM_READWRITE | G_PARAM_CONSTRUCT
-                           | G_PARAM_STATIC_STRINGS),
+                             | G_PARAM_STATIC_STRINGS),
       G_STRUCT_OFFSET (ElkStaticScheduler, sweep_step_kib) },
     { g_param_spec_uint ("threads", NULL,
-                         "Threads evaluating candidates (0 = one per processor); results do not depend on it",
+                         "Threads evaluating candidates (0 = one per "
+                         "processor); results do not depend on it",
                          0, 1024, 0,
                          G_PARAM_READWRITE | G_PARAM_CONSTRUCT
-                           | G_PARAM_STATIC_STRINGS),
+                             | G_PARAM_STATIC_STRINGS),
       G_STRUCT_OFFSET (ElkStaticScheduler, threads) },
   };
 
@@ -198,5 +203,6 @@ ELK_PLUGIN_DEFINE_FEATURE (static,
                            "Static baseline: best fixed execution/preload "
                            "split, found by sweep",
                            "0.1",
-                           ELK_TYPE_SCHEDULER, "static",
+                           ELK_TYPE_SCHEDULER,
+                           "static",
                            ELK_TYPE_STATIC_SCHEDULER)
