@@ -892,6 +892,99 @@ elk_baseline_preload_state_get_type (void)
   return (GType) type;
 }
 
+/* The parameters below are declared the same way by every shipped design
+ * that has them, so that elk-inspect shows one name, range and meaning for
+ * each; only a default may differ between designs, and it is an argument. */
+#define ELK_ENGINE_PARAM_FLAGS                                                 \
+  (G_PARAM_READWRITE | G_PARAM_CONSTRUCT | G_PARAM_STATIC_STRINGS)
+
+/**
+ * elk_engine_param_spec_load_noc_share:
+ * @default_value: the design's default share, from 0.05 to 1.0
+ *
+ * The "load-noc-share" property of a scheduler: the share of the
+ * interconnect a preload may take (#ElkEngineParams.theta), a double from
+ * 0.05 to 1.0.  Read and write, set at construction.
+ *
+ * Returns: (transfer floating): a new #GParamSpec, for
+ *   elk_field_properties_install() or g_object_class_install_property()
+ */
+GParamSpec *
+elk_engine_param_spec_load_noc_share (double default_value)
+{
+  return g_param_spec_double ("load-noc-share", NULL,
+                              "Share of the interconnect a preload may take; "
+                              "a preload lasts max(HBM time, delivery time / "
+                              "share)",
+                              0.05, 1.0, default_value, ELK_ENGINE_PARAM_FLAGS);
+}
+
+/**
+ * elk_engine_param_spec_contention:
+ * @default_value: the design's default variant
+ *
+ * The "contention" property of a scheduler: which contention variants
+ * (#ElkEngineParams.delay_exec) it tries, an #ElkContentionVariant; read
+ * it with elk_contention_variant_allows().  Read and write, set at
+ * construction.
+ *
+ * Returns: (transfer floating): a new #GParamSpec, for
+ *   elk_field_properties_install() or g_object_class_install_property()
+ */
+GParamSpec *
+elk_engine_param_spec_contention (ElkContentionVariant default_value)
+{
+  return g_param_spec_enum ("contention", NULL,
+                            "How preload and execution traffic share the NoC: "
+                            "delay-execution, delay-preload, or best (try "
+                            "both, keep the faster)",
+                            elk_contention_variant_get_type (), default_value,
+                            ELK_ENGINE_PARAM_FLAGS);
+}
+
+/**
+ * elk_engine_param_spec_preload_state:
+ *
+ * The "preload-state" property of a baseline scheduler: the preload-state
+ * layout every operator uses, an #ElkBaselinePreloadState, by default
+ * %ELK_PRELOAD_STATE_BEST; read it with
+ * elk_baseline_preload_state_allows().  Read and write, set at
+ * construction.
+ *
+ * Returns: (transfer floating): a new #GParamSpec, for
+ *   elk_field_properties_install() or g_object_class_install_property()
+ */
+GParamSpec *
+elk_engine_param_spec_preload_state (void)
+{
+  return g_param_spec_enum ("preload-state", NULL,
+                            "Preload-state layout every operator uses: "
+                            "smallest, largest fitting, or best (try both, "
+                            "keep the faster)",
+                            elk_baseline_preload_state_get_type (),
+                            ELK_PRELOAD_STATE_BEST, ELK_ENGINE_PARAM_FLAGS);
+}
+
+/**
+ * elk_engine_param_spec_threads:
+ *
+ * The "threads" property of a scheduler: how many threads the search
+ * (elk_engine_search_program(), elk_engine_search_ranked()) uses, a guint
+ * from 0 (one per processor) to 1024, by default 0.  Results do not depend
+ * on it.  Read and write, set at construction.
+ *
+ * Returns: (transfer floating): a new #GParamSpec, for
+ *   elk_field_properties_install() or g_object_class_install_property()
+ */
+GParamSpec *
+elk_engine_param_spec_threads (void)
+{
+  return g_param_spec_uint ("threads", NULL,
+                            "Threads evaluating candidates (0 = one per "
+                            "processor); results do not depend on it",
+                            0, 1024, 0, ELK_ENGINE_PARAM_FLAGS);
+}
+
 /**
  * elk_order_enum_get_type:
  *

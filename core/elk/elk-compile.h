@@ -375,6 +375,12 @@ typedef enum
 ELK_API GType elk_contention_variant_get_type (void);
 ELK_API GType elk_baseline_preload_state_get_type (void);
 
+ELK_API GParamSpec *elk_engine_param_spec_load_noc_share (double default_value);
+ELK_API GParamSpec *
+elk_engine_param_spec_contention (ElkContentionVariant default_value);
+ELK_API GParamSpec *elk_engine_param_spec_preload_state (void);
+ELK_API GParamSpec *elk_engine_param_spec_threads (void);
+
 /* Whether a "contention" property value asks for the @delay_exec variant. */
 static inline gboolean
 elk_contention_variant_allows (gint variant, gboolean delay_exec)

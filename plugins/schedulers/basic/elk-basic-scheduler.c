@@ -122,27 +122,11 @@ static void
 elk_basic_scheduler_class_init (ElkBasicSchedulerClass *klass)
 {
   ElkFieldProperty props[] = {
-    { g_param_spec_double ("load-noc-share", NULL,
-                           "Share of the interconnect a preload may take; a "
-                           "preload lasts max(HBM time, delivery time / share)",
-                           0.05, 1.0, 0.7,
-                           G_PARAM_READWRITE | G_PARAM_CONSTRUCT
-                               | G_PARAM_STATIC_STRINGS),
+    { elk_engine_param_spec_load_noc_share (0.7),
       G_STRUCT_OFFSET (ElkBasicScheduler, theta) },
-    { g_param_spec_enum ("preload-state", NULL,
-                         "Preload-state layout every operator uses: smallest, "
-                         "largest fitting, or best (try both, keep the faster)",
-                         elk_baseline_preload_state_get_type (),
-                         ELK_PRELOAD_STATE_BEST,
-                         G_PARAM_READWRITE | G_PARAM_CONSTRUCT
-                             | G_PARAM_STATIC_STRINGS),
+    { elk_engine_param_spec_preload_state (),
       G_STRUCT_OFFSET (ElkBasicScheduler, preload_state) },
-    { g_param_spec_enum (
-          "contention", NULL,
-          "How preload and execution traffic share the NoC: delay-execution, "
-          "delay-preload, or best (try both, keep the faster)",
-          elk_contention_variant_get_type (), ELK_CONTENTION_DELAY_EXECUTION,
-          G_PARAM_READWRITE | G_PARAM_CONSTRUCT | G_PARAM_STATIC_STRINGS),
+    { elk_engine_param_spec_contention (ELK_CONTENTION_DELAY_EXECUTION),
       G_STRUCT_OFFSET (ElkBasicScheduler, contention) },
   };
 

@@ -423,26 +423,11 @@ elk_elk_scheduler_class_init (ElkElkSchedulerClass *klass)
           1000000, 5000,
           G_PARAM_READWRITE | G_PARAM_CONSTRUCT | G_PARAM_STATIC_STRINGS),
       G_STRUCT_OFFSET (ElkElkScheduler, max_orders) },
-    { g_param_spec_uint ("threads", NULL,
-                         "Threads evaluating candidates (0 = one per "
-                         "processor); results do not depend on it",
-                         0, 1024, 0,
-                         G_PARAM_READWRITE | G_PARAM_CONSTRUCT
-                             | G_PARAM_STATIC_STRINGS),
+    { elk_engine_param_spec_threads (),
       G_STRUCT_OFFSET (ElkElkScheduler, threads) },
-    { g_param_spec_double ("load-noc-share", NULL,
-                           "Share of the interconnect a preload may take; a "
-                           "preload lasts max(HBM time, delivery time / share)",
-                           0.05, 1.0, 0.99,
-                           G_PARAM_READWRITE | G_PARAM_CONSTRUCT
-                               | G_PARAM_STATIC_STRINGS),
+    { elk_engine_param_spec_load_noc_share (0.99),
       G_STRUCT_OFFSET (ElkElkScheduler, theta) },
-    { g_param_spec_enum (
-          "contention", NULL,
-          "How preload and execution traffic share the NoC: delay-execution, "
-          "delay-preload, or best (try both, keep the faster)",
-          elk_contention_variant_get_type (), ELK_CONTENTION_BEST,
-          G_PARAM_READWRITE | G_PARAM_CONSTRUCT | G_PARAM_STATIC_STRINGS),
+    { elk_engine_param_spec_contention (ELK_CONTENTION_BEST),
       G_STRUCT_OFFSET (ElkElkScheduler, contention) },
     { g_param_spec_enum (
           "select", NULL,
