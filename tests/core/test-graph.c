@@ -60,12 +60,13 @@ test_matmul (void)
   g_assert_nonnull (strstr (sig, "matmul:32,128,64,"));
 }
 
-static void
-test_signature_identical_layers (void)
+/* Two identical MatMul layers: l0 makes x1 from x0 and w0, l1 makes x2
+ * from x1 and w1. */
+static ElkGraph *
+two_op_graph (void)
 {
-  g_autoptr (ElkGraph) g = elk_graph_new ("t");
-  g_autofree char *s0 = NULL, *s1 = NULL, *s2 = NULL;
-  guint32 a[3], b[3], c[3];
+  ElkGraph *g = elk_graph_new ("two");
+  guint32 a[3], b[3];
 
   a[0] = tensor (g, "x0", ELK_TENSOR_ORIGIN_ACTIVATION, 2, 8, 16, 0);
   a[1] = tensor (g, "w0", ELK_TENSOR_ORIGIN_WEIGHT, 2, 16, 16, 0);
@@ -73,13 +74,24 @@ test_signature_identical_layers (void)
   b[0] = a[2];
   b[1] = tensor (g, "w1", ELK_TENSOR_ORIGIN_WEIGHT, 2, 16, 16, 0);
   b[2] = tensor (g, "x2", ELK_TENSOR_ORIGIN_ACTIVATION, 2, 8, 16, 0);
-  c[0] = b[2];
+  elk_graph_add_op (g, "l0", NULL, ELK_OP_MATMUL, 0, "mk,kn->mn", a, 3, NULL,
+                    NULL);
+  elk_graph_add_op (g, "l1", NULL, ELK_OP_MATMUL, 1, "mk,kn->mn", b, 3, NULL,
+                    NULL);
+  return g;
+}
+
+static void
+test_signature_identical_layers (void)
+{
+  g_autoptr (ElkGraph) g = two_op_graph ();
+  g_autofree char *s0 = NULL, *s1 = NULL, *s2 = NULL;
+  guint32 c[3];
+
+  g_assert_cmpuint (elk_graph_get_n_ops (g), ==, 2);
+  c[0] = elk_graph_find_tensor (g, "x2");
   c[1] = tensor (g, "k", ELK_TENSOR_ORIGIN_KV_CACHE, 2, 16, 16, 0);
   c[2] = tensor (g, "x3", ELK_TENSOR_ORIGIN_ACTIVATION, 2, 8, 16, 0);
-  g_assert_cmpint (elk_graph_add_op (g, "l0", NULL, ELK_OP_MATMUL, 0,
-                                     "mk,kn->mn", a, 3, NULL, NULL), ==, 0);
-  g_assert_cmpint (elk_graph_add_op (g, "l1", NULL, ELK_OP_MATMUL, 1,
-                                     "mk,kn->mn", b, 3, NULL, NULL), ==, 1);
   g_assert_cmpint (elk_graph_add_op (g, "l2", NULL, ELK_OP_MATMUL, 2,
                                      "mk,kn->mn", c, 3, NULL, NULL), ==, 2);
   s0 = elk_op_dup_signature (g, elk_graph_get_op (g, 0));
@@ -139,6 +151,22 @@ test_window (void)
   }
 }
 
+/* A MatMul on test_errors' tensors a, b and c whose einsum or operand count
+ * is wrong, and a fragment of the error add_op must give. */
+static const struct
+{
+  const char *einsum;
+  guint n_inputs;
+  const char *error;
+} einsum_cases[] = {
+  /* k is 8 in a but 9 in b. */
+  { "mk,kn->mn", 3, "loop dimension 'k' is 8" },
+  { "mk,kn", 3, "has no '->'" },
+  { "mk1,kn->mn", 3, "bad einsum operand" },
+  { "mk,kn->mn", 2, "3 operands but 2 tensors" },
+  { "mkx,kn->mn", 3, "rank 2" },
+};
+
 static void
 test_errors (void)
 {
@@ -170,35 +198,17 @@ test_errors (void)
   g_assert_nonnull (strstr (error->message, "explicit byte size"));
   g_clear_error (&error);
 
-  /* k is 8 in a but 9 in b. */
-  g_assert_cmpint (elk_graph_add_op (g, "mm", NULL, ELK_OP_MATMUL, 0,
-                                     "mk,kn->mn", ids, 3, NULL, &error), ==,
-                   -1);
-  g_assert_nonnull (strstr (error->message, "loop dimension 'k' is 8"));
-  g_clear_error (&error);
-
-  g_assert_cmpint (elk_graph_add_op (g, "mm", NULL, ELK_OP_MATMUL, 0,
-                                     "mk,kn", ids, 3, NULL, &error), ==, -1);
-  g_assert_nonnull (strstr (error->message, "has no '->'"));
-  g_clear_error (&error);
-
-  g_assert_cmpint (elk_graph_add_op (g, "mm", NULL, ELK_OP_MATMUL, 0,
-                                     "mk1,kn->mn", ids, 3, NULL, &error), ==,
-                   -1);
-  g_assert_nonnull (strstr (error->message, "bad einsum operand"));
-  g_clear_error (&error);
-
-  g_assert_cmpint (elk_graph_add_op (g, "mm", NULL, ELK_OP_MATMUL, 0,
-                                     "mk,kn->mn", ids, 2, NULL, &error), ==,
-                   -1);
-  g_assert_nonnull (strstr (error->message, "3 operands but 2 tensors"));
-  g_clear_error (&error);
-
-  g_assert_cmpint (elk_graph_add_op (g, "mm", NULL, ELK_OP_MATMUL, 0,
-                                     "mkx,kn->mn", ids, 3, NULL, &error), ==,
-                   -1);
-  g_assert_nonnull (strstr (error->message, "rank 2"));
-  g_clear_error (&error);
+  for (guint i = 0; i < G_N_ELEMENTS (einsum_cases); i++)
+    {
+      g_assert_cmpint (elk_graph_add_op (g, "mm", NULL, ELK_OP_MATMUL, 0,
+                                         einsum_cases[i].einsum, ids,
+                                         einsum_cases[i].n_inputs, NULL,
+                                         &error),
+                       ==, -1);
+      g_assert_error (error, ELK_GRAPH_ERROR, ELK_GRAPH_ERROR_INVALID);
+      g_assert_nonnull (strstr (error->message, einsum_cases[i].error));
+      g_clear_error (&error);
+    }
 
   /* An empty graph is not a model. */
   g_assert_false (elk_graph_validate (g, &error));
@@ -224,25 +234,6 @@ test_read_before_write (void)
   g_assert_false (elk_graph_validate (g, &error));
   g_assert_error (error, ELK_GRAPH_ERROR, ELK_GRAPH_ERROR_INVALID);
   g_assert_nonnull (strstr (error->message, "reads 't' before"));
-}
-
-static ElkGraph *
-two_op_graph (void)
-{
-  ElkGraph *g = elk_graph_new ("two");
-  guint32 a[3], b[3];
-
-  a[0] = tensor (g, "x0", ELK_TENSOR_ORIGIN_ACTIVATION, 2, 8, 16, 0);
-  a[1] = tensor (g, "w0", ELK_TENSOR_ORIGIN_WEIGHT, 2, 16, 16, 0);
-  a[2] = tensor (g, "x1", ELK_TENSOR_ORIGIN_ACTIVATION, 2, 8, 16, 0);
-  b[0] = a[2];
-  b[1] = tensor (g, "w1", ELK_TENSOR_ORIGIN_WEIGHT, 2, 16, 16, 0);
-  b[2] = tensor (g, "x2", ELK_TENSOR_ORIGIN_ACTIVATION, 2, 8, 16, 0);
-  elk_graph_add_op (g, "l0", NULL, ELK_OP_MATMUL, 0, "mk,kn->mn", a, 3, NULL,
-                    NULL);
-  elk_graph_add_op (g, "l1", NULL, ELK_OP_MATMUL, 1, "mk,kn->mn", b, 3, NULL,
-                    NULL);
-  return g;
 }
 
 /* Gives operator @op of @p the plans of cold-hot entry @e of its table. */
@@ -286,6 +277,43 @@ plans_for (ElkGraph *g, guint64 sram_per_core)
   g_assert_no_error (error);
   return set;
 }
+
+/* A valid two-operator program on @set. */
+static ElkProgram *
+honest_program (ElkGraph *g, const ElkPlanSet *set)
+{
+  ElkProgram *p = elk_program_new (g);
+
+  elk_program_add_preload (p, 0);
+  elk_program_add_execute (p, 0);
+  elk_program_add_preload (p, 1);
+  elk_program_add_execute (p, 1);
+  choose (p, set, 0, 0);
+  choose (p, set, 1, 0);
+  return p;
+}
+
+/* A program that breaks one ordering rule: its steps ('p' preload or 'x'
+ * execute, then the operator), whether operator 0's first plan is chosen,
+ * and a fragment of the error the validator must give. */
+typedef struct
+{
+  const char *steps;
+  gboolean choose0;
+  const char *error;
+} OrderCase;
+
+static const OrderCase order_cases[] = {
+  /* Executing out of graph order. */
+  { "p0 p1 x1", FALSE, "is next in graph order" },
+  /* Executing an HBM-reading operator without its preload. */
+  { "x0", FALSE, "without a preload" },
+  /* Preloading twice, and after execution. */
+  { "p0 p0", FALSE, "a second time" },
+  { "p0 x0 p0", FALSE, "preloads 'l0'" },
+  /* Missing executes. */
+  { "p0 x0", TRUE, "executes 1 of the graph's 2" },
+};
 
 static void
 test_program_rules (void)
@@ -346,81 +374,35 @@ test_program_rules (void)
    * before execute(0) ends (R1), so it does not share SRAM with it. */
   {
     g_autoptr (ElkPlanSet) set = plans_for (g, pod->sram_reserved + hot0);
-    g_autoptr (ElkProgram) p = elk_program_new (g);
+    g_autoptr (ElkProgram) p = honest_program (g, big);
     g_autoptr (GError) error = NULL;
-    elk_program_add_preload (p, 0);
-    elk_program_add_execute (p, 0);
-    elk_program_add_preload (p, 1);
-    elk_program_add_execute (p, 1);
-    choose (p, big, 0, 0);
-    choose (p, big, 1, 0);
     if (elk_plan_set_get_table (big, 1)->cold_hot[0].hot_bytes <= hot0)
       {
         g_assert_true (elk_program_validate (p, set, &error));
         g_assert_no_error (error);
       }
   }
-  /* Executing out of graph order. */
-  {
-    g_autoptr (ElkProgram) p = elk_program_new (g);
-    g_autoptr (GError) error = NULL;
-    elk_program_add_preload (p, 0);
-    elk_program_add_preload (p, 1);
-    elk_program_add_execute (p, 1);
-    g_assert_false (elk_program_validate (p, big, &error));
-    g_assert_nonnull (strstr (error->message, "is next in graph order"));
-  }
-  /* Executing an HBM-reading operator without its preload. */
-  {
-    g_autoptr (ElkProgram) p = elk_program_new (g);
-    g_autoptr (GError) error = NULL;
-    elk_program_add_execute (p, 0);
-    g_assert_false (elk_program_validate (p, big, &error));
-    g_assert_nonnull (strstr (error->message, "without a preload"));
-  }
-  /* Preloading twice, and after execution. */
-  {
-    g_autoptr (ElkProgram) p = elk_program_new (g);
-    g_autoptr (GError) error = NULL;
-    elk_program_add_preload (p, 0);
-    elk_program_add_preload (p, 0);
-    g_assert_false (elk_program_validate (p, big, &error));
-    g_assert_nonnull (strstr (error->message, "a second time"));
-  }
-  {
-    g_autoptr (ElkProgram) p = elk_program_new (g);
-    g_autoptr (GError) error = NULL;
-    elk_program_add_preload (p, 0);
-    elk_program_add_execute (p, 0);
-    elk_program_add_preload (p, 0);
-    g_assert_false (elk_program_validate (p, big, &error));
-    g_assert_nonnull (strstr (error->message, "preloads 'l0'"));
-  }
-  /* Missing executes. */
-  {
-    g_autoptr (ElkProgram) p = elk_program_new (g);
-    g_autoptr (GError) error = NULL;
-    elk_program_add_preload (p, 0);
-    elk_program_add_execute (p, 0);
-    choose (p, big, 0, 0);
-    g_assert_false (elk_program_validate (p, big, &error));
-    g_assert_nonnull (strstr (error->message, "executes 1 of the graph's 2"));
-  }
-}
+  /* The ordering rules, each broken once. */
+  for (guint i = 0; i < G_N_ELEMENTS (order_cases); i++)
+    {
+      g_autoptr (ElkProgram) p = elk_program_new (g);
+      g_autoptr (GError) error = NULL;
 
-/* A valid two-operator program on @set. */
-static ElkProgram *
-honest_program (ElkGraph *g, const ElkPlanSet *set)
-{
-  ElkProgram *p = elk_program_new (g);
-
-  elk_program_add_preload (p, 0);
-  elk_program_add_execute (p, 0);
-  elk_program_add_preload (p, 1);
-  elk_program_add_execute (p, 1);
-  choose (p, set, 0, 0);
-  choose (p, set, 1, 0);
-  return p;
+      for (const char *s = order_cases[i].steps; *s != '\0'; s++)
+        {
+          if (*s == ' ')
+            continue;
+          if (*s == 'p')
+            elk_program_add_preload (p, s[1] - '0');
+          else
+            elk_program_add_execute (p, s[1] - '0');
+          s++;
+        }
+      if (order_cases[i].choose0)
+        choose (p, big, 0, 0);
+      g_assert_false (elk_program_validate (p, big, &error));
+      g_assert_nonnull (strstr (error->message, order_cases[i].error));
+    }
 }
 
 static void
