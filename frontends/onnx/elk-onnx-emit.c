@@ -228,6 +228,35 @@ elk__onnx_ob_emit (Loader *l,
                                   type, kind, flops, error);
 }
 
+/* The node's one operator, reading its first input whole with
+ * @in_letters and writing its first output with @out_letters: the shape of
+ * most single-input operators once their letters are worked out. */
+gboolean
+elk__onnx_emit_unary (Loader *l,
+                      Node *n,
+                      const char *in_letters,
+                      const char *out_letters,
+                      const char *type,
+                      ElkOpKind kind,
+                      double flops,
+                      GError **error)
+{
+  OpBuild b;
+  gboolean ok;
+
+  elk__onnx_ob_init (&b);
+  ok = elk__onnx_ob_input (l, n, &b, in_letters,
+                           elk__onnx_tensor_for (l, n, n->in[0], 0, NULL, NULL,
+                                                 error),
+                           error)
+       && elk__onnx_ob_emit (l, n, &b, out_letters,
+                             elk__onnx_tensor_for (l, n, n->out[0], 0, NULL,
+                                                   NULL, error),
+                             type, kind, flops, error);
+  elk__onnx_ob_clear (&b);
+  return ok;
+}
+
 /* Letters of operand @v broadcast against an output of rank @rank and
  * shape @dims whose axis i has letter 'a' + i.  An axis of extent 1 that
  * the output broadcasts gets a fresh loop dimension of extent 1, because in

@@ -1170,8 +1170,6 @@ lower_resize (Loader *l, Node *n, GError **error)
   g_autofree char *mode = elk__onnx_attr_string (n, "mode", "nearest");
   guint resized = 0;
   double per;
-  OpBuild b;
-  gboolean ok;
 
   elk__onnx_plain_letters (out->rank, lo);
   for (guint i = 0; i < x->rank; i++)
@@ -1189,17 +1187,8 @@ lower_resize (Loader *l, Node *n, GError **error)
   else
     return elk__onnx_node_unsupported (l, n, error,
                                        "unknown interpolation mode");
-  elk__onnx_ob_init (&b);
-  ok = elk__onnx_ob_input (l, n, &b, li,
-                           elk__onnx_tensor_for (l, n, x, 0, NULL, NULL, error),
-                           error)
-       && elk__onnx_ob_emit (l, n, &b, lo,
-                             elk__onnx_tensor_for (l, n, out, 0, NULL, NULL,
-                                                   error),
-                             "resize", ELK_OP_GATHER,
-                             per * (double) out->n_elements, error);
-  elk__onnx_ob_clear (&b);
-  return ok;
+  return elk__onnx_emit_unary (l, n, li, lo, "resize", ELK_OP_GATHER,
+                               per * (double) out->n_elements, error);
 }
 
 /* Layout, shape arithmetic and data movement.  Operators without a lower

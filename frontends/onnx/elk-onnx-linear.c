@@ -789,27 +789,16 @@ infer_global_pool (Loader *l, Node *n, GError **error)
 static gboolean
 lower_global_pool (Loader *l, Node *n, GError **error)
 {
-  Value *x = n->in[0], *out = n->out[0];
+  Value *x = n->in[0];
   char li[MAX_RANK + 1], lo[MAX_RANK + 1];
   char next = (char) ('a' + x->rank);
-  OpBuild b;
-  gboolean ok;
 
   elk__onnx_plain_letters (x->rank, li);
   for (guint i = 0; i < x->rank; i++)
     lo[i] = i < 2 ? li[i] : next++;
   lo[x->rank] = '\0';
-  elk__onnx_ob_init (&b);
-  ok = elk__onnx_ob_input (l, n, &b, li,
-                           elk__onnx_tensor_for (l, n, x, 0, NULL, NULL, error),
-                           error)
-       && elk__onnx_ob_emit (l, n, &b, lo,
-                             elk__onnx_tensor_for (l, n, out, 0, NULL, NULL,
-                                                   error),
-                             n->p->op_type, ELK_OP_REDUCE,
-                             (double) x->n_elements, error);
-  elk__onnx_ob_clear (&b);
-  return ok;
+  return elk__onnx_emit_unary (l, n, li, lo, n->p->op_type, ELK_OP_REDUCE,
+                               (double) x->n_elements, error);
 }
 
 /* Matrix products, convolutions and pooling windows. */

@@ -415,23 +415,13 @@ infer_same_shape (Loader *l, Node *n, GError **error)
 static gboolean
 lower_along_axis (Loader *l, Node *n, GError **error)
 {
-  Value *x = n->in[0], *out = n->out[0];
+  Value *x = n->in[0];
   char letters[MAX_RANK + 1];
-  OpBuild b;
-  gboolean ok;
 
   elk__onnx_plain_letters (x->rank, letters);
-  elk__onnx_ob_init (&b);
-  ok = elk__onnx_ob_input (l, n, &b, letters,
-                           elk__onnx_tensor_for (l, n, x, 0, NULL, NULL, error),
-                           error)
-       && elk__onnx_ob_emit (l, n, &b, letters,
-                             elk__onnx_tensor_for (l, n, out, 0, NULL, NULL,
-                                                   error),
-                             n->p->op_type, ELK_OP_REDUCE,
-                             n->info->flops * (double) x->n_elements, error);
-  elk__onnx_ob_clear (&b);
-  return ok;
+  return elk__onnx_emit_unary (l, n, letters, letters, n->p->op_type,
+                               ELK_OP_REDUCE,
+                               n->info->flops * (double) x->n_elements, error);
 }
 
 /* Which axes a Reduce* or Arg* operator reduces. */
@@ -499,13 +489,11 @@ infer_reduce (Loader *l, Node *n, GError **error)
 static gboolean
 lower_reduce (Loader *l, Node *n, GError **error)
 {
-  Value *x = n->in[0], *out = n->out[0];
+  Value *x = n->in[0];
   gboolean reduced[MAX_RANK], keep;
   char li[MAX_RANK + 1], lo[MAX_RANK + 1];
   char next = (char) ('a' + x->rank);
   guint r = 0;
-  OpBuild b;
-  gboolean ok;
 
   if (!elk__onnx_reduce_axes (l, n, reduced, &keep, error))
     return FALSE;
@@ -516,17 +504,8 @@ lower_reduce (Loader *l, Node *n, GError **error)
     else if (keep)
       lo[r++] = next++;
   lo[r] = '\0';
-  elk__onnx_ob_init (&b);
-  ok = elk__onnx_ob_input (l, n, &b, li,
-                           elk__onnx_tensor_for (l, n, x, 0, NULL, NULL, error),
-                           error)
-       && elk__onnx_ob_emit (l, n, &b, lo,
-                             elk__onnx_tensor_for (l, n, out, 0, NULL, NULL,
-                                                   error),
-                             n->p->op_type, ELK_OP_REDUCE,
-                             n->info->flops * (double) x->n_elements, error);
-  elk__onnx_ob_clear (&b);
-  return ok;
+  return elk__onnx_emit_unary (l, n, li, lo, n->p->op_type, ELK_OP_REDUCE,
+                               n->info->flops * (double) x->n_elements, error);
 }
 
 /* Normalisations and reductions.  flops is per input element for

@@ -345,6 +345,14 @@ gboolean elk__onnx_ob_emit (Loader *l,
                             ElkOpKind kind,
                             double flops,
                             GError **error);
+gboolean elk__onnx_emit_unary (Loader *l,
+                               Node *n,
+                               const char *in_letters,
+                               const char *out_letters,
+                               const char *type,
+                               ElkOpKind kind,
+                               double flops,
+                               GError **error);
 void elk__onnx_broadcast_letters (
     const Value *v, guint rank, const gint64 *dims, char *next, char *out);
 void elk__onnx_plain_letters (guint rank, char *out);
