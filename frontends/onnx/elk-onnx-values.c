@@ -385,6 +385,32 @@ elk__onnx_value_set_shape (Loader *l,
   return TRUE;
 }
 
+/* The little-endian unsigned integers of 2, 4 and 8 bytes at @p, which
+ * need not be aligned. */
+static guint16
+read_le16 (const guint8 *p)
+{
+  guint16 x;
+  memcpy (&x, p, sizeof x);
+  return GUINT16_FROM_LE (x);
+}
+
+static guint32
+read_le32 (const guint8 *p)
+{
+  guint32 x;
+  memcpy (&x, p, sizeof x);
+  return GUINT32_FROM_LE (x);
+}
+
+static guint64
+read_le64 (const guint8 *p)
+{
+  guint64 x;
+  memcpy (&x, p, sizeof x);
+  return GUINT64_FROM_LE (x);
+}
+
 /* Decodes n little-endian elements of type dt from raw bytes. */
 static void
 decode_raw (int dt, const guint8 *p, guint64 n, double *out)
@@ -407,61 +433,29 @@ decode_raw (int dt, const guint8 *p, guint64 n, double *out)
           break;
         }
       case DT_INT64:
-        {
-          gint64 x;
-          memcpy (&x, p + 8 * i, 8);
-          out[i] = (double) GINT64_FROM_LE (x);
-          break;
-        }
+        out[i] = (double) (gint64) read_le64 (p + 8 * i);
+        break;
       case DT_UINT64:
-        {
-          guint64 x;
-          memcpy (&x, p + 8 * i, 8);
-          out[i] = (double) GUINT64_FROM_LE (x);
-          break;
-        }
+        out[i] = (double) read_le64 (p + 8 * i);
+        break;
       case DT_INT32:
-        {
-          gint32 x;
-          memcpy (&x, p + 4 * i, 4);
-          out[i] = GINT32_FROM_LE (x);
-          break;
-        }
+        out[i] = (gint32) read_le32 (p + 4 * i);
+        break;
       case DT_UINT32:
-        {
-          guint32 x;
-          memcpy (&x, p + 4 * i, 4);
-          out[i] = GUINT32_FROM_LE (x);
-          break;
-        }
+        out[i] = read_le32 (p + 4 * i);
+        break;
       case DT_INT16:
-        {
-          gint16 x;
-          memcpy (&x, p + 2 * i, 2);
-          out[i] = GINT16_FROM_LE (x);
-          break;
-        }
+        out[i] = (gint16) read_le16 (p + 2 * i);
+        break;
       case DT_UINT16:
-        {
-          guint16 x;
-          memcpy (&x, p + 2 * i, 2);
-          out[i] = GUINT16_FROM_LE (x);
-          break;
-        }
+        out[i] = read_le16 (p + 2 * i);
+        break;
       case DT_FLOAT16:
-        {
-          guint16 x;
-          memcpy (&x, p + 2 * i, 2);
-          out[i] = half_to_float (GUINT16_FROM_LE (x));
-          break;
-        }
+        out[i] = half_to_float (read_le16 (p + 2 * i));
+        break;
       case DT_BFLOAT16:
-        {
-          guint16 x;
-          memcpy (&x, p + 2 * i, 2);
-          out[i] = bf16_to_float (GUINT16_FROM_LE (x));
-          break;
-        }
+        out[i] = bf16_to_float (read_le16 (p + 2 * i));
+        break;
       case DT_INT8:
         out[i] = (gint8) p[i];
         break;
