@@ -38,6 +38,23 @@ plan_init (ElkPlan *plan, guint32 pm, guint32 pn, guint32 pk)
       plan->temporal[d][v] = 1;
 }
 
+/* elk_plan_evaluate() refuses @plan for operator 0 of @graph as an invalid
+ * program, with @needle (unless NULL) in the message. */
+static void
+assert_plan_invalid (const ElkGraph *graph,
+                     const ElkChipSpec *spec,
+                     ElkPlan *plan,
+                     const char *needle)
+{
+  g_autoptr (GError) error = NULL;
+
+  g_assert_false (elk_plan_evaluate (graph, 0, spec, plan, &error));
+  g_assert_error (error, ELK_SCHEDULE_ERROR,
+                  ELK_SCHEDULE_ERROR_INVALID_PROGRAM);
+  if (needle != NULL)
+    g_assert_nonnull (strstr (error->message, needle));
+}
+
 static void
 assert_cycles (double seconds, double cycles)
 {
@@ -198,54 +215,37 @@ test_gcd_shift_schedule (void)
   /* B rotating 4 ways is not allowed: B has only 2 replicas. */
   plan_init (&plan, 2, 32, 23);
   plan.temporal[DK][VB] = 4;
-  g_assert_false (elk_plan_evaluate (graph, 0, spec, &plan, &error));
-  g_assert_error (error, ELK_SCHEDULE_ERROR,
-                  ELK_SCHEDULE_ERROR_INVALID_PROGRAM);
-  g_clear_error (&error);
+  assert_plan_invalid (graph, spec, &plan, NULL);
 }
 
 static void
 test_invalid_plans (void)
 {
   g_autoptr (ElkChipSpec) spec = plan_test_spec_one_ipu ();
-  g_autoptr (ElkGraph) graph = matmul_graph (32, 5120, 5120,
-                                             ELK_TENSOR_ORIGIN_WEIGHT);
-  GError *error = NULL;
+  g_autoptr (ElkGraph) graph
+      = matmul_graph (32, 5120, 5120, ELK_TENSOR_ORIGIN_WEIGHT);
   ElkPlan plan;
 
   /* A does not index n. */
   plan_init (&plan, 2, 32, 23);
   plan.temporal[DN][VA] = 2;
-  g_assert_false (elk_plan_evaluate (graph, 0, spec, &plan, &error));
-  g_assert_error (error, ELK_SCHEDULE_ERROR,
-                  ELK_SCHEDULE_ERROR_INVALID_PROGRAM);
-  g_clear_error (&error);
+  assert_plan_invalid (graph, spec, &plan, NULL);
 
   /* C rotating 23 ways along m would exceed the per-core extent 16. */
   plan_init (&plan, 2, 32, 23);
   plan.temporal[DM][VC] = 23;
-  g_assert_false (elk_plan_evaluate (graph, 0, spec, &plan, &error));
-  g_assert_error (error, ELK_SCHEDULE_ERROR,
-                  ELK_SCHEDULE_ERROR_INVALID_PROGRAM);
-  g_clear_error (&error);
+  assert_plan_invalid (graph, spec, &plan, NULL);
 
   /* Along n, C (23 replicas) and B (2 replicas) rotate by 23 and 2, which
    * is not a divisibility chain. */
   plan_init (&plan, 2, 32, 23);
   plan.temporal[DN][VC] = 23;
   plan.temporal[DN][VB] = 2;
-  g_assert_false (elk_plan_evaluate (graph, 0, spec, &plan, &error));
-  g_assert_error (error, ELK_SCHEDULE_ERROR,
-                  ELK_SCHEDULE_ERROR_INVALID_PROGRAM);
-  g_assert_nonnull (strstr (error->message, "chain"));
-  g_clear_error (&error);
+  assert_plan_invalid (graph, spec, &plan, "chain");
 
   /* More cores than the chip has. */
   plan_init (&plan, 2, 32, 24);
-  g_assert_false (elk_plan_evaluate (graph, 0, spec, &plan, &error));
-  g_assert_error (error, ELK_SCHEDULE_ERROR,
-                  ELK_SCHEDULE_ERROR_INVALID_PROGRAM);
-  g_clear_error (&error);
+  assert_plan_invalid (graph, spec, &plan, NULL);
 }
 
 /* Warm-up from the cold layout where B is split 2 ways along k to the
