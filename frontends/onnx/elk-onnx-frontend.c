@@ -49,6 +49,7 @@ struct _ElkOnnxFrontend
   guint64 max_tensor_elements;
   guint max_nesting;
   guint64 max_nodes;
+  gboolean full_sequences;
 };
 
 enum
@@ -63,6 +64,7 @@ enum
   PROP_MAX_TENSOR_ELEMENTS,
   PROP_MAX_NESTING,
   PROP_MAX_NODES,
+  PROP_FULL_SEQUENCES,
   N_PROPS
 };
 
@@ -99,6 +101,7 @@ elk_onnx_frontend_load (ElkFrontend *frontend, GError **error)
   options.max_tensor_elements = self->max_tensor_elements;
   options.max_nesting = self->max_nesting;
   options.max_nodes = self->max_nodes;
+  options.sequence_lens_full = self->full_sequences;
   return elk__onnx_load (self->model, &options, error);
 }
 
@@ -143,6 +146,9 @@ elk_onnx_frontend_get_property (GObject *object, guint prop_id,
     case PROP_MAX_NODES:
       g_value_set_uint64 (value, self->max_nodes);
       break;
+    case PROP_FULL_SEQUENCES:
+      g_value_set_boolean (value, self->full_sequences);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
@@ -186,6 +192,9 @@ elk_onnx_frontend_set_property (GObject *object, guint prop_id,
       break;
     case PROP_MAX_NODES:
       self->max_nodes = g_value_get_uint64 (value);
+      break;
+    case PROP_FULL_SEQUENCES:
+      self->full_sequences = g_value_get_boolean (value);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -264,6 +273,14 @@ elk_onnx_frontend_class_init (ElkOnnxFrontendClass *klass)
     "max-nodes", "Largest graph",
     "Largest accepted graph, in nodes",
     1, G_MAXUINT32, ELK_ONNX_DEFAULT_MAX_NODES, rw);
+  /* sequence_lens is data: a graph input gives it only at run time, and
+   * elk compiles static sequences, so the assumption must be stated. */
+  props[PROP_FULL_SEQUENCES] = g_param_spec_boolean (
+      "full-sequences", "Full-length sequences",
+      "Take a recurrent layer's sequence_lens, when it is known only at run "
+      "time, to give every sequence its full length (otherwise such a layer "
+      "is refused)",
+      FALSE, rw);
   g_object_class_install_properties (object_class, N_PROPS, props);
 }
 

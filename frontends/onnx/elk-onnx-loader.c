@@ -44,7 +44,7 @@
 static const OpFamily *const families[] = {
   &elk__onnx_layout_family,  &elk__onnx_linear_family,
   &elk__onnx_norm_family,    &elk__onnx_elementwise_family,
-  &elk__onnx_control_family,
+  &elk__onnx_control_family, &elk__onnx_recurrent_family,
 };
 
 const OpInfo *
@@ -72,6 +72,7 @@ elk__onnx_node_free (gpointer data)
 {
   Node *n = data;
   g_clear_pointer (&n->sub, g_ptr_array_unref);
+  g_clear_pointer (&n->expansion, elk__onnx_rnn_expansion_free);
   g_free (n->name);
   g_free (n->in);
   g_free (n->out);

@@ -42,6 +42,9 @@ G_BEGIN_DECLS
  * @max_tensor_elements: largest accepted tensor, in elements.
  * @max_nesting: deepest accepted nesting of protobuf messages.
  * @max_nodes: largest accepted graph, in nodes.
+ * @sequence_lens_full: a recurrent layer's sequence_lens known only at run
+ *   time is taken to give every sequence its full length; %FALSE refuses
+ *   such a layer.
  */
 typedef struct
 {
@@ -53,6 +56,7 @@ typedef struct
   guint64 max_tensor_elements;
   guint max_nesting;
   guint64 max_nodes;
+  gboolean sequence_lens_full;
 } OnnxOptions;
 
 void elk__onnx_options_init (OnnxOptions *options);

@@ -15,6 +15,7 @@
 
 #include "elk-onnx-loader.h"
 #include "onnx.pb-c.h"
+#include "elk-onnx-recurrent.h"
 
 G_BEGIN_DECLS
 
@@ -111,9 +112,12 @@ struct _Node
   /* A survey (elk__onnx_describe) found the node unsupported, or it reads
    * the output of one that is. */
   gboolean failed;
-  /* The nodes an If folded into (elk-onnx-control.c), lowered in its
-   * place; NULL for other nodes. */
+  /* The nodes an If folded into (elk-onnx-control.c), or an LSTM, GRU or
+   * RNN expanded into (elk-onnx-recurrent.c), lowered in its place; NULL
+   * for other nodes. */
   GPtrArray *sub;
+  /* The generated nodes behind an expanded recurrent node's Node.sub. */
+  ElkOnnxRnnExpansion *expansion;
 };
 
 struct _OpInfo
@@ -164,6 +168,7 @@ extern const OpFamily elk__onnx_linear_family;
 extern const OpFamily elk__onnx_norm_family;
 extern const OpFamily elk__onnx_elementwise_family;
 extern const OpFamily elk__onnx_control_family;
+extern const OpFamily elk__onnx_recurrent_family;
 
 /* A node a survey cannot import, and why (the error message without the
  * file name). */
