@@ -4,6 +4,8 @@
 #include <string.h>
 #include <sys/wait.h>
 
+#include <glib/gstdio.h>
+
 /* Fixture plugins are built into build/tests/fixtures/plugins. */
 char *
 elk_test_fixture_plugin (const char *name)
@@ -317,4 +319,27 @@ elk_test_toy_decode_graph (guint layers, guint64 b, guint64 d, guint64 kv_len)
   g_assert_true (elk_graph_validate (g, &error));
   g_assert_no_error (error);
   return g;
+}
+
+/* Removes @dir and everything below it (a test's temporary folder),
+ * without following symbolic links. */
+void
+elk_test_remove_tree (const char *dir)
+{
+  GDir *handle = g_dir_open (dir, 0, NULL);
+  const char *name;
+
+  if (handle == NULL)
+    return;
+  while ((name = g_dir_read_name (handle)) != NULL)
+    {
+      g_autofree char *path = g_build_filename (dir, name, NULL);
+      if (g_file_test (path, G_FILE_TEST_IS_DIR)
+          && !g_file_test (path, G_FILE_TEST_IS_SYMLINK))
+        elk_test_remove_tree (path);
+      else
+        g_unlink (path);
+    }
+  g_dir_close (handle);
+  g_rmdir (dir);
 }

@@ -38,3 +38,4 @@ int elk_test_spawn (const char *const *argv,
                     char **out_stdout,
                     char **out_stderr);
 char *elk_test_read_file (const char *dir, const char *name);
+void elk_test_remove_tree (const char *dir);

@@ -9,6 +9,7 @@
 
 #include <glib/gstdio.h>
 
+#include "elk-test-util.h"
 #include "llama-expect.h"
 
 static const char llama2_7b_json[]
@@ -70,29 +71,6 @@ run (const char *dir, const char *name, const char *frontend_params,
   g_assert_cmpfloat (*hbm, >, 0);
 }
 
-/* Removes the test's temporary folder and the results in it. */
-static void
-remove_tree (const char *path)
-{
-  GDir *d = g_dir_open (path, 0, NULL);
-  const char *name;
-
-  if (d != NULL)
-    {
-      while ((name = g_dir_read_name (d)) != NULL)
-        {
-          g_autofree char *child = g_build_filename (path, name, NULL);
-          if (g_file_test (child, G_FILE_TEST_IS_DIR)
-              && !g_file_test (child, G_FILE_TEST_IS_SYMLINK))
-            remove_tree (child);
-          else
-            g_unlink (child);
-        }
-      g_dir_close (d);
-    }
-  g_rmdir (path);
-}
-
 static void
 assert_close (double got, double want, const char *what)
 {
@@ -145,7 +123,7 @@ test_run (void)
   assert_close (flops, e.flops, "config.json FLOPs");
   assert_close (hbm, (double) (e.weight_bytes + e.kv_bytes),
                 "config.json HBM bytes");
-  remove_tree (dir);
+  elk_test_remove_tree (dir);
 }
 
 /* The tiny GGUF file of the shared corpus (../shared/corpus, ELK_CORPUS):
@@ -198,7 +176,7 @@ test_run_gguf (void)
    * instead of 3 x 8 x 2), F16 KV cache. */
   assert_close (hbm, (double) (e.weight_bytes + 3 * 8 * 2 + e.kv_bytes),
                 "GGUF HBM bytes");
-  remove_tree (dir);
+  elk_test_remove_tree (dir);
 }
 
 /* An unknown granularity is refused before anything runs, with the
@@ -241,7 +219,7 @@ test_bad_granularity (void)
   g_assert_nonnull (strstr (err, "granularity"));
   g_assert_nonnull (strstr (err, "'coarse'"));
   g_assert_nonnull (strstr (err, "elk, artifact"));
-  remove_tree (dir);
+  elk_test_remove_tree (dir);
 }
 
 int

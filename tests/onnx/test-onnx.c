@@ -22,6 +22,7 @@
 #include <elk/elk.h>
 
 #include "elk-onnx-loader.h"
+#include "elk-test-util.h"
 #include "onnx.pb-c.h"
 
 /* ------------------------------------------------------------------ */
@@ -330,26 +331,6 @@ make_tmpdir (void)
   char *dir = g_dir_make_tmp ("elk-onnx-XXXXXX", &error);
   g_assert_no_error (error);
   return dir;
-}
-
-static void
-rm_rf (const char *dir)
-{
-  GDir *d = g_dir_open (dir, 0, NULL);
-  const char *name;
-  if (d == NULL)
-    return;
-  while ((name = g_dir_read_name (d)) != NULL)
-    {
-      g_autofree char *p = g_build_filename (dir, name, NULL);
-      if (g_file_test (p, G_FILE_TEST_IS_DIR)
-          && !g_file_test (p, G_FILE_TEST_IS_SYMLINK))
-        rm_rf (p);
-      else
-        g_unlink (p);
-    }
-  g_dir_close (d);
-  g_rmdir (dir);
 }
 
 static void
@@ -871,7 +852,7 @@ test_dims_bound (void)
   assert_error_mentions (error, ELK_GRAPH_ERROR, ELK_GRAPH_ERROR_INVALID,
                          "batch=0", NULL);
   g_clear_error (&error);
-  rm_rf (dir);
+  elk_test_remove_tree (dir);
 }
 
 /* Anonymous dimensions ("?") are named <input>:<axis>; exporters such as
@@ -894,7 +875,7 @@ test_dims_anonymous (void)
   g = load_ok (path, "p2o.DynamicDimension.0=2,x:1=5");
   g_assert_cmpfloat (elk_graph_get_total_flops (g), ==,
                      2.0 * 2 * 5 * 64 * 32 + 2 * 5 * 32);
-  rm_rf (dir);
+  elk_test_remove_tree (dir);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1002,7 +983,7 @@ test_external_data (void)
   expect_external_error (dir, "weights/w.bin", NULL, "100", "length");
   expect_external_error (dir, "weights/w.bin", "-1", NULL, "offset");
   expect_external_error (dir, "", NULL, NULL, "location");
-  rm_rf (root);
+  elk_test_remove_tree (root);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1049,7 +1030,7 @@ test_malformed_truncated (void)
   g_assert_no_error (error);
   expect_load_error (path, ELK_GRAPH_ERROR_INVALID, "not a valid ONNX",
                      NULL);
-  rm_rf (dir);
+  elk_test_remove_tree (dir);
 }
 
 typedef void (*Corrupt) (Builder *b);
@@ -1197,7 +1178,7 @@ test_malformed (void)
       g_test_message ("case %s", cases[i].name);
       expect_load_error (path, cases[i].code, cases[i].s1, cases[i].s2);
     }
-  rm_rf (dir);
+  elk_test_remove_tree (dir);
 }
 
 /* A graph of layout operators only has nothing to compile. */
@@ -1218,7 +1199,7 @@ test_layout_only (void)
   builder_write (b, path);
   expect_load_error (path, ELK_GRAPH_ERROR_UNSUPPORTED,
                      "no operator that computes", NULL);
-  rm_rf (dir);
+  elk_test_remove_tree (dir);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1333,7 +1314,7 @@ immediates_of (Builder *b)
   copy = g_strdup (v);
   g_test_message ("%s: immediates:op = %s",
                   elk_graph_get_op (g, 0)->type, v != NULL ? v : "(unset)");
-  rm_rf (dir);
+  elk_test_remove_tree (dir);
   return copy;
 }
 
@@ -1588,7 +1569,7 @@ check_softmax (gint64 opset, gint64 axis, guint rank, const gint64 *xd,
   g_assert_cmpint (elk_graph_get_tensor (g, (guint) elk_graph_find_tensor (
                                               g, "y#softmax-exp"))->origin,
                    ==, ELK_TENSOR_ORIGIN_ACTIVATION);
-  rm_rf (dir);
+  elk_test_remove_tree (dir);
 }
 
 static void
@@ -1620,7 +1601,7 @@ test_immediates_bad_attribute (void)
   builder_write (b, path);
   expect_load_error (path, ELK_GRAPH_ERROR_INVALID, "'op'",
                      "attribute 'alpha' must be a float");
-  rm_rf (dir);
+  elk_test_remove_tree (dir);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1675,7 +1656,7 @@ test_plugin (void)
   g_assert_null (g);
   assert_error_mentions (error, ELK_GRAPH_ERROR, ELK_GRAPH_ERROR_INVALID,
                          "'batch', 'seq'", NULL);
-  rm_rf (dir);
+  elk_test_remove_tree (dir);
 }
 
 /* The graph-size and nesting limits refuse the small model when lowered
@@ -1717,7 +1698,7 @@ test_limits (void)
   g = elk__onnx_load (path, &options, &error);
   g_assert_no_error (error);
   elk_graph_unref (g);
-  rm_rf (dir);
+  elk_test_remove_tree (dir);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1871,7 +1852,7 @@ test_control_if_folded (void)
     g_assert_nonnull (find_op_of_type (g1, "abs"));
     g_assert_nonnull (find_op_of_type (g1, "sigmoid"));
   }
-  rm_rf (dir);
+  elk_test_remove_tree (dir);
 }
 
 /* An If nested in the then branch of another, on the main graph's
@@ -1905,7 +1886,7 @@ test_control_if_nested (void)
   g_assert_cmpstr (relu->name, ==, "if/inner/relu");
   g_assert_cmpuint (find_op_of_type (g, "sigmoid")->tensors[1], ==,
                     relu->tensors[0]);
-  rm_rf (dir);
+  elk_test_remove_tree (dir);
 }
 
 /* A Loop "loop" over x[2, 4] with trip count @trip and no condition
@@ -2035,7 +2016,7 @@ test_control_loop (void)
       g_assert_cmpuint (stacked->shape[1], ==, 2);
       g_assert_cmpuint (stacked->shape[2], ==, 4);
     }
-  rm_rf (dir);
+  elk_test_remove_tree (dir);
 }
 
 /* Scan over x[2, 3] along axis 1 (3 iterations), reversed: the state
@@ -2116,7 +2097,7 @@ test_control_scan (void)
   g_assert_cmpuint (stacked->n_dims, ==, 2);
   g_assert_cmpuint (stacked->shape[0], ==, 2);
   g_assert_cmpuint (stacked->shape[1], ==, 3);
-  rm_rf (dir);
+  elk_test_remove_tree (dir);
 }
 
 /* A Scan over a constant folds: the reversed slices of K = [2, 3, 4]
@@ -2178,7 +2159,7 @@ test_control_scan_folded (void)
   g_assert_cmpuint (t->shape[0], ==, 4);
   g_assert_cmpuint (t->shape[1], ==, 3);
   g_assert_cmpuint (t->shape[2], ==, 2);
-  rm_rf (dir);
+  elk_test_remove_tree (dir);
 }
 
 /* libonnx-testdata's Scan-9 sum unrolls into three chained Adds, the last
@@ -2282,7 +2263,7 @@ test_control_refused (void)
                            NULL);
     g_clear_error (&error);
   }
-  rm_rf (dir);
+  elk_test_remove_tree (dir);
 }
 
 /* The corpus's If node test: the condition is a graph input, so the If
@@ -2393,7 +2374,7 @@ test_info_unsupported (void)
   report = elk__onnx_describe (path, NULL, &error);
   g_assert_no_error (error);
   assert_contains (report, "imports: 2 elk operators");
-  rm_rf (dir);
+  elk_test_remove_tree (dir);
 }
 
 /* A model refused as a whole still gets its inputs and operators. */
@@ -2414,7 +2395,7 @@ test_info_refused_model (void)
   assert_contains (report, "       1  MatMul\n");
   assert_contains (report, "cannot be imported: opset 23 of domain ai.onnx "
                            "is not supported");
-  rm_rf (dir);
+  elk_test_remove_tree (dir);
 }
 
 /* A missing or corrupt file is an error naming it, from the function and
@@ -2448,7 +2429,7 @@ test_info_errors (void)
   if (build == NULL)
     {
       g_test_skip ("ELK_BUILD_ROOT is not set: the tool is not run");
-      rm_rf (dir);
+      elk_test_remove_tree (dir);
       return;
     }
   {
@@ -2484,7 +2465,7 @@ test_info_errors (void)
           }
       }
   }
-  rm_rf (dir);
+  elk_test_remove_tree (dir);
 }
 
 int
