@@ -19,6 +19,10 @@
  *    Gather reads), rebuilt on the host from the data they are views of,
  *    through the chip's "resolve-tensor" signal.
  *
+ * A recurrent node (LSTM, GRU, RNN) is expanded here exactly as the
+ * frontend expanded it (elk__onnx_rnn_expand), so that the views its
+ * time steps read have nodes to be rebuilt from.
+ *
  * The scalars the einsum graph has no operands for (Clip's bounds,
  * LeakyRelu's slope, Gemm's alpha and beta, a pool's true window) come
  * from the frontend itself, as the graph attributes
@@ -35,6 +39,7 @@
 #include "elk-test-util.h"
 
 #include "onnx.pb-c.h"
+#include "elk-onnx-recurrent.h"
 
 static ElkRegistry *registry;
 
@@ -204,6 +209,7 @@ typedef struct
   GHashTable *producer;  /* value name -> NodeProto */
   GHashTable *by_op;     /* elk operator name -> NodeProto */
   GHashTable *tensors;   /* the emulator's tensors so far (borrowed) */
+  GPtrArray *expansions; /* ElkOnnxRnnExpansion behind producer entries */
   char *why;             /* first reason a value could not be built */
 } Model;
 
@@ -417,6 +423,36 @@ eval_layout (Model *M, const Onnx__NodeProto *n, const char *name)
           off += w;
         }
       return v;
+    }
+  if (!strcmp (op, "ElkSlice"))
+    {
+      gint64 axis = attr_i (n, "axis", 0), start = attr_i (n, "start", 0);
+      gint64 len = attr_i (n, "end", 0) - start, outer = 1, inner = 1;
+      HVal *v;
+      rank = 0;
+      for (guint i = 0; i < x->rank; i++)
+        if (i != axis)
+          dims[rank++] = x->dims[i];
+        else if (!attr_i (n, "squeeze", 0))
+          dims[rank++] = len;
+      for (gint64 i = 0; i < axis; i++)
+        outer *= x->dims[i];
+      for (guint i = (guint) axis + 1; i < x->rank; i++)
+        inner *= x->dims[i];
+      v = hval_new (rank, dims);
+      for (gint64 o = 0; o < outer; o++)
+        memcpy (v->data + o * len * inner,
+                x->data + (o * x->dims[axis] + start) * inner,
+                (gsize) (len * inner) * sizeof (float));
+      return v;
+    }
+  if (!strcmp (op, "ElkExpandDims"))
+    {
+      gint64 axis = attr_i (n, "axis", 0);
+      rank = x->rank + 1;
+      for (guint i = 0, r = 0; i < rank; i++)
+        dims[i] = i == axis ? 1 : x->dims[r++];
+      return same_bytes (x, rank, dims);
     }
   model_fail (M, "no host view for the output of %s '%s'", op, name);
   return NULL;
@@ -826,6 +862,56 @@ is_runtime_input (Model *M, const char *name)
   return FALSE;
 }
 
+/* The recurrent nodes, expanded as the frontend expands them: their
+ * generated nodes become producers and operators of the model.  The
+ * frontend was told (full-sequences) that a run-time sequence_lens gives
+ * every sequence its full length; the run's data must agree. */
+static gboolean
+expand_recurrent (Model *M)
+{
+  for (gsize i = 0; i < M->g->n_node; i++)
+    {
+      const Onnx__NodeProto *n = M->g->node[i];
+      g_autofree char *prefix = NULL;
+      char *why = NULL;
+      guint rank;
+      gint64 x[8], r[8];
+      gint64 S;
+      ElkOnnxRnnExpansion *e;
+
+      if (strcmp (n->op_type, "LSTM") && strcmp (n->op_type, "GRU")
+          && strcmp (n->op_type, "RNN"))
+        continue;
+      if (!value_shape (M, n->input[0], &rank, x)
+          || !value_shape (M, n->input[2], &rank, r))
+        {
+          model_fail (M, "no shapes for recurrent node %zu", i);
+          return FALSE;
+        }
+      S = x[attr_i (n, "layout", 0) ? 1 : 0];
+      if (n->n_input > 4 && *n->input[4])
+        {
+          HVal *lens = get_value (M, n->input[4]);
+          g_assert_nonnull (lens);
+          for (guint64 k = 0; k < lens->n; k++)
+            g_assert_cmpfloat (lens->data[k], ==, (double) S);
+        }
+      prefix = n->name != NULL && *n->name != '\0'
+                   ? g_strdup (n->name)
+                   : g_strdup_printf ("%s_%zu", n->op_type, i);
+      e = elk__onnx_rnn_expand (n, prefix, S, r[2], &why);
+      g_assert_null (why);
+      g_ptr_array_add (M->expansions, e);
+      for (guint k = 0; k < e->nodes->len; k++)
+        {
+          Onnx__NodeProto *m = g_ptr_array_index (e->nodes, k);
+          g_hash_table_insert (M->producer, m->output[0], m);
+          g_hash_table_insert (M->by_op, g_strdup (m->name), m);
+        }
+    }
+  return TRUE;
+}
+
 /* Folds of inference batch normalization into the operators' weights.
  * The scalars (Clip's bounds, Gemm's alpha and beta, a pool's window,
  * ...) are not read here: the frontend sets them as the graph attributes
@@ -982,7 +1068,8 @@ run_case (const char *what, const char *model_path, const char *data_dir,
   GEnumClass *ec;
   gint64 t0 = g_get_monotonic_time ();
 
-  fe = make (ELK_TYPE_FRONTEND, "onnx", "model", model_path, NULL);
+  fe = make (ELK_TYPE_FRONTEND, "onnx", "model", model_path, "full-sequences",
+             TRUE, NULL);
   graph = elk_frontend_load (ELK_FRONTEND (fe), &error);
   if (graph == NULL)
     {
@@ -1009,6 +1096,8 @@ run_case (const char *what, const char *model_path, const char *data_dir,
                                     hval_free);
   M.producer = g_hash_table_new (g_str_hash, g_str_equal);
   M.by_op = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  M.expansions = g_ptr_array_new_with_free_func (
+      (GDestroyNotify) elk__onnx_rnn_expansion_free);
 
   /* Weights: initializers and Constant nodes. */
   for (gsize i = 0; i < M.g->n_initializer && M.why == NULL; i++)
@@ -1060,7 +1149,7 @@ run_case (const char *what, const char *model_path, const char *data_dir,
       else
         replace_value (&M, name, v);
     }
-  if (M.why == NULL)
+  if (M.why == NULL && expand_recurrent (&M))
     prepare_ops (&M);
   if (M.why != NULL)
     {
@@ -1148,6 +1237,7 @@ done:
   g_hash_table_unref (M.values);
   g_hash_table_unref (M.producer);
   g_hash_table_unref (M.by_op);
+  g_ptr_array_unref (M.expansions);
   onnx__model_proto__free_unpacked (M.model, NULL);
 }
 
@@ -1163,14 +1253,10 @@ corpus_dir (void)
   return g_file_test (dir, G_FILE_TEST_IS_DIR) ? dir : NULL;
 }
 
+/* The frontend, scheduler and chip every case runs through. */
 static gboolean
-have_plugins (void)
+have_chain (void)
 {
-  if (corpus_dir () == NULL)
-    {
-      g_test_skip ("../shared/corpus/onnx is absent (set ELK_CORPUS)");
-      return FALSE;
-    }
   if (elk_registry_lookup (registry, ELK_TYPE_FRONTEND, "onnx") == NULL
       || elk_registry_lookup (registry, ELK_TYPE_SCHEDULER, "elk") == NULL
       || elk_registry_lookup (registry, ELK_TYPE_CHIP, "ipu-pod") == NULL)
@@ -1180,6 +1266,17 @@ have_plugins (void)
       return FALSE;
     }
   return TRUE;
+}
+
+static gboolean
+have_plugins (void)
+{
+  if (corpus_dir () == NULL)
+    {
+      g_test_skip ("../shared/corpus/onnx is absent (set ELK_CORPUS)");
+      return FALSE;
+    }
+  return have_chain ();
 }
 
 static int
@@ -1227,6 +1324,51 @@ test_subset (void)
    * a regression that turns runs into skips must fail here.  40 of the
    * subset's 69 tests ran and passed when this was written. */
   g_assert_cmpuint (tally.ran - ran_before, >=, 40);
+}
+
+/* Every LSTM, GRU and RNN node test of Debian's libonnx-testdata: the
+ * frontend unrolls them (docs/frontend-onnx.md, "Recurrent layers") into
+ * operators that all run on the tiles. */
+static void
+test_recurrent (void)
+{
+  const char *root = "/usr/share/libonnx-testdata/data/node";
+  static const char *const prefixes[]
+      = { "test_lstm_", "test_gru_", "test_rnn_", "test_simple_rnn_" };
+  g_autoptr (GDir) d = NULL;
+  g_autoptr (GPtrArray) names = g_ptr_array_new_with_free_func (g_free);
+  guint ran_before = tally.ran;
+  const char *e;
+
+  if (!g_file_test (root, G_FILE_TEST_IS_DIR))
+    {
+      g_test_skip ("libonnx-testdata is not installed "
+                   "(apt-get install libonnx-testdata)");
+      return;
+    }
+  if (!have_chain ())
+    return;
+  d = g_dir_open (root, 0, NULL);
+  g_assert_nonnull (d);
+  while ((e = g_dir_read_name (d)) != NULL)
+    for (guint i = 0; i < G_N_ELEMENTS (prefixes); i++)
+      if (g_str_has_prefix (e, prefixes[i]))
+        g_ptr_array_add (names, g_strdup (e));
+  g_ptr_array_sort (names, compare_names);
+  for (guint i = 0; i < names->len; i++)
+    {
+      const char *name = names->pdata[i];
+      g_autofree char *model
+          = g_build_filename (root, name, "model.onnx", NULL);
+      g_autofree char *data
+          = g_build_filename (root, name, "test_data_set_0", NULL);
+      g_autofree char *what = g_strdup_printf ("libonnx-testdata/%s", name);
+      run_case (what, model, data, 8);
+    }
+  /* Debian's 1.12 package has 12 of them (4 LSTM, 4 GRU, 4 RNN); every
+   * one must run, none be skipped. */
+  g_assert_cmpuint (names->len, >=, 12);
+  g_assert_cmpuint (tally.ran - ran_before, ==, names->len);
 }
 
 /* SqueezeNet 1.1 (torchvision, random weights) on 224x224: 26
@@ -1290,6 +1432,7 @@ main (int argc, char *argv[])
   registry = elk_test_registry_new_default ();
   tally.table = g_string_new (NULL);
   g_test_add_func ("/ipu-pod/onnx/subset", test_subset);
+  g_test_add_func ("/ipu-pod/onnx/recurrent", test_recurrent);
   g_test_add_func ("/ipu-pod/onnx/squeezenet", test_squeezenet);
   g_test_add_func ("/ipu-pod/onnx/mobilenet", test_mobilenet);
   g_test_add_func ("/ipu-pod/onnx/summary", test_summary);
