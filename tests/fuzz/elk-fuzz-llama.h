@@ -29,3 +29,30 @@ elk_fuzz_pick_options (LlamaBuildOptions *options,
       options->seq = (h >> 12) % 64;
     }
 }
+
+/* The llama targets set up nothing but fatal warnings. */
+int
+LLVMFuzzerInitialize (int *argc, char ***argv)
+{
+  elk_fuzz_fail_on_warnings ();
+  return 0;
+}
+
+/* What both targets do with a model they read: count its parameters and
+ * build a one-layer graph with options picked from the input. */
+static inline void
+elk_fuzz_build_graph (const LlamaModel *model, const uint8_t *data, size_t size)
+{
+  g_autoptr (GError) error = NULL;
+  LlamaBuildOptions options;
+  ElkGraph *graph;
+
+  (void) elk__llama_model_count_params (model, 0);
+  elk__llama_build_options_init (&options);
+  options.layers = 1;
+  elk_fuzz_pick_options (&options, data, size);
+
+  graph = elk__llama_build_graph (model, &options, &error);
+  elk_fuzz_check (graph != NULL, error);
+  g_clear_pointer (&graph, elk_graph_unref);
+}

@@ -5,13 +5,6 @@
 #include "elk-fuzz-llama.h"
 
 int
-LLVMFuzzerInitialize (int *argc, char ***argv)
-{
-  elk_fuzz_fail_on_warnings ();
-  return 0;
-}
-
-int
 LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
 {
   g_autoptr (GBytes) bytes = g_bytes_new (data, size);
@@ -45,20 +38,7 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
       elk__gguf_free (gguf);
       return 0;
     }
-  (void) elk__llama_model_count_params (model, 0);
-  {
-    LlamaBuildOptions options;
-    g_autoptr (GError) e = NULL;
-    ElkGraph *graph;
-
-    elk__llama_build_options_init (&options);
-    options.layers = 1;
-    elk_fuzz_pick_options (&options, data, size);
-
-    graph = elk__llama_build_graph (model, &options, &e);
-    elk_fuzz_check (graph != NULL, e);
-    g_clear_pointer (&graph, elk_graph_unref);
-  }
+  elk_fuzz_build_graph (model, data, size);
   elk__llama_model_free (model);
   return 0;
 }
