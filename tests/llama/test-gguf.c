@@ -11,34 +11,11 @@
 
 #include "elk-llama-private.h"
 #include "gguf-writer.h"
+#include "llama-test-util.h"
 
 /* ------------------------------------------------------------------ */
 /* Helpers                                                              */
 /* ------------------------------------------------------------------ */
-
-static char *
-corpus_file (const char *name)
-{
-  const char *corpus = g_getenv ("ELK_CORPUS");
-  char *path;
-
-  if (corpus == NULL)
-    {
-      g_test_skip ("ELK_CORPUS is not set; the GGUF corpus tests need "
-                   "../shared/corpus");
-      return NULL;
-    }
-  path = g_build_filename (corpus, "gguf", name, NULL);
-  if (!g_file_test (path, G_FILE_TEST_IS_REGULAR))
-    {
-      g_autofree char *msg = g_strdup_printf ("corpus file %s is absent",
-                                              path);
-      g_test_skip (msg);
-      g_free (path);
-      return NULL;
-    }
-  return path;
-}
 
 static guint64
 u (const Gguf *g, const char *key)
@@ -76,7 +53,7 @@ s (const Gguf *g, const char *key)
 static Gguf *
 open_corpus (const char *name)
 {
-  g_autofree char *path = corpus_file (name);
+  g_autofree char *path = llama_test_corpus_file (name);
   g_autoptr (GError) error = NULL;
   Gguf *g;
 
@@ -95,7 +72,7 @@ open_corpus (const char *name)
 static LlamaModel *
 model_of (const char *name)
 {
-  g_autofree char *path = corpus_file (name);
+  g_autofree char *path = llama_test_corpus_file (name);
   g_autoptr (GError) error = NULL;
   LlamaModel *m;
 
@@ -858,7 +835,7 @@ static void
 test_limit_tensors (void)
 {
   g_autoptr (GError) error = NULL;
-  g_autofree char *path = corpus_file ("llama-2-tiny-random.gguf");
+  g_autofree char *path = llama_test_corpus_file ("llama-2-tiny-random.gguf");
   LlamaLimits limits;
   Gguf *g;
 

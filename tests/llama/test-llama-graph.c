@@ -13,6 +13,7 @@
 
 #include "elk-llama-private.h"
 #include "gguf-writer.h"
+#include "llama-test-util.h"
 #include "llama-expect.h"
 
 GType elk_llama_frontend_get_type (void);
@@ -50,46 +51,11 @@ static const Row rows[] = {
     FALSE, FALSE, FALSE, FALSE, 0, 4096, 1, 7.24e9 },
 };
 
-static guint64
-attr (ElkGraph *g, const char *key)
-{
-  const char *v = elk_graph_get_attribute (g, key);
-  g_assert_nonnull (v);
-  return g_ascii_strtoull (v, NULL, 10);
-}
-
-static double
-matmul_flops (ElkGraph *g)
-{
-  double total = 0;
-  for (guint i = 0; i < elk_graph_get_n_ops (g); i++)
-    {
-      const ElkOp *op = elk_graph_get_op (g, i);
-      if (op->kind == ELK_OP_MATMUL)
-        total += op->flops;
-    }
-  return total;
-}
-
 static void
 assert_close (double got, double want, double rel, const char *what)
 {
   if (fabs (got - want) > rel * fabs (want))
     g_error ("%s: got %.17g, expected %.17g", what, got, want);
-}
-
-static ElkGraph *
-build_preset (const char *preset, LlamaBuildOptions *o)
-{
-  g_autoptr (GError) error = NULL;
-  g_autoptr (LlamaModel) m = elk__llama_model_new_from_preset (preset, &error);
-  ElkGraph *g;
-
-  g_assert_no_error (error);
-  g = elk__llama_build_graph (m, o, &error);
-  g_assert_no_error (error);
-  g_assert_nonnull (g);
-  return g;
 }
 
 /* ------------------------------------------------------------------ */
@@ -160,10 +126,10 @@ test_encoder_presets (void)
       o.batch = 2;
       g = elk__llama_build_graph (m, &o, &error);
       g_assert_no_error (error);
-      g_assert_cmpuint (attr (g, "kv-bytes"), ==, 0);
+      g_assert_cmpuint (llama_test_attr (g, "kv-bytes"), ==, 0);
       g_assert_cmpuint (elk_graph_get_hbm_bytes (g), ==,
-                        attr (g, "weight-bytes"));
-      g_assert_cmpuint (attr (g, "params"), ==, enc[i].exact);
+                        llama_test_attr (g, "weight-bytes"));
+      g_assert_cmpuint (llama_test_attr (g, "params"), ==, enc[i].exact);
     }
 }
 
@@ -199,7 +165,7 @@ test_preset_accounting (void)
           o.batch = cases[c].b;
           o.seq = cases[c].S;
           o.fuse_qkv = o.fuse_ffn = fuse;
-          g = build_preset (r->preset, &o);
+          g = llama_test_build_preset (r->preset, &o);
           expect (r, o.phase, o.batch, o.seq, 2, &e);
           what = g_strdup_printf ("%s %s b%" G_GUINT64_FORMAT
                                   " s%" G_GUINT64_FORMAT " fuse=%u",
@@ -207,10 +173,11 @@ test_preset_accounting (void)
                                   elk__llama_phase_to_string (o.phase), o.batch,
                                   o.seq, fuse);
 
-          assert_close (matmul_flops (g), e.mm_flops, 1e-12, what);
+          assert_close (llama_test_matmul_flops (g), e.mm_flops, 1e-12, what);
           assert_close (elk_graph_get_total_flops (g), e.flops, 1e-12, what);
-          g_assert_cmpuint (attr (g, "weight-bytes"), ==, e.weight_bytes);
-          g_assert_cmpuint (attr (g, "kv-bytes"), ==, e.kv_bytes);
+          g_assert_cmpuint (llama_test_attr (g, "weight-bytes"), ==,
+                            e.weight_bytes);
+          g_assert_cmpuint (llama_test_attr (g, "kv-bytes"), ==, e.kv_bytes);
           /* Decode HBM bytes = weight bytes + b x seq x 2 x layers x KV
            * heads x head dim x bytes (windowed layers read the window). */
           g_assert_cmpuint (elk_graph_get_hbm_bytes (g), ==,
@@ -218,14 +185,14 @@ test_preset_accounting (void)
           if (o.phase == LLAMA_PHASE_DECODE && r->window == 0)
             g_assert_cmpuint (e.kv_bytes, ==,
                               o.batch * o.seq * 2 * r->L * r->kv * r->hd * 2);
-          g_assert_cmpuint (attr (g, "params"), ==, e.params);
+          g_assert_cmpuint (llama_test_attr (g, "params"), ==, e.params);
           g_assert_cmpuint (elk_graph_get_n_layers (g), ==, r->L);
           g_assert_cmpstr (elk_graph_get_attribute (g, "model"), ==,
                            r->preset);
           g_assert_cmpstr (elk_graph_get_attribute (g, "phase"), ==,
                            elk__llama_phase_to_string (o.phase));
-          g_assert_cmpuint (attr (g, "batch"), ==, o.batch);
-          g_assert_cmpuint (attr (g, "seq"), ==, o.seq);
+          g_assert_cmpuint (llama_test_attr (g, "batch"), ==, o.batch);
+          g_assert_cmpuint (llama_test_attr (g, "seq"), ==, o.seq);
         }
 }
 
@@ -255,7 +222,7 @@ test_dtypes (void)
       o.dtype = types[i].dtype;
       o.batch = 16;
       o.seq = 4096;
-      g = build_preset (r->preset, &o);
+      g = llama_test_build_preset (r->preset, &o);
       expect (r, o.phase, o.batch, o.seq, types[i].elt, &e);
       g_assert_cmpuint (elk_graph_get_hbm_bytes (g), ==,
                         e.weight_bytes + e.kv_bytes);
@@ -274,10 +241,10 @@ test_layers (void)
 
   elk__llama_build_options_init (&o);
   o.layers = 3;
-  g = build_preset ("llama-2-13b", &o);
+  g = llama_test_build_preset ("llama-2-13b", &o);
   g_assert_cmpuint (elk_graph_get_n_layers (g), ==, 3);
-  g_assert_cmpuint (attr (g, "layers"), ==, 3);
-  g_assert_cmpuint (attr (g, "model-layers"), ==, 40);
+  g_assert_cmpuint (llama_test_attr (g, "layers"), ==, 3);
+  g_assert_cmpuint (llama_test_attr (g, "model-layers"), ==, 40);
   g_assert_cmpint (elk_graph_get_op (g, 0)->layer, ==, -1);
   g_assert_cmpint (elk_graph_get_op (g, 0)->kind, ==, ELK_OP_GATHER);
   g_assert_cmpint (
@@ -383,7 +350,7 @@ test_paper_shapes (void)
       elk__llama_build_options_init (&o);
       o.batch = 32;
       o.seq = 2048;
-      g = build_preset (paper[i].preset, &o);
+      g = llama_test_build_preset (paper[i].preset, &o);
       SHAPE (g, "blk.0.attn_qkv.weight", paper[i].d, paper[i].qkv);
       SHAPE (g, "blk.7.attn_output.weight", paper[i].o, paper[i].d);
       if (g_str_has_prefix (paper[i].preset, "opt"))
@@ -398,7 +365,7 @@ test_paper_shapes (void)
       /* The LM head: d x vocab. */
       g_assert_cmpuint (tensor (g, "output.out")->shape[1], ==, paper[i].V);
       kv = 32ull * 2048 * 2 * paper[i].L * paper[i].heads * paper[i].hd * 2;
-      g_assert_cmpuint (attr (g, "kv-bytes"), ==, kv);
+      g_assert_cmpuint (llama_test_attr (g, "kv-bytes"), ==, kv);
       /* Nothing splits at b32 s2048 with the artifact's split factors. */
       g_assert_cmpint (elk_graph_find_tensor (g, "blk.0.k_cache.0"), <, 0);
     }
@@ -410,12 +377,12 @@ test_paper_shapes (void)
     elk__llama_build_options_init (&o);
     o.phase = LLAMA_PHASE_PREFILL;
     o.batch = 32;
-    g = build_preset ("vit-huge-paper", &o);
+    g = llama_test_build_preset ("vit-huge-paper", &o);
     SHAPE (g, "blk.0.attn_qkv.weight", 1280, 3840);
     SHAPE (g, "blk.0.ffn_up.weight", 1280, 5120);
     SHAPE (g, "blk.31.attn_score.out", 32, 16, 257, 257);
     SHAPE (g, "cls_head.weight", 1280, 1000);
-    g_assert_cmpuint (attr (g, "tokens"), ==, 32 * 257);
+    g_assert_cmpuint (llama_test_attr (g, "tokens"), ==, 32 * 257);
   }
 }
 
@@ -464,9 +431,9 @@ test_paper_split (void)
       o.batch = cases[i].b;
       o.seq = cases[i].S;
       o.layers = 2;
-      g = build_preset (cases[i].preset, &o);
+      g = llama_test_build_preset (cases[i].preset, &o);
       o.split_factor = 0;
-      off = build_preset (cases[i].preset, &o);
+      off = llama_test_build_preset (cases[i].preset, &o);
 
       g_assert_cmpuint (count_ops_with_prefix (g, "blk.0.attn_score"), ==,
                         cases[i].pieces);
@@ -486,7 +453,8 @@ test_paper_split (void)
                         elk_graph_get_hbm_bytes (off));
       assert_close (elk_graph_get_total_flops (g),
                     elk_graph_get_total_flops (off), 1e-12, "split flops");
-      g_assert_cmpuint (attr (g, "kv-bytes"), ==, attr (off, "kv-bytes"));
+      g_assert_cmpuint (llama_test_attr (g, "kv-bytes"), ==,
+                        llama_test_attr (off, "kv-bytes"));
     }
 }
 
@@ -528,7 +496,7 @@ build_granularity (const char *preset,
   o.seq = S;
   o.layers = layers;
   o.granularity = granularity;
-  return build_preset (preset, &o);
+  return llama_test_build_preset (preset, &o);
 }
 
 static void
@@ -590,31 +558,37 @@ test_granularity (void)
        * inputs and the residual adds' (4 x [M, d]), the Q Slice's QKV
        * output, RoPE's Concat and x cos for Q and K, and the FFN's up
        * half ([M, down width]); then output_norm's input. */
-      d = attr (art, "hidden");
+      d = llama_test_attr (art, "hidden");
       t = tensor (art, "blk.0.attn_qkv.weight");
       wqkv = t->shape[1];
-      he = attr (art, "heads") * attr (art, "head-dim");
-      hkv_e = attr (art, "kv-heads") * attr (art, "head-dim");
+      he = llama_test_attr (art, "heads") * llama_test_attr (art, "head-dim");
+      hkv_e = llama_test_attr (art, "kv-heads")
+              * llama_test_attr (art, "head-dim");
       t = tensor (art, "blk.0.ffn_down.weight");
       down_in = t->shape[0];
       spill = 2 * (4 * M * d + M * wqkv + 2 * M * he + 2 * M * hkv_e
                    + M * down_in);
-      g_assert_cmpuint (attr (art, "spill-bytes"), ==, 2 * spill + 2 * M * d);
+      g_assert_cmpuint (llama_test_attr (art, "spill-bytes"), ==,
+                        2 * spill + 2 * M * d);
       /* Constants: two epsilons, four RoPE tables of [1, head_dim] and
        * the [b, 1, 1] mask per layer, and output_norm's epsilon. */
-      g_assert_cmpuint (attr (art, "constant-bytes"), ==,
-                        2 * (2 * (2 + 4 * attr (art, "head-dim") + M)
-                             + 1));
+      g_assert_cmpuint (llama_test_attr (art, "constant-bytes"), ==,
+                        2
+                            * (2
+                                   * (2 + 4 * llama_test_attr (art, "head-dim")
+                                      + M)
+                               + 1));
       /* Weights and the KV cache are the same tensors; HBM traffic grows
        * by exactly the spills and the constants. */
-      g_assert_cmpuint (attr (art, "kv-bytes"), ==, attr (elk, "kv-bytes"));
-      g_assert_cmpuint (attr (art, "weight-bytes"), ==,
-                        attr (elk, "weight-bytes")
-                            + attr (art, "constant-bytes"));
+      g_assert_cmpuint (llama_test_attr (art, "kv-bytes"), ==,
+                        llama_test_attr (elk, "kv-bytes"));
+      g_assert_cmpuint (llama_test_attr (art, "weight-bytes"), ==,
+                        llama_test_attr (elk, "weight-bytes")
+                            + llama_test_attr (art, "constant-bytes"));
       g_assert_cmpuint (elk_graph_get_hbm_bytes (art), ==,
                         elk_graph_get_hbm_bytes (elk)
-                            + attr (art, "spill-bytes")
-                            + attr (art, "constant-bytes"));
+                            + llama_test_attr (art, "spill-bytes")
+                            + llama_test_attr (art, "constant-bytes"));
     }
 
   /* The default is elk's graph: 967 operators for Llama2-13B (24 per
@@ -628,7 +602,7 @@ test_granularity (void)
     g_assert_cmpint (o.granularity, ==, LLAMA_GRANULARITY_ELK);
     o.batch = 64;
     o.seq = 2048;
-    g = build_preset ("llama2-13b-paper", &o);
+    g = llama_test_build_preset ("llama2-13b-paper", &o);
     for (guint i = 0; i < elk_graph_get_n_ops (g); i++)
       hbm += elk_op_get_hbm_bytes (g, elk_graph_get_op (g, i)) > 0;
     g_assert_cmpuint (elk_graph_get_n_ops (g), ==, 967);
@@ -838,7 +812,8 @@ test_hf_errors (void)
     { "{\"model_type\":\"llama\",\"num_hidden_layers\":2,\"hidden_size\":64,"
       "\"num_attention_heads\":6,\"num_key_value_heads\":4,"
       "\"intermediate_size\":8,\"vocab_size\":10,"
-      "\"max_position_embeddings\":16}", "not a multiple" },
+      "\"max_position_embeddings\":16}",
+      "not a multiple" },
     { "{\"model_type\":\"llama\",\"num_hidden_layers\":2,\"hidden_size\":64,"
       "\"num_attention_heads\":4,\"intermediate_size\":8,\"vocab_size\":10,"
       "\"max_position_embeddings\":16,\"torch_dtype\":\"int4\"}",
@@ -852,8 +827,8 @@ test_hf_errors (void)
       g_assert_null (m);
       g_assert_nonnull (error);
       if (strstr (error->message, bad[i].needle) == NULL)
-        g_error ("case %u: \"%s\" does not contain \"%s\"", i,
-                 error->message, bad[i].needle);
+        g_error ("case %u: \"%s\" does not contain \"%s\"", i, error->message,
+                 bad[i].needle);
     }
 }
 
@@ -861,32 +836,10 @@ test_hf_errors (void)
 /* GGUF models with real tensor types                                   */
 /* ------------------------------------------------------------------ */
 
-static char *
-corpus_file (const char *name)
-{
-  const char *corpus = g_getenv ("ELK_CORPUS");
-  char *path;
-
-  if (corpus == NULL)
-    {
-      g_test_skip ("ELK_CORPUS is not set");
-      return NULL;
-    }
-  path = g_build_filename (corpus, "gguf", name, NULL);
-  if (!g_file_test (path, G_FILE_TEST_IS_REGULAR))
-    {
-      g_autofree char *msg = g_strdup_printf ("%s is absent", path);
-      g_test_skip (msg);
-      g_free (path);
-      return NULL;
-    }
-  return path;
-}
-
 static void
 test_gguf_tiny_graph (void)
 {
-  g_autofree char *path = corpus_file ("llama-2-tiny-random.gguf");
+  g_autofree char *path = llama_test_corpus_file ("llama-2-tiny-random.gguf");
   g_autoptr (GError) error = NULL;
   g_autoptr (LlamaModel) m = NULL;
   g_autoptr (ElkGraph) g = NULL;
@@ -910,14 +863,14 @@ test_gguf_tiny_graph (void)
    * the F16 head 8 x 32000 x 2, and 4 gathered F16 rows of 8. */
   weights = (4 * 64 + 3 * 256) * 2 + 3 * 8 * 4 + 8 * 32000 * 2 + 4 * 8 * 2;
   kv = 4 * 100 * 2 * 1 * 2 * 4 * 2;
-  g_assert_cmpuint (attr (g, "weight-bytes"), ==, weights);
-  g_assert_cmpuint (attr (g, "kv-bytes"), ==, kv);
+  g_assert_cmpuint (llama_test_attr (g, "weight-bytes"), ==, weights);
+  g_assert_cmpuint (llama_test_attr (g, "kv-bytes"), ==, kv);
   g_assert_cmpuint (elk_graph_get_hbm_bytes (g), ==, weights + kv);
   g_assert_cmpint (tensor (g, "blk.0.attn_norm.weight")->dtype, ==,
                    ELK_DTYPE_F32);
   g_assert_cmpint (tensor (g, "blk.0.attn_qkv.weight")->dtype, ==,
                    ELK_DTYPE_F16);
-  g_assert_cmpuint (attr (g, "params"), ==, 513048);
+  g_assert_cmpuint (llama_test_attr (g, "params"), ==, 513048);
 }
 
 /* A Q4_K model streams Q4_K bytes. */
@@ -1005,7 +958,7 @@ test_gguf_quantized (void)
   for (guint i = 1; i < n; i++)
     expected += t[i].bytes;
   expected += 4 * 144; /* 4 gathered Q4_K rows of 256 */
-  g_assert_cmpuint (attr (g, "weight-bytes"), ==, expected);
+  g_assert_cmpuint (llama_test_attr (g, "weight-bytes"), ==, expected);
   g_assert_cmpint (tensor (g, "blk.0.attn_qkv.weight")->dtype, ==,
                    ELK_DTYPE_QUANTIZED);
   g_assert_cmpuint (elk_graph_get_hbm_bytes (g), ==,
@@ -1016,7 +969,7 @@ test_gguf_quantized (void)
   g_clear_pointer (&g, elk_graph_unref);
   g = elk__llama_build_graph (m, &o, &error);
   g_assert_no_error (error);
-  g_assert_cmpuint (attr (g, "weight-bytes"), ==, expected);
+  g_assert_cmpuint (llama_test_attr (g, "weight-bytes"), ==, expected);
 
   for (guint i = 0; i < n; i++)
     if (g_str_has_prefix (t[i].name, "blk."))
@@ -1086,8 +1039,7 @@ test_frontend (void)
   g_assert_nonnull (strstr (error->message, "vit-huge-paper"));
   g_clear_error (&error);
   /* A missing file. */
-  g_object_set (obj, "model", "/nonexistent/model.gguf", "preset", NULL,
-                NULL);
+  g_object_set (obj, "model", "/nonexistent/model.gguf", "preset", NULL, NULL);
   g = elk_frontend_load (ELK_FRONTEND (obj), &error);
   g_assert_null (g);
   g_assert_error (error, LLAMA_ERROR, LLAMA_ERROR_IO);
@@ -1100,9 +1052,9 @@ test_frontend (void)
   g = elk_frontend_load (ELK_FRONTEND (obj), &error);
   g_assert_no_error (error);
   g_assert_cmpuint (elk_graph_get_n_layers (g), ==, 2);
-  g_assert_cmpuint (attr (g, "kv-bytes"), ==,
+  g_assert_cmpuint (llama_test_attr (g, "kv-bytes"), ==,
                     16ull * 4096 * 2 * 2 * 8 * 128 * 2);
-  g_assert_cmpuint (attr (g, "split-factor"), ==, 3);
+  g_assert_cmpuint (llama_test_attr (g, "split-factor"), ==, 3);
   elk_graph_unref (g);
   /* granularity=artifact through the property. */
   g_object_set (obj, "granularity", LLAMA_GRANULARITY_ARTIFACT, NULL);
@@ -1145,7 +1097,8 @@ test_hf_limits (void)
 
   /* Brackets inside strings do not count; depth 3 passes a limit of 3. */
   nested = g_strdup_printf ("%s, \"s\": \"[[[[\\\"[[\", "
-                            "\"o\": {\"a\": [1]}}", base);
+                            "\"o\": {\"a\": [1]}}",
+                            base);
   elk__llama_limits_init (&limits);
   limits.max_json_depth = 3;
   m = elk__llama_model_new_from_hf_data_with_limits (nested, -1, "n.json",

@@ -13,6 +13,7 @@
 
 #include "elk-llama-private.h"
 #include "gguf-writer.h"
+#include "llama-test-util.h"
 
 /* ------------------------------------------------------------------ */
 /* Independent counts                                                   */
@@ -132,27 +133,6 @@ row_params (const MoeRow *r, guint64 experts)
   return total;
 }
 
-static guint64
-attr (ElkGraph *g, const char *key)
-{
-  const char *v = elk_graph_get_attribute (g, key);
-  g_assert_nonnull (v);
-  return g_ascii_strtoull (v, NULL, 10);
-}
-
-static double
-matmul_flops (ElkGraph *g)
-{
-  double total = 0;
-  for (guint i = 0; i < elk_graph_get_n_ops (g); i++)
-    {
-      const ElkOp *op = elk_graph_get_op (g, i);
-      if (op->kind == ELK_OP_MATMUL)
-        total += op->flops;
-    }
-  return total;
-}
-
 static guint
 count_ops (ElkGraph *g, const char *name)
 {
@@ -169,20 +149,14 @@ build (const char *preset,
        guint64 seed,
        gboolean absorb)
 {
-  g_autoptr (GError) error = NULL;
-  g_autoptr (LlamaModel) m = elk__llama_model_new_from_preset (preset, &error);
   LlamaBuildOptions o;
-  ElkGraph *g;
 
-  g_assert_no_error (error);
   elk__llama_build_options_init (&o);
   o.batch = batch;
   o.seq = seq;
   o.routing_seed = seed;
   o.mla_absorb = absorb;
-  g = elk__llama_build_graph (m, &o, &error);
-  g_assert_no_error (error);
-  return g;
+  return llama_test_build_preset (preset, &o);
 }
 
 /* ------------------------------------------------------------------ */
@@ -344,10 +318,11 @@ test_decode_batch1 (void)
         row_decode (r, 1, moe_layers * r->k, &weights, &mm);
         kv = r->c != 0 ? r->L * S * (r->c + r->r) * 2
                        : r->L * S * 2 * r->kv * r->hd * 2;
-        g_assert_cmpuint (attr (g, "experts-loaded"), ==, moe_layers * r->k);
-        g_assert_cmpuint (attr (g, "moe-layers"), ==, moe_layers);
-        g_assert_cmpuint (attr (g, "weight-bytes"), ==, weights * 2);
-        g_assert_cmpuint (attr (g, "kv-bytes"), ==, kv);
+        g_assert_cmpuint (llama_test_attr (g, "experts-loaded"), ==,
+                          moe_layers * r->k);
+        g_assert_cmpuint (llama_test_attr (g, "moe-layers"), ==, moe_layers);
+        g_assert_cmpuint (llama_test_attr (g, "weight-bytes"), ==, weights * 2);
+        g_assert_cmpuint (llama_test_attr (g, "kv-bytes"), ==, kv);
         g_assert_cmpuint (elk_graph_get_hbm_bytes (g), ==, weights * 2 + kv);
         for (guint o = 0; o < elk_graph_get_n_ops (g); o++)
           if (strstr (elk_graph_get_op (g, o)->name, ".ffn_exp") != NULL
@@ -355,7 +330,8 @@ test_decode_batch1 (void)
             expert_ops++;
         g_assert_cmpuint (expert_ops, ==, moe_layers * r->k);
         flops = 2.0 * mm + r->L * row_attention_flops (r, 1, S, absorb);
-        g_assert_cmpfloat (fabs (matmul_flops (g) - flops), <=, 1e-9 * flops);
+        g_assert_cmpfloat (fabs (llama_test_matmul_flops (g) - flops), <=,
+                           1e-9 * flops);
       }
 }
 
@@ -366,21 +342,21 @@ test_decode_batch (void)
 {
   const MoeRow *r = &moe_rows[2]; /* qwen3-30b-a3b */
   g_autoptr (ElkGraph) g = build (r->preset, 16, 256, 7, FALSE);
-  guint64 loaded = attr (g, "experts-loaded"), weights;
+  guint64 loaded = llama_test_attr (g, "experts-loaded"), weights;
   double mm;
 
   g_assert_cmpuint (loaded, >, r->L * r->k);
   g_assert_cmpuint (loaded, <=, r->L * MIN (r->E, 16 * r->k));
   row_decode (r, 16, loaded, &weights, &mm);
-  g_assert_cmpuint (attr (g, "weight-bytes"), ==, weights * 2);
-  g_assert_cmpuint (attr (g, "kv-bytes"), ==,
+  g_assert_cmpuint (llama_test_attr (g, "weight-bytes"), ==, weights * 2);
+  g_assert_cmpuint (llama_test_attr (g, "kv-bytes"), ==,
                     r->L * 16 * 256 * 2 * 4 * 128 * 2);
   /* Every token still multiplies by exactly k experts. */
   g_assert_cmpfloat (fabs (
-                         matmul_flops (g)
+                         llama_test_matmul_flops (g)
                          - (2.0 * 16 * mm
                             + r->L * row_attention_flops (r, 16, 256, FALSE))),
-                     <=, 1e-9 * matmul_flops (g));
+                     <=, 1e-9 * llama_test_matmul_flops (g));
 }
 
 /* The same seed gives the same graph; the MLA forms read the same
@@ -406,9 +382,10 @@ test_seed_and_forms (void)
                         elk_graph_get_op (c, i)->name);
   g_assert_false (same);
 
-  g_assert_cmpuint (attr (plain, "weight-bytes"), ==,
-                    attr (absorbed, "weight-bytes"));
-  g_assert_cmpuint (attr (plain, "kv-bytes"), ==, attr (absorbed, "kv-bytes"));
+  g_assert_cmpuint (llama_test_attr (plain, "weight-bytes"), ==,
+                    llama_test_attr (absorbed, "weight-bytes"));
+  g_assert_cmpuint (llama_test_attr (plain, "kv-bytes"), ==,
+                    llama_test_attr (absorbed, "kv-bytes"));
   g_assert_cmpstr (elk_graph_get_attribute (absorbed, "mla-form"), ==,
                    "absorbed");
   g_assert_cmpuint (count_ops (absorbed, "blk.0.attn_q_absorb"), ==, 1);
@@ -441,10 +418,10 @@ test_other_phases (void)
         o.mla_absorb = TRUE; /* decode only: ignored here */
         g = elk__llama_build_graph (m, &o, &error);
         g_assert_no_error (error);
-        g_assert_cmpuint (attr (g, "kv-bytes"), ==, 0);
+        g_assert_cmpuint (llama_test_attr (g, "kv-bytes"), ==, 0);
         /* 64 tokens pick k experts each. */
-        g_assert_cmpuint (attr (g, "experts-loaded"), <=,
-                          attr (g, "moe-layers") * m->n_experts);
+        g_assert_cmpuint (llama_test_attr (g, "experts-loaded"), <=,
+                          llama_test_attr (g, "moe-layers") * m->n_experts);
         if (m->kv_lora_rank != 0)
           g_assert_cmpstr (elk_graph_get_attribute (g, "mla-form"), ==,
                            "plain");
@@ -463,10 +440,10 @@ test_other_phases (void)
     unfused = elk__llama_build_graph (m, &o, NULL);
     g_assert_nonnull (fused);
     g_assert_nonnull (unfused);
-    g_assert_cmpuint (attr (fused, "weight-bytes"), ==,
-                      attr (unfused, "weight-bytes"));
-    g_assert_cmpuint (attr (fused, "experts-loaded"), ==,
-                      attr (unfused, "experts-loaded"));
+    g_assert_cmpuint (llama_test_attr (fused, "weight-bytes"), ==,
+                      llama_test_attr (unfused, "weight-bytes"));
+    g_assert_cmpuint (llama_test_attr (fused, "experts-loaded"), ==,
+                      llama_test_attr (unfused, "experts-loaded"));
   }
   {
     /* The artifact's graphs never had experts. */
@@ -1180,7 +1157,7 @@ test_gguf (void)
     /* F16 everywhere: attention 4 d^2 (GQA 2 KV heads of 8 = d), norms,
      * router d x 4, two of the four experts (3 d F each), head, one
      * embedding row. */
-    g_assert_cmpuint (attr (g, "weight-bytes"), ==,
+    g_assert_cmpuint (llama_test_attr (g, "weight-bytes"), ==,
                       2
                           * (4 * d * d + 3 * d + d * 4 + 2 * 3 * d * F + d * V
                              + d));
@@ -1212,7 +1189,7 @@ test_gguf (void)
     g = elk__llama_build_graph (m, &o, &error);
     g_assert_no_error (error);
     /* The cache is the latent (8) and the RoPE key (4) per token. */
-    g_assert_cmpuint (attr (g, "kv-bytes"), ==, 10 * 12 * 2);
+    g_assert_cmpuint (llama_test_attr (g, "kv-bytes"), ==, 10 * 12 * 2);
   }
 
   /* Bad expert metadata. */
