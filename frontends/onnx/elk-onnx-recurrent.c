@@ -62,10 +62,10 @@ typedef struct
 } Activation;
 
 static const Activation activation_kinds[] = {
-  { "Sigmoid", 0, 0, 0 },         { "Tanh", 0, 0, 0 },
-  { "Relu", 0, 0, 0 },            { "HardSigmoid", 2, 0.2f, 0.5f },
-  { "LeakyRelu", 1, 0.01f, 0 },   { "ThresholdedRelu", 1, 1.0f, 0 },
-  { "Elu", 1, 1.0f, 0 },          { "Softsign", 0, 0, 0 },
+  { "Sigmoid", 0, 0, 0 },       { "Tanh", 0, 0, 0 },
+  { "Relu", 0, 0, 0 },          { "HardSigmoid", 2, 0.2f, 0.5f },
+  { "LeakyRelu", 1, 0.01f, 0 }, { "ThresholdedRelu", 1, 1.0f, 0 },
+  { "Elu", 1, 1.0f, 0 },        { "Softsign", 0, 0, 0 },
   { "Softplus", 0, 0, 0 },
 };
 
@@ -209,7 +209,8 @@ expand_dims (Expand *x, const char *out, const char *in, gint64 axis)
 }
 
 static const char *
-binary (Expand *x, const char *op, const char *out, const char *a, const char *b)
+binary (
+    Expand *x, const char *op, const char *out, const char *a, const char *b)
 {
   const char *in[] = { a, b };
   return node (x, op, out, in, 2, NULL, 0, FALSE);
@@ -225,11 +226,8 @@ gemm (Expand *x, const char *out, const char *a, const char *w, const char *c)
 }
 
 static const char *
-transpose (Expand *x,
-           const char *out,
-           const char *in,
-           const gint64 *perm,
-           guint rank)
+transpose (
+    Expand *x, const char *out, const char *in, const gint64 *perm, guint rank)
 {
   Onnx__AttributeProto *a
       = attr_new (x, "perm", ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS);
@@ -431,14 +429,15 @@ expand_direction (Expand *x,
            * H = o h(C).  Peepholes add P_i C' and P_f C' to i and f, and
            * P_o C to o. */
           const char *xt = slice (x, STEP ("xw"), xw, 0, t, t + 1, TRUE);
-          const char *G = hprev != NULL ? gemm (x, STEP ("g"), hprev, rd, xt)
-                                        : xt;
+          const char *G
+              = hprev != NULL ? gemm (x, STEP ("g"), hprev, rd, xt) : xt;
           const char *gi, *go, *gf, *c, *C;
 
           if (P == NULL)
             {
-              const char *s = activate (
-                  x, STEP ("iof"), f, slice (x, STEP ("g-iof"), G, 1, 0, 3 * H, FALSE));
+              const char *s
+                  = activate (x, STEP ("iof"), f,
+                              slice (x, STEP ("g-iof"), G, 1, 0, 3 * H, FALSE));
               gi = slice (x, STEP ("i"), s, 1, 0, H, FALSE);
               go = slice (x, STEP ("o"), s, 1, H, 2 * H, FALSE);
               gf = slice (x, STEP ("f"), s, 1, 2 * H, 3 * H, FALSE);
@@ -479,21 +478,21 @@ expand_direction (Expand *x,
            * H = h~ + z (H' - h~), which is (1 - z) h~ + z H'. */
           const char *xzr = slice (x, STEP ("xw-zr"), xw_zr, 0, t, t + 1, TRUE);
           const char *xh = slice (x, STEP ("xw-h"), xw_h, 0, t, t + 1, TRUE);
-          const char *zr = activate (
-              x, STEP ("zr"), f,
-              hprev != NULL ? gemm (x, STEP ("g-zr"), hprev, r_zr, xzr) : xzr);
+          const char *zr = activate (x, STEP ("zr"), f,
+                                     hprev != NULL ? gemm (x, STEP ("g-zr"),
+                                                           hprev, r_zr, xzr)
+                                                   : xzr);
           const char *z = slice (x, STEP ("z"), zr, 1, 0, H, FALSE);
           const char *r = slice (x, STEP ("r"), zr, 1, H, 2 * H, FALSE);
           const char *pre = xh, *hh;
 
           if (!x->lbr && hprev != NULL)
-            pre = gemm (x, STEP ("g-h"), binary (x, "Mul", STEP ("r*h'"), r, hprev),
-                        r_h, xh);
+            pre = gemm (x, STEP ("g-h"),
+                        binary (x, "Mul", STEP ("r*h'"), r, hprev), r_h, xh);
           else if (x->lbr && (hprev != NULL || rb != NULL))
             {
-              const char *hr = hprev != NULL
-                                   ? gemm (x, STEP ("h'r"), hprev, r_h, rb)
-                                   : rb;
+              const char *hr
+                  = hprev != NULL ? gemm (x, STEP ("h'r"), hprev, r_h, rb) : rb;
               pre = binary (x, "Add", STEP ("g-h"), xh,
                             binary (x, "Mul", STEP ("r*h'r"), r, hr));
             }
@@ -501,8 +500,8 @@ expand_direction (Expand *x,
           hnew = hprev != NULL
                      ? binary (x, "Add", STEP ("h"), hh,
                                binary (x, "Mul", STEP ("z*(h'-h~)"), z,
-                                       binary (x, "Sub", STEP ("h'-h~"),
-                                               hprev, hh)))
+                                       binary (x, "Sub", STEP ("h'-h~"), hprev,
+                                               hh)))
                      : binary (x, "Sub", STEP ("h"), hh,
                                binary (x, "Mul", STEP ("z*h~"), z, hh));
         }
@@ -758,7 +757,8 @@ check_sequence_lens (Loader *l, Node *n, gint64 S, GError **error)
         return TRUE;
       why = g_strdup_printf ("its sequence_lens '%s' is known only at run "
                              "time, and elk compiles static sequences; if "
-                             "every sequence has the full length %" G_GINT64_FORMAT
+                             "every sequence has the full length "
+                             "%" G_GINT64_FORMAT
                              ", say so with the frontend parameter "
                              "full-sequences=true",
                              v->name, S);
@@ -874,9 +874,8 @@ infer_recurrent (Loader *l, Node *n, GError **error)
     return elk__onnx_node_unsupported (l, n, error,
                                        "its input is not floating point");
   if (X->rank != 3)
-    return elk__onnx_node_error (l, n, error,
-                                 "X '%s' has rank %u, expected 3", X->name,
-                                 X->rank);
+    return elk__onnx_node_error (l, n, error, "X '%s' has rank %u, expected 3",
+                                 X->name, X->rank);
   S = X->dims[layout ? 1 : 0];
   Bt = X->dims[layout ? 0 : 1];
   if (R->rank != 3 || R->dims[1] % gates != 0)
@@ -891,12 +890,12 @@ infer_recurrent (Loader *l, Node *n, GError **error)
                                  " disagrees with R '%s' (hidden size "
                                  "%" G_GINT64_FORMAT ")",
                                  hidden, R->name, H);
-  if (!check_shape (l, n, "W", W, 3, (gint64[]) { D, gates * H, X->dims[2] },
+  if (!check_shape (l, n, "W", W, 3, (gint64[]){ D, gates * H, X->dims[2] },
                     error)
-      || !check_shape (l, n, "R", R, 3, (gint64[]) { D, gates * H, H }, error))
+      || !check_shape (l, n, "R", R, 3, (gint64[]){ D, gates * H, H }, error))
     return FALSE;
   if ((v = elk__onnx_in_value (n, 3)) != NULL
-      && !check_shape (l, n, "B", v, 2, (gint64[]) { D, 2 * gates * H }, error))
+      && !check_shape (l, n, "B", v, 2, (gint64[]){ D, 2 * gates * H }, error))
     return FALSE;
   for (guint k = 5; k <= 6 && k < n->n_in; k++)
     if ((v = elk__onnx_in_value (n, k)) != NULL)
@@ -904,13 +903,13 @@ infer_recurrent (Loader *l, Node *n, GError **error)
         gint64 want[3] = { D, Bt, H };
         if (layout)
           want[0] = Bt, want[1] = D;
-        if (!check_shape (l, n, k == 5 ? "initial_h" : "initial_c", v, 3,
-                          want, error))
+        if (!check_shape (l, n, k == 5 ? "initial_h" : "initial_c", v, 3, want,
+                          error))
           return FALSE;
         elk__onnx_mark_data (l, v);
       }
   if ((v = elk__onnx_in_value (n, 7)) != NULL
-      && !check_shape (l, n, "P", v, 2, (gint64[]) { D, 3 * H }, error))
+      && !check_shape (l, n, "P", v, 2, (gint64[]){ D, 3 * H }, error))
     return FALSE;
   if (!check_sequence_lens (l, n, S, error))
     return FALSE;
@@ -925,10 +924,11 @@ infer_recurrent (Loader *l, Node *n, GError **error)
     }
   if (n->expansion->nodes->len > l->opts.max_nodes)
     {
-      g_autofree char *msg = g_strdup_printf (
-          "unrolling its %" G_GINT64_FORMAT " time steps takes %u nodes, "
-          "above the max-nodes limit of %" G_GUINT64_FORMAT,
-          S, n->expansion->nodes->len, l->opts.max_nodes);
+      g_autofree char *msg
+          = g_strdup_printf ("unrolling its %" G_GINT64_FORMAT
+                             " time steps takes %u nodes, "
+                             "above the max-nodes limit of %" G_GUINT64_FORMAT,
+                             S, n->expansion->nodes->len, l->opts.max_nodes);
       return elk__onnx_node_unsupported (l, n, error, msg);
     }
   g_debug ("%s: node '%s': %s unrolled over %" G_GINT64_FORMAT " steps into "

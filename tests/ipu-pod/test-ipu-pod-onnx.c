@@ -40,6 +40,7 @@
 
 #include "onnx.pb-c.h"
 #include "elk-onnx-recurrent.h"
+#include "onnx-rnn-case.h"
 
 static ElkRegistry *registry;
 
@@ -1371,6 +1372,122 @@ test_recurrent (void)
   g_assert_cmpuint (tally.ran - ran_before, ==, names->len);
 }
 
+/* What the libonnx-testdata cases leave out: both directions and
+ * reverse, layout 1 with initial states, peepholes with an initial cell,
+ * GRU with linear_before_reset, activations with alpha and beta, an
+ * omitted Y, a constant sequence_lens.  Random weights and inputs, with
+ * the outputs of a reference written from the ONNX definitions
+ * (tests/onnx/onnx-rnn-case.c). */
+static void
+test_recurrent_variants (void)
+{
+  static const OnnxRnnCase cases[] = {
+    { .op = "LSTM",
+      .direction = "bidirectional",
+      .layout = 0,
+      .lbr = -1,
+      .S = 3,
+      .B = 2,
+      .I = 3,
+      .H = 4,
+      .bias = TRUE,
+      .h0 = TRUE,
+      .c0 = TRUE,
+      .peephole = TRUE,
+      .input_forget = -1,
+      .seq_lens = 2 },
+    { .op = "LSTM",
+      .direction = "reverse",
+      .layout = 1,
+      .lbr = -1,
+      .S = 3,
+      .B = 2,
+      .I = 2,
+      .H = 3,
+      .bias = TRUE,
+      .h0 = TRUE,
+      .c0 = TRUE,
+      .input_forget = -1 },
+    { .op = "LSTM",
+      .layout = -1,
+      .lbr = -1,
+      .S = 2,
+      .B = 3,
+      .I = 2,
+      .H = 2,
+      .no_y = TRUE,
+      .activations = "HardSigmoid,Elu,Softsign",
+      .alphas = "0.3,0.7",
+      .betas = "0.4",
+      .input_forget = -1 },
+    { .op = "GRU",
+      .direction = "bidirectional",
+      .layout = 1,
+      .lbr = 1,
+      .S = 3,
+      .B = 2,
+      .I = 3,
+      .H = 2,
+      .bias = TRUE,
+      .h0 = TRUE,
+      .input_forget = -1 },
+    { .op = "GRU",
+      .direction = "reverse",
+      .layout = 0,
+      .lbr = 0,
+      .S = 3,
+      .B = 2,
+      .I = 2,
+      .H = 3,
+      .bias = TRUE,
+      .h0 = TRUE,
+      .input_forget = -1 },
+    { .op = "GRU",
+      .layout = -1,
+      .lbr = 1,
+      .S = 2,
+      .B = 2,
+      .I = 2,
+      .H = 2,
+      .bias = TRUE,
+      .activations = "Sigmoid,Softplus",
+      .input_forget = -1 },
+    { .op = "RNN",
+      .direction = "bidirectional",
+      .layout = -1,
+      .lbr = -1,
+      .S = 4,
+      .B = 2,
+      .I = 2,
+      .H = 3,
+      .bias = TRUE,
+      .h0 = TRUE,
+      .activations = "Relu,LeakyRelu",
+      .alphas = "0.2",
+      .input_forget = -1 },
+  };
+  g_autofree char *tmp = NULL;
+  guint ran_before = tally.ran;
+
+  if (!have_chain ())
+    return;
+  tmp = g_dir_make_tmp ("elk-rnn-cases-XXXXXX", NULL);
+  g_assert_nonnull (tmp);
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      g_autofree char *name = g_strdup_printf ("%s-%u", cases[i].op, i);
+      g_autofree char *dir = g_build_filename (tmp, name, NULL);
+      g_autofree char *model = g_build_filename (dir, "model.onnx", NULL);
+      g_autofree char *data = g_build_filename (dir, "test_data_set_0", NULL);
+      g_autofree char *what = g_strdup_printf ("rnn-case/%s", name);
+
+      onnx_rnn_case_write (&cases[i], dir, 100 + i);
+      run_case (what, model, data, 8);
+    }
+  elk_test_remove_tree (tmp);
+  g_assert_cmpuint (tally.ran - ran_before, ==, G_N_ELEMENTS (cases));
+}
+
 /* SqueezeNet 1.1 (torchvision, random weights) on 224x224: 26
  * convolutions, 3 max pools, the global average pool. */
 static void
@@ -1433,6 +1550,7 @@ main (int argc, char *argv[])
   tally.table = g_string_new (NULL);
   g_test_add_func ("/ipu-pod/onnx/subset", test_subset);
   g_test_add_func ("/ipu-pod/onnx/recurrent", test_recurrent);
+  g_test_add_func ("/ipu-pod/onnx/recurrent-variants", test_recurrent_variants);
   g_test_add_func ("/ipu-pod/onnx/squeezenet", test_squeezenet);
   g_test_add_func ("/ipu-pod/onnx/mobilenet", test_mobilenet);
   g_test_add_func ("/ipu-pod/onnx/summary", test_summary);
