@@ -68,6 +68,76 @@ G_DEFINE_ENUM_TYPE (ElkIpuPodMapping,
                     G_DEFINE_ENUM_VALUE (ELK_IPU_POD_MAPPING_ALIGNED,
                                          "aligned"))
 
+/* The convenience switch over every emulate-* property: full (all on),
+ * analytic (all off); reading it gives custom for a mix, and writing
+ * custom leaves the switches as they are. */
+typedef enum
+{
+  ELK_IPU_POD_FIDELITY_FULL,
+  ELK_IPU_POD_FIDELITY_ANALYTIC,
+  ELK_IPU_POD_FIDELITY_CUSTOM,
+} ElkIpuPodFidelity;
+
+GType elk_ipu_pod_fidelity_get_type (void);
+G_DEFINE_ENUM_TYPE (ElkIpuPodFidelity,
+                    elk_ipu_pod_fidelity,
+                    G_DEFINE_ENUM_VALUE (ELK_IPU_POD_FIDELITY_FULL, "full"),
+                    G_DEFINE_ENUM_VALUE (ELK_IPU_POD_FIDELITY_ANALYTIC,
+                                         "analytic"),
+                    G_DEFINE_ENUM_VALUE (ELK_IPU_POD_FIDELITY_CUSTOM, "custom"))
+
+/* One boolean property per effect the emulator models beyond the
+ * analytic timeline (docs/fidelity-ipu-pod.md).  Off, the engine uses the
+ * analytic chip's quantity for that effect. */
+static const struct
+{
+  const char *name;
+  guint bit;
+  const char *blurb;
+} effects[] = {
+  { "emulate-syncs", IPU_FX_SYNCS,
+    "One BSP sync (sync-cycles + exchange-cycles) per rotation superstep; "
+    "off: the cost model's syncs-per-shift syncs per rotating operand" },
+  { "emulate-exchange-rate", IPU_FX_EXCHANGE_RATE,
+    "Tile-to-tile bytes at the port rate link-bw-gbps; off: at the cost "
+    "model's shift cost (0.28 cycles per byte)" },
+  { "emulate-reduction", IPU_FX_REDUCTION,
+    "Partial sums reduced as reduce-lowering says, no output re-layout; "
+    "off: the cost model's output shuffle" },
+  { "emulate-gather", IPU_FX_GATHER,
+    "Activations gathered from the producer's tiles in an input "
+    "superstep; off: no gather (the analytic chip charges the producer's "
+    "output shuffle)" },
+  { "emulate-distribution", IPU_FX_DISTRIBUTION,
+    "The preload layout turned into the execute layout by exchanging the "
+    "missing parts in one superstep; off: the cost model's warm-up (and "
+    "a free-distribution program's preload as an even shard)" },
+  { "emulate-ipu-links", IPU_FX_IPU_LINKS,
+    "Chip-crossing bytes share inter-chip-bw-gbps; off: the cost model's "
+    "multi-chip factor on the shifts and the shuffle" },
+  { "emulate-send-ports", IPU_FX_SEND_PORTS,
+    "An exchange also waits for its busiest sender's port; off: for its "
+    "receivers only" },
+  { "emulate-hbm-latency", IPU_FX_HBM_LATENCY,
+    "A preload's first byte lands after hbm-latency-ns; off: at once" },
+  { "emulate-hbm-chips", IPU_FX_HBM_CHIPS,
+    "Each chip's HBM controllers serve its own tiles at its share of "
+    "hbm-bw-gbps, and a part held on two chips is read twice; off: one "
+    "pooled HBM reading the graph's bytes once" },
+  { "emulate-unthrottled-preload", IPU_FX_UNTHROTTLED,
+    "A preload takes its tiles' whole ports whatever share its program "
+    "asked for; off: the share (ElkProgramOp.preload_share)" },
+  { "emulate-port-sharing", IPU_FX_PORT_SHARING,
+    "A receive port alternates exchange and preload packets; off: the "
+    "analytic delay-execution model (preloads first, the execute's "
+    "interconnect demand stalls it)" },
+  { "emulate-sram-port", IPU_FX_SRAM_PORT,
+    "Preload bytes landing in a computing tile take its SRAM port from the "
+    "kernel; off: kernels never slowed" },
+};
+#define N_EFFECTS G_N_ELEMENTS (effects)
+G_STATIC_ASSERT ((1u << G_N_ELEMENTS (effects)) - 1 == IPU_FX_ALL);
+
 #define ELK_TYPE_IPU_POD_CHIP (elk_ipu_pod_chip_get_type ())
 G_DECLARE_FINAL_TYPE (ElkIpuPodChip, elk_ipu_pod_chip, ELK, IPU_POD_CHIP,
                       GObject)
@@ -81,6 +151,7 @@ struct _ElkIpuPodChip
   double exchange_cycles, kernel_scale;
   gint reduce;
   gint mapping;
+  guint effects; /* IpuEffect bits switched on */
   /* From the last run, for tests and people. */
   guint64 last_sram_hwm;
   guint last_sram_hwm_tile;
@@ -118,8 +189,11 @@ enum
   PROP_SEED,
   PROP_INPUTS,
   PROP_LAST_TENSORS,
-  N_PROPS
+  PROP_FIDELITY,
+  PROP_EFFECT_0,
+  N_PROPS = PROP_EFFECT_0 + 12
 };
+G_STATIC_ASSERT (N_PROPS - PROP_EFFECT_0 == N_EFFECTS);
 static GParamSpec *properties[N_PROPS];
 
 enum
@@ -211,7 +285,11 @@ machine_from_props (const ElkIpuPodChip *self, IpuMachine *m)
   m->trace_tiles = self->trace_tiles;
   m->reduce_stepwise = self->reduce == ELK_IPU_POD_REDUCE_STEPWISE;
   m->tile_mapping_aligned = self->mapping == ELK_IPU_POD_MAPPING_ALIGNED;
+  m->effects = self->effects;
   elk_cost_coeffs_init_ipu_mk2 (&m->kernel);
+  m->xchg_Bps = (m->effects & IPU_FX_EXCHANGE_RATE)
+                    ? m->link_Bps
+                    : m->clock_hz / m->kernel.shift_cycles_per_byte;
   /* The kernel table is per-call cycles; the scale stretches all of it
    * (the fixed per-call parts too) to model a slower or faster tile. */
   m->kernel.matmul_inner *= self->kernel_scale;
@@ -261,12 +339,31 @@ elk_ipu_pod_chip_run_traced (ElkChip *chip,
   IpuMachine m;
   IpuReport r;
   g_autofree char *model = NULL;
+  g_autofree ElkOpCost *costs = NULL;
   ElkGraph *graph;
   double bound_compute = 0, bound_hbm;
 
   if (spec == NULL)
     return NULL;
   machine_from_props (self, &m);
+  /* An effect switched off takes the analytic chip's quantity, derived
+   * from the program's plans exactly as that chip derives it. */
+  if (m.effects != IPU_FX_ALL)
+    {
+      if (plans == NULL)
+        {
+          g_set_error (error, ELK_CHIP_ERROR, ELK_CHIP_ERROR_RUN,
+                       "chip 'ipu-pod': with emulate-* switches off the "
+                       "run needs the plan tables the program was compiled "
+                       "with, to take the analytic chip's quantities; none "
+                       "were given");
+          return NULL;
+        }
+      costs = elk_program_derive (program, plans, error);
+      if (costs == NULL)
+        return NULL;
+      m.costs = costs;
+    }
   metrics = elk_metrics_new ("ipu-pod emulator");
   if (!elk__ipu_emulate (&m, program, trace, metrics, &r, error))
     return NULL;
@@ -334,21 +431,44 @@ elk_ipu_pod_chip_run_traced (ElkChip *chip,
     r.xchip_bytes, r.compute_stall_s, r.exchange_stall_s, r.phase_s[0],
     r.xchip_wait_s, r.phase_s[1], r.phase_s[2], r.phase_s[3],
     r.phase_s[4]);
+  if (!(m.effects & IPU_FX_PORT_SHARING))
+    {
+      char *with_stall
+          = g_strdup_printf ("%s; analytic contention stall "
+                             "%.6g s",
+                             self->last_report, r.analytic_stall_s);
+      g_free (self->last_report);
+      self->last_report = with_stall;
+    }
   g_debug ("%s", self->last_report);
 
   {
     ElkProgramAssumptions a = elk_program_get_assumptions (program);
+    GString *off = g_string_new (NULL);
+    g_autofree char *off_str = NULL;
+
+    /* The effects switched off, by name, so that a row says which model
+     * measured it (nothing is added with every effect on). */
+    for (guint k = 0; k < N_EFFECTS; k++)
+      if (!(m.effects & effects[k].bit))
+        g_string_append_printf (off, "%s%s", off->len > 0 ? ", " : "",
+                                effects[k].name);
+    if (off->len > 0)
+      g_string_prepend (off, "; analytic quantities for ");
+    off_str = g_string_free (off, FALSE);
     model = g_strdup_printf (
-      "ipu-pod emulator (timing: BSP supersteps, per-tile ports, chip-local "
-      "HBM, %s partial-sum reduction, %s tile mapping%s%s), SRAM high-water "
-      "%" G_GUINT64_FORMAT
-      " B on tile %u", m.reduce_stepwise ? "stepwise" : "direct",
-      m.tile_mapping_aligned ? "aligned" : "sequential",
-      a & ELK_PROGRAM_ASSUME_FREE_DISTRIBUTION
-        ? "; the program's assumption applied: free data distribution" : "",
-      a & ELK_PROGRAM_ASSUME_PRIVATE_PRELOAD_NETWORK
-        ? "; the program's assumption applied: private preload network" : "",
-      r.sram_hwm, r.sram_hwm_tile);
+        "ipu-pod emulator (timing: BSP supersteps, per-tile ports, chip-local "
+        "HBM, %s partial-sum reduction, %s tile mapping%s%s%s), SRAM "
+        "high-water %" G_GUINT64_FORMAT " B on tile %u",
+        m.reduce_stepwise ? "stepwise" : "direct",
+        m.tile_mapping_aligned ? "aligned" : "sequential",
+        a & ELK_PROGRAM_ASSUME_FREE_DISTRIBUTION
+            ? "; the program's assumption applied: free data distribution"
+            : "",
+        a & ELK_PROGRAM_ASSUME_PRIVATE_PRELOAD_NETWORK
+            ? "; the program's assumption applied: private preload network"
+            : "",
+        off_str, r.sram_hwm, r.sram_hwm_tile);
   }
   g_free (metrics->model);
   metrics->model = g_steal_pointer (&model);
@@ -406,7 +526,20 @@ elk_ipu_pod_chip_get_property (GObject *object, guint prop_id,
     case PROP_SEED: g_value_set_uint (value, self->seed); break;
     case PROP_INPUTS: g_value_set_boxed (value, self->inputs); break;
     case PROP_LAST_TENSORS: g_value_set_boxed (value, self->last_tensors); break;
+    case PROP_FIDELITY:
+      g_value_set_enum (value,
+                        self->effects == IPU_FX_ALL ? ELK_IPU_POD_FIDELITY_FULL
+                        : self->effects == 0 ? ELK_IPU_POD_FIDELITY_ANALYTIC
+                                             : ELK_IPU_POD_FIDELITY_CUSTOM);
+      break;
     default:
+      if (prop_id >= PROP_EFFECT_0 && prop_id < PROP_EFFECT_0 + N_EFFECTS)
+        {
+          g_value_set_boolean (value, (self->effects
+                                       & effects[prop_id - PROP_EFFECT_0].bit)
+                                          != 0);
+          break;
+        }
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
 }
@@ -438,7 +571,22 @@ elk_ipu_pod_chip_set_property (GObject *object, guint prop_id,
       g_clear_pointer (&self->inputs, g_hash_table_unref);
       self->inputs = g_value_dup_boxed (value);
       break;
+    case PROP_FIDELITY:
+      if (g_value_get_enum (value) == ELK_IPU_POD_FIDELITY_FULL)
+        self->effects = IPU_FX_ALL;
+      else if (g_value_get_enum (value) == ELK_IPU_POD_FIDELITY_ANALYTIC)
+        self->effects = 0;
+      break;
     default:
+      if (prop_id >= PROP_EFFECT_0 && prop_id < PROP_EFFECT_0 + N_EFFECTS)
+        {
+          guint bit = effects[prop_id - PROP_EFFECT_0].bit;
+          if (g_value_get_boolean (value))
+            self->effects |= bit;
+          else
+            self->effects &= ~bit;
+          break;
+        }
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
 }
@@ -531,6 +679,21 @@ elk_ipu_pod_chip_class_init (ElkIpuPodChipClass *klass)
     "Functional mode: every tensor of the last run (name to GBytes of "
     "float32), inputs as used and outputs gathered from the tiles",
     G_TYPE_HASH_TABLE, RO);
+  /* The fidelity switches are set in the order given (not at
+   * construction), so that fidelity=analytic followed by one
+   * emulate-*=true switches that one effect on alone. */
+  properties[PROP_FIDELITY] = g_param_spec_enum (
+      "fidelity", NULL,
+      "All emulate-* switches at once: full (every effect emulated, the "
+      "default) or analytic (every effect off: the analytic chip's "
+      "quantities, docs/fidelity-ipu-pod.md); reads custom for a mix, and "
+      "writing custom changes nothing",
+      elk_ipu_pod_fidelity_get_type (), ELK_IPU_POD_FIDELITY_FULL,
+      G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS);
+  for (guint k = 0; k < N_EFFECTS; k++)
+    properties[PROP_EFFECT_0 + k]
+        = g_param_spec_boolean (effects[k].name, NULL, effects[k].blurb, TRUE,
+                                G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS);
   for (guint i = PROP_HBM_LATENCY_NS; i < N_PROPS; i++)
     g_object_class_install_property (object_class, i, properties[i]);
 
@@ -551,6 +714,7 @@ elk_ipu_pod_chip_class_init (ElkIpuPodChipClass *klass)
 static void
 elk_ipu_pod_chip_init (ElkIpuPodChip *self)
 {
+  self->effects = IPU_FX_ALL;
 }
 
 ELK_PLUGIN_DEFINE_FEATURE (ipu_pod,

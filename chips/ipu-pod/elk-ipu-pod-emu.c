@@ -71,6 +71,8 @@ typedef struct
   double tx;        /* bytes sent by the worst sender */
   double rx_total;  /* bytes received over all tiles */
   double xchip;     /* bytes crossing chips */
+  double scale;     /* an exchange's time factor (the cost model's
+                     * multi-chip penalty with the IPU-Links off) */
 } Phase;
 
 /* Per-tile bytes of a layout: the worst tile's, and either NULL (every
@@ -92,6 +94,7 @@ typedef struct
   TileBytes cold;
   double *chip_hbm;      /* bytes each chip's controllers read */
   double hbm_total;
+  double hbm_graph; /* the graph's bytes, read once (pooled HBM) */
   Phase *phases;
   guint n_phases;
   guint8 order[ELK_MAX_DIMS]; /* the tile mapping of both layouts */
@@ -626,7 +629,35 @@ static void
 push_phase (GArray *a, PhaseKind kind, PhaseWhat what, double work,
             double tx, double rx_total, double xchip)
 {
-  Phase ph = { (guint8) kind, (guint8) what, work, tx, rx_total, xchip };
+  Phase ph = { (guint8) kind, (guint8) what, work, tx, rx_total, xchip, 1 };
+  g_array_append_val (a, ph);
+}
+
+/* push_phase with the effects switched off applied: without send ports an
+ * exchange waits only for its receivers, without IPU-Links no byte waits
+ * for them, and @mc (the cost model's multi-chip factor, or 1) stretches
+ * syncs and exchanges. */
+static void
+push_phase_fx (const IpuMachine *m,
+               GArray *a,
+               PhaseKind kind,
+               PhaseWhat what,
+               double work,
+               double tx,
+               double rx_total,
+               double xchip,
+               double mc)
+{
+  Phase ph = { (guint8) kind, (guint8) what, work, tx, rx_total, xchip, 1 };
+
+  if (!(m->effects & IPU_FX_SEND_PORTS))
+    ph.tx = MIN (ph.tx, ph.work);
+  if (!(m->effects & IPU_FX_IPU_LINKS))
+    ph.xchip = 0;
+  if (kind == PH_SYNC)
+    ph.work *= mc;
+  else if (kind == PH_EXCHANGE)
+    ph.scale = mc;
   g_array_append_val (a, ph);
 }
 
@@ -758,6 +789,8 @@ typedef struct
   Grid g;
   guint64 piece[ELK_MAX_OPERANDS];
   double sync;
+  double mc;             /* the cost model's multi-chip factor, or 1 */
+  const ElkOpCost *cost; /* the analytic quantities (NULL: all on) */
   GArray *ph;
   Lowered *L;
 } Lowering;
@@ -778,7 +811,26 @@ lower_cold_layout (Lowering *lw)
   const gboolean preloaded = lw->preloaded;
   Lowered *L = lw->L;
 
+  if (preloaded && cold_mask != 0)
+    L->hbm_graph = (double) elk_op_get_hbm_bytes (graph, op);
+  /* A program that takes distribution as free (Ideal), with the emulated
+   * distribution off: its preload lands as the analytic chip lands it, an
+   * even, unreplicated shard on every tile. */
+  if (preloaded && cold_mask != 0 && !(m->effects & IPU_FX_DISTRIBUTION)
+      && (elk_program_get_assumptions (lw->program)
+          & ELK_PROGRAM_ASSUME_FREE_DISTRIBUTION))
+    {
+      guint64 hbm = elk_op_get_hbm_bytes (graph, op);
 
+      L->cold_cores = m->tiles;
+      L->cold.cores = m->tiles;
+      L->cold.rep = ceil_div (hbm, m->tiles);
+      L->cold.total = (double) L->cold.rep * m->tiles;
+      for (guint ch = 0; ch < m->chips; ch++)
+        L->chip_hbm[ch] = (double) hbm / m->chips;
+      L->hbm_total = (double) hbm;
+      return;
+    }
   if (preloaded && cold_mask != 0)
     {
       Grid cg;
@@ -839,7 +891,9 @@ lower_input (Lowering *lw)
       const ElkOp *producer_op = NULL;
       const ElkProgramOp *producer_pop = NULL;
 
-      if (cold_mask & (1u << v))
+      /* Without the emulated gather an activation is where it is needed
+       * (the analytic chip charges the producer's output shuffle). */
+      if ((cold_mask & (1u << v)) || !(m->effects & IPU_FX_GATHER))
         continue;
       if (pi >= 0 && pi < (gint) i)
         {
@@ -872,7 +926,7 @@ lower_input (Lowering *lw)
       in_xchip += far;
     }
   /* Data distribution, unless the program takes it as free (Ideal). */
-  if (preloaded && cold_mask != 0
+  if (preloaded && cold_mask != 0 && (m->effects & IPU_FX_DISTRIBUTION)
       && !(elk_program_get_assumptions (program)
            & ELK_PROGRAM_ASSUME_FREE_DISTRIBUTION))
     {
@@ -926,9 +980,25 @@ lower_input (Lowering *lw)
     }
   if (in_rx > 0)
     {
-      push_phase (ph, PH_SYNC, WHAT_SYNC, sync + m->exchange_cycles, 0, 0, 0);
-      push_phase (ph, PH_EXCHANGE, WHAT_INPUT, in_rx, in_tx, in_total,
-                  in_xchip);
+      push_phase_fx (m, ph, PH_SYNC, WHAT_SYNC, sync + m->exchange_cycles, 0, 0,
+                     0, 1);
+      push_phase_fx (m, ph, PH_EXCHANGE, WHAT_INPUT, in_rx, in_tx, in_total,
+                     in_xchip, 1);
+    }
+  /* Without the emulated distribution: the cost model's warm-up
+   * (t10-plan-space.md §2.4 item 6), its bytes through the ports and
+   * its syncs (rho per operand) as one fixed phase. */
+  if (preloaded && cold_mask != 0 && !(m->effects & IPU_FX_DISTRIBUTION)
+      && lw->cost != NULL && lw->cost->warmup_s > 0)
+    {
+      double bytes = lw->cost->warmup_noc_bytes / MAX (cp->cores_used, 1u);
+      double fixed = lw->cost->warmup_s * m->clock_hz
+                     - bytes * m->kernel.shift_cycles_per_byte;
+
+      push_phase_fx (m, ph, PH_SYNC, WHAT_SYNC, MAX (fixed, 0.0), 0, 0, 0, 1);
+      if (bytes > 0)
+        push_phase_fx (m, ph, PH_EXCHANGE, WHAT_INPUT, bytes, bytes,
+                       bytes * cp->cores_used, 0, 1);
     }
 }
 
@@ -1026,10 +1096,20 @@ lower_steps (Lowering *lw)
           }
         if (r < 0)
           break;
-        push_phase (ph, PH_SYNC, WHAT_SYNC, sync + m->exchange_cycles, 0, 0,
-                    0);
-        push_phase (ph, PH_EXCHANGE, WHAT_SHIFT, rounds[r].bytes,
-                    rounds[r].bytes, rounds[r].bytes * g->cores, rxc[r]);
+        if (m->effects & IPU_FX_SYNCS)
+          push_phase_fx (m, ph, PH_SYNC, WHAT_SYNC, sync + m->exchange_cycles,
+                         0, 0, 0, lw->mc);
+        else
+          /* The cost model's shift event: syncs_per_shift syncs for each
+           * operand the round moves. */
+          push_phase_fx (m, ph, PH_SYNC, WHAT_SYNC,
+                         (double) __builtin_popcount (rounds[r].mask)
+                             * m->kernel.syncs_per_shift
+                             * m->kernel.sync_cycles,
+                         0, 0, 0, lw->mc);
+        push_phase_fx (m, ph, PH_EXCHANGE, WHAT_SHIFT, rounds[r].bytes,
+                       rounds[r].bytes, rounds[r].bytes * g->cores, rxc[r],
+                       lw->mc);
       }
   }
 }
@@ -1074,10 +1154,11 @@ lower_partial_sums (Lowering *lw)
               double chunk = (double) piece[0] / r;
               for (guint32 k = 1; k < r; k++)
                 {
-                  push_phase (ph, PH_SYNC, WHAT_SYNC,
-                              sync + m->exchange_cycles, 0, 0, 0);
-                  push_phase (ph, PH_EXCHANGE, WHAT_REDUCE, chunk, chunk,
-                              chunk * g->cores, cross * chunk / (r - 1));
+                  push_phase_fx (m, ph, PH_SYNC, WHAT_SYNC,
+                                 sync + m->exchange_cycles, 0, 0, 0, lw->mc);
+                  push_phase_fx (m, ph, PH_EXCHANGE, WHAT_REDUCE, chunk, chunk,
+                                 chunk * g->cores, cross * chunk / (r - 1),
+                                 lw->mc);
                 }
               push_phase (ph, PH_COMPUTE, WHAT_REDUCE,
                           reduce_cycles (&m->kernel, ceil (out_elems / r), r),
@@ -1085,16 +1166,45 @@ lower_partial_sums (Lowering *lw)
             }
           else
             {
-              push_phase (ph, PH_SYNC, WHAT_SYNC, sync + m->exchange_cycles,
-                          0, 0, 0);
-              push_phase (ph, PH_EXCHANGE, WHAT_REDUCE, rx, rx, rx * g->cores,
-                          cross * (double) piece[0] / r);
+              push_phase_fx (m, ph, PH_SYNC, WHAT_SYNC,
+                             sync + m->exchange_cycles, 0, 0, 0, lw->mc);
+              push_phase_fx (m, ph, PH_EXCHANGE, WHAT_REDUCE, rx, rx,
+                             rx * g->cores, cross * (double) piece[0] / r,
+                             lw->mc);
               push_phase (ph, PH_COMPUTE, WHAT_REDUCE,
                           reduce_cycles (&m->kernel, ceil (out_elems / r), r),
                           0, 0, 0);
             }
         }
     }
+}
+
+/* Without the emulated reduction: the cost model's shuffle after the
+ * operator (t10-plan-space.md §2.4 item 3: the output's re-layout, its
+ * syncs, the partial-sum gather and reduce), read from the execute plan
+ * the validator checked.  Its bytes go through the ports; its syncs and
+ * reduce kernel are one fixed phase. */
+static void
+lower_shuffle (Lowering *lw)
+{
+  const IpuMachine *m = lw->m;
+  const ElkPlan *hp = lw->hp;
+  double bytes = 0, fixed;
+
+  /* noc_bytes is (shift + shuffle bytes) x cores; rounding leaves dust. */
+  if (hp->cores_used > 0)
+    bytes = hp->noc_bytes / hp->cores_used - hp->shift_bytes;
+  if (bytes < 1e-6)
+    bytes = 0;
+  fixed = hp->shuffle_s * m->clock_hz
+              / (hp->cores_used > m->tiles_per_chip ? m->kernel.multichip_factor
+                                                    : 1)
+          - bytes * m->kernel.shift_cycles_per_byte;
+  if (bytes > 0)
+    push_phase_fx (m, lw->ph, PH_EXCHANGE, WHAT_REDUCE, bytes, bytes,
+                   bytes * lw->g.cores, 0, lw->mc);
+  push_phase_fx (m, lw->ph, PH_SYNC, WHAT_SYNC, MAX (fixed, 0.0), 0, 0, 0,
+                 lw->mc);
 }
 
 static Lowered *
@@ -1149,12 +1259,22 @@ lower_op_mapped (const IpuMachine *m,
   L->chip_hbm = g_new0 (double, m->chips);
   chip_counts (m, lw.g.cores, cons);
 
+  lw.cost = m->costs != NULL ? &m->costs[i] : NULL;
+  lw.mc = !(m->effects & IPU_FX_IPU_LINKS) && lw.g.cores > m->tiles_per_chip
+              ? m->kernel.multichip_factor
+              : 1;
+
   lower_cold_layout (&lw);
   lw.ph = g_array_new (FALSE, FALSE, sizeof (Phase));
   lower_input (&lw);
   lower_steps (&lw);
-  lower_partial_sums (&lw);
-  push_phase (lw.ph, PH_SYNC, WHAT_SYNC, lw.sync, 0, 0, 0);
+  if (m->effects & IPU_FX_REDUCTION)
+    {
+      lower_partial_sums (&lw);
+      push_phase_fx (m, lw.ph, PH_SYNC, WHAT_SYNC, lw.sync, 0, 0, 0, lw.mc);
+    }
+  else
+    lower_shuffle (&lw);
 
   L->n_phases = lw.ph->len;
   L->phases = (Phase *) g_array_free (lw.ph, FALSE);
@@ -1172,7 +1292,7 @@ lowered_idle_s (const IpuMachine *m, const Lowered *L)
     {
       const Phase *ph = &L->phases[k];
       if (ph->kind == PH_EXCHANGE)
-        t += MAX (MAX (ph->work, ph->tx) / m->link_Bps,
+        t += MAX (MAX (ph->work, ph->tx) * ph->scale / m->xchg_Bps,
                   ph->xchip / m->inter_chip_Bps);
       else
         t += ph->work / m->clock_hz;
@@ -1533,9 +1653,15 @@ typedef struct
   guint ex_phase, ex_step;
   double ex_start, ex_phase_start, ex_xchip_left;
   gboolean debug, debug_phases;
-  /* The preload in flight. */
+  /* With port sharing off: the preloads' interconnect time the execute
+   * in flight has overlapped, and the analytic stall it then serves as
+   * one more phase. */
+  double ex_demand;
+  gboolean ex_stalling;
+  Phase stall_phase;
+  /* The preload in flight, and the port share its program asked for. */
   gint pr_op;
-  double pr_start, pr_deliver;
+  double pr_start, pr_deliver, pr_share;
   double breakdown[4]; /* pre, exec, overlap, stall */
   gboolean private_preload;
 } Emu;
@@ -1736,6 +1862,46 @@ init_sim (Emu *e)
     }
 }
 
+/* The phase the execute in flight is in: one of its own, or after them
+ * the analytic stall. */
+static const Phase *
+exec_phase (const Emu *e)
+{
+  const Lowered *L = e->low[e->ex_op];
+
+  return e->ex_phase < L->n_phases ? &L->phases[e->ex_phase] : &e->stall_phase;
+}
+
+/* With port sharing off, an execute that has run all its phases waits as
+ * the analytic chip's delay-execution model says (elk-timeline.c): its
+ * interconnect demand (the analytic noc_s) gets only the time the
+ * overlapping preloads left idle, and the rest is a stall.  Returns
+ * whether there is one; it then runs as a phase of fixed cycles. */
+static gboolean
+begin_stall (Emu *e)
+{
+  const IpuMachine *m = e->m;
+  double stall;
+
+  if ((m->effects & IPU_FX_PORT_SHARING) || m->costs == NULL)
+    return FALSE;
+  stall = m->costs[e->ex_op].noc_s - ((e->now - e->ex_start) - e->ex_demand);
+  if (stall * m->clock_hz <= EPS_CYCLES)
+    return FALSE;
+  e->stall_phase
+      = (Phase){ PH_SYNC, WHAT_SYNC, stall * m->clock_hz, 0, 0, 0, 1 };
+  e->ex_stalling = TRUE;
+  e->report->analytic_stall_s += stall;
+  e->ex_xchip_left = 0;
+  for (guint k = 0; k < e->sim.n_segs; k++)
+    if (e->sim.segs[k].in_exec)
+      {
+        e->sim.segs[k].ex_left = e->stall_phase.work;
+        e->sim.segs[k].tx_left = 0;
+      }
+  return TRUE;
+}
+
 /* Starts whatever the rules allow at this instant: the execute in flight
  * moves to its next phase, the preload in flight sets its tags, and the
  * next preload (R1, R2) and the next execute (R1, R3) start. */
@@ -1772,7 +1938,7 @@ start_activities (Emu *e, GError **error)
           if (done)
             {
               const Lowered *L = low[e->ex_op];
-              const Phase *cur = &L->phases[e->ex_phase];
+              const Phase *cur = exec_phase (e);
 
               trace_phase (&e->sim, elk_graph_get_op (graph, e->ex_op), cur,
                            L->cores, e->ex_phase_start, e->now);
@@ -1787,9 +1953,11 @@ start_activities (Emu *e, GError **error)
                   report->exchange_bytes += cur->rx_total;
                   report->xchip_bytes += cur->xchip;
                 }
-              report->n_supersteps += cur->kind == PH_SYNC;
+              report->n_supersteps += cur->kind == PH_SYNC && !e->ex_stalling;
               e->ex_phase++;
-              if (e->ex_phase == L->n_phases)
+              if (e->ex_phase == L->n_phases && begin_stall (e))
+                ; /* the analytic stall runs as one more phase */
+              else if (e->ex_phase >= L->n_phases)
                 {
                   if (debug)
                     debug_exec (graph, program, e->ex_op, L, e->ex_start,
@@ -1799,6 +1967,7 @@ start_activities (Emu *e, GError **error)
                     return FALSE;
                   trace_counters (&e->sim, e->now);
                   e->ex_op = -1;
+                  e->ex_stalling = FALSE;
                   e->execs_done++;
                 }
               else
@@ -1862,7 +2031,12 @@ start_activities (Emu *e, GError **error)
           trace_counters (&e->sim, e->now);
           e->pr_op = (gint) j;
           e->pr_start = e->now;
-          e->pr_deliver = e->now + (L->cold.rep > 0 ? m->hbm_latency_s : 0);
+          e->pr_deliver
+              = e->now
+                + (L->cold.rep > 0 && (m->effects & IPU_FX_HBM_LATENCY)
+                       ? m->hbm_latency_s
+                       : 0);
+          e->pr_share = elk_program_peek_op (program, j)->preload_share;
           changed = TRUE;
           resegment (&e->sim, e->ex_op >= 0 ? low[e->ex_op]->cores : 0,
                      L->cold.cores);
@@ -1893,6 +2067,8 @@ start_activities (Emu *e, GError **error)
           e->ex_phase = 0;
           e->ex_phase_start = e->now;
           e->ex_xchip_left = 0;
+          e->ex_demand = 0;
+          e->ex_stalling = FALSE;
           changed = TRUE;
           resegment (&e->sim, L->cores,
                      e->pr_op >= 0 ? low[e->pr_op]->cold.cores : 0);
@@ -1936,10 +2112,33 @@ set_rates (Emu *e, const Phase *ph, double *dt_out, double *stall_out)
                          && s->ex_left > 0;
         s->pre_rate = 0;
         if (delivering && s->in_pre && s->pre_left > 0)
-          s->pre_rate = ex_rx && !private_preload ? m->link_Bps / 2
-                                                  : m->link_Bps;
+          {
+            s->pre_rate = ex_rx && !private_preload
+                                  && (m->effects & IPU_FX_PORT_SHARING)
+                              ? m->link_Bps / 2
+                              : m->link_Bps;
+            /* The analytic chip runs a preload at the share of the port
+             * its program asked for. */
+            if (!(m->effects & IPU_FX_UNTHROTTLED))
+              s->pre_rate = MIN (s->pre_rate, m->link_Bps * e->pr_share);
+          }
       }
-    if (delivering)
+    if (delivering && !(m->effects & IPU_FX_HBM_CHIPS) && P->hbm_graph > 0
+        && P->cold.rep > 0)
+      {
+        /* One pooled HBM that reads the graph's bytes once, as the
+         * analytic load model has it. */
+        double need = 0;
+        double kappa = P->hbm_graph / ((double) P->cold.rep * P->cold.cores);
+
+        for (guint k = 0; k < e->sim.n_segs; k++)
+          need += e->sim.segs[k].pre_rate * kappa
+                  * (e->sim.segs[k].hi - e->sim.segs[k].lo);
+        if (need > m->hbm_Bps)
+          for (guint k = 0; k < e->sim.n_segs; k++)
+            e->sim.segs[k].pre_rate *= m->hbm_Bps / need;
+      }
+    else if (delivering && (m->effects & IPU_FX_HBM_CHIPS))
       for (guint ch = 0; ch < m->chips; ch++)
         {
           double need = 0, kappa, cold_tiles;
@@ -1977,15 +2176,20 @@ set_rates (Emu *e, const Phase *ph, double *dt_out, double *stall_out)
                 /* Bytes landing in the tile's SRAM take its port from
                  * the compute pipeline. */
                 free_rate = m->clock_hz;
-                s->ex_rate = m->clock_hz
-                             * MAX (0.0, 1 - s->pre_rate
-                                               / (m->sram_port_Bpc
-                                                  * m->clock_hz));
+                s->ex_rate = m->clock_hz;
+                if (m->effects & IPU_FX_SRAM_PORT)
+                  s->ex_rate = m->clock_hz
+                               * MAX (0.0, 1
+                                               - s->pre_rate
+                                                     / (m->sram_port_Bpc
+                                                        * m->clock_hz));
                 break;
               case PH_EXCHANGE:
-                free_rate = m->link_Bps;
-                s->ex_rate = m->link_Bps
-                             - (private_preload ? 0 : s->pre_rate);
+                free_rate = m->xchg_Bps / ph->scale;
+                s->ex_rate
+                    = private_preload || !(m->effects & IPU_FX_PORT_SHARING)
+                          ? free_rate
+                          : MIN (free_rate, m->link_Bps - s->pre_rate);
                 break;
               }
             slow = 1 - s->ex_rate / free_rate;
@@ -1994,7 +2198,7 @@ set_rates (Emu *e, const Phase *ph, double *dt_out, double *stall_out)
               dt = MIN (dt, s->ex_left / s->ex_rate);
           }
         if (ph != NULL && s->in_exec && s->tx_left > 0)
-          dt = MIN (dt, s->tx_left / m->link_Bps);
+          dt = MIN (dt, s->tx_left / (m->xchg_Bps / ph->scale));
         if (s->pre_rate > 0)
           dt = MIN (dt, s->pre_left / s->pre_rate);
       }
@@ -2018,7 +2222,7 @@ advance (Emu *e, const Phase *ph, double dt, double stall_frac)
 
   /* Where the execute's time goes, for the report: its phase, and
    * whether an exchange only waits for the IPU-Links. */
-  if (ph != NULL)
+  if (ph != NULL && !e->ex_stalling)
     {
       gboolean ports_busy = FALSE;
       for (guint k = 0; k < e->sim.n_segs && !ports_busy; k++)
@@ -2030,6 +2234,16 @@ advance (Emu *e, const Phase *ph, double dt, double stall_frac)
       if (ph->kind == PH_EXCHANGE && !ports_busy
           && e->ex_xchip_left > EPS_BYTES)
         report->xchip_wait_s += dt;
+    }
+
+  /* With port sharing off: the preloads' share of the interconnect
+   * while this execute runs, as the analytic chip counts it. */
+  if (ph != NULL && !e->ex_stalling && !(m->effects & IPU_FX_PORT_SHARING))
+    {
+      double occupancy = 0;
+      for (guint k = 0; k < e->sim.n_segs; k++)
+        occupancy = MAX (occupancy, e->sim.segs[k].pre_rate / m->link_Bps);
+      e->ex_demand += occupancy * dt;
     }
 
   /* Advance every activity by dt. */
@@ -2048,7 +2262,7 @@ advance (Emu *e, const Phase *ph, double dt, double stall_frac)
           }
         if (ph != NULL && s->in_exec && s->tx_left > 0)
           {
-            s->tx_left -= m->link_Bps * dt;
+            s->tx_left -= m->xchg_Bps / ph->scale * dt;
             if (s->tx_left < EPS_BYTES)
               s->tx_left = 0;
           }
@@ -2065,8 +2279,12 @@ advance (Emu *e, const Phase *ph, double dt, double stall_frac)
             report->delivered_bytes += got * n * P->cold.total
                                        / ((double) P->cold.rep
                                           * P->cold.cores);
-            report->hbm_bytes += got * n * P->chip_hbm[s->chip]
-                                 / ((double) P->cold.rep * tiles_chip);
+            if (m->effects & IPU_FX_HBM_CHIPS)
+              report->hbm_bytes += got * n * P->chip_hbm[s->chip]
+                                   / ((double) P->cold.rep * tiles_chip);
+            else
+              report->hbm_bytes += got * n * P->hbm_graph
+                                   / ((double) P->cold.rep * P->cold.cores);
             report->port_busy_s += dt * n * s->pre_rate / m->link_Bps;
           }
         if (ph != NULL && ph->kind == PH_EXCHANGE && s->ex_rate > 0)
@@ -2084,7 +2302,9 @@ advance (Emu *e, const Phase *ph, double dt, double stall_frac)
    * interconnect stall; the rest is overlap when a preload is in
    * flight, execute-only otherwise; time with no execute is the
    * memory pipeline's. */
-  if (e->ex_op >= 0)
+  if (e->ex_op >= 0 && e->ex_stalling)
+    e->breakdown[3] += dt;
+  else if (e->ex_op >= 0)
     {
       e->breakdown[3] += dt * stall_frac;
       if (ph->kind == PH_COMPUTE)
@@ -2200,7 +2420,7 @@ elk__ipu_emulate (const IpuMachine *m,
       }
 
       if (e.ex_op >= 0)
-        ph = &low[e.ex_op]->phases[e.ex_phase];
+        ph = exec_phase (&e);
       set_rates (&e, ph, &dt, &stall_frac);
 
       if (!(dt < INFINITY) || dt < 0)

@@ -12,6 +12,32 @@
 G_BEGIN_DECLS
 
 /**
+ * IpuEffect:
+ *
+ * The effects the emulator models beyond the analytic timeline, one bit
+ * each (the chip's emulate-* properties).  A bit that is off makes the
+ * engine use the analytic chip's quantity for that effect instead
+ * (docs/fidelity-ipu-pod.md): with every bit off, a program takes what
+ * the analytic chip says it takes.
+ */
+typedef enum
+{
+  IPU_FX_SYNCS = 1 << 0,         /* one BSP sync per rotation superstep */
+  IPU_FX_EXCHANGE_RATE = 1 << 1, /* tile-to-tile bytes at the port rate */
+  IPU_FX_REDUCTION = 1 << 2,     /* reduction lowering, no output shuffle */
+  IPU_FX_GATHER = 1 << 3,        /* activations gathered from producers */
+  IPU_FX_DISTRIBUTION = 1 << 4,  /* preload layout to execute layout */
+  IPU_FX_IPU_LINKS = 1 << 5,     /* chip-crossing bytes share IPU-Links */
+  IPU_FX_SEND_PORTS = 1 << 6,    /* an exchange waits for its senders */
+  IPU_FX_HBM_LATENCY = 1 << 7,   /* first byte after hbm-latency-ns */
+  IPU_FX_HBM_CHIPS = 1 << 8,     /* a chip's controllers, its own tiles */
+  IPU_FX_UNTHROTTLED = 1 << 9,   /* preloads ignore the program's share */
+  IPU_FX_PORT_SHARING = 1 << 10, /* receive ports shared packet by packet */
+  IPU_FX_SRAM_PORT = 1 << 11,    /* landing bytes slow the kernel */
+  IPU_FX_ALL = (1 << 12) - 1
+} IpuEffect;
+
+/**
  * IpuMachine:
  *
  * The emulated machine in engine units (bytes, seconds, cycles).  Every
@@ -39,6 +65,12 @@ typedef struct
   gboolean reduce_stepwise;  /* partial sums over r - 1 supersteps, not
                               * one direct reduce-scatter superstep */
   guint trace_tiles;         /* tiles sampled into a trace */
+  guint effects;             /* IpuEffect bits switched on */
+  double xchg_Bps;           /* tile-to-tile exchange rate: the port, or
+                              * the cost model's shift rate */
+  /* The analytic model's per-operator quantities (elk_program_derive),
+   * for the effects switched off; NULL when every effect is on. */
+  const ElkOpCost *costs;
 } IpuMachine;
 
 /**
@@ -68,6 +100,8 @@ typedef struct
                               * reduce and sync phases */
   double xchip_wait_s;       /* exchange phases whose ports were done,
                               * waiting for the IPU-Links */
+  double analytic_stall_s;   /* with port sharing off: the analytic
+                              * delay-execution stalls added */
 } IpuReport;
 
 gboolean elk__ipu_emulate (const IpuMachine *m,
