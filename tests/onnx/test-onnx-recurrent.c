@@ -359,6 +359,58 @@ test_internal_ops_refused (void)
   g_assert_nonnull (strstr (error->message, "(op ElkSlice"));
 }
 
+/* A layer of a useful size (bidirectional LSTM, 16 steps, batch 4, 64
+ * inputs, 128 hidden) compiles with elk and runs on every chip: the
+ * unrolled graph is an ordinary one to the scheduler and the backends. */
+static void
+test_runs_on_every_chip (void)
+{
+  static const char *const chips[] = { "analytic", "noc-sim", "ipu-pod" };
+  OnnxRnnCase c = { .op = "LSTM",
+                    .direction = "bidirectional",
+                    .layout = -1,
+                    .lbr = -1,
+                    .S = 16,
+                    .B = 4,
+                    .I = 64,
+                    .H = 128,
+                    .bias = TRUE,
+                    .h0 = TRUE,
+                    .c0 = TRUE,
+                    .input_forget = -1 };
+  g_autoptr (GError) error = NULL;
+  g_autoptr (ElkGraph) g = load_case (&c, "chips", FALSE, &error);
+  g_autoptr (ElkRegistry) registry = elk_test_registry_new_default ();
+
+  g_assert_no_error (error);
+  for (guint i = 0; i < G_N_ELEMENTS (chips); i++)
+    {
+      g_autoptr (GObject) chip
+          = elk_test_make (registry, ELK_TYPE_CHIP, chips[i], NULL);
+      g_autoptr (GObject) sched
+          = elk_test_make (registry, ELK_TYPE_SCHEDULER, "elk", NULL);
+      g_autoptr (GObject) alloc
+          = elk_test_make (registry, ELK_TYPE_ALLOCATOR, "reservation", NULL);
+      g_autoptr (ElkChipSpec) spec = NULL;
+      g_autoptr (ElkPlanSet) plans = NULL;
+      g_autoptr (ElkProgram) program = NULL;
+      g_autoptr (ElkMetrics) metrics = NULL;
+
+      spec = elk_chip_dup_spec (ELK_CHIP (chip), &error);
+      g_assert_no_error (error);
+      plans = elk_plan_set_new (g, spec, NULL, &error);
+      g_assert_no_error (error);
+      program = elk_scheduler_schedule (ELK_SCHEDULER (sched), plans,
+                                        ELK_ALLOCATOR (alloc), &error);
+      g_assert_no_error (error);
+      metrics = elk_chip_run (ELK_CHIP (chip), program, plans, &error);
+      g_assert_no_error (error);
+      g_test_message ("%s: %u operators, %.4g ms", chips[i],
+                      elk_graph_get_n_ops (g), metrics->latency_s * 1e3);
+      g_assert_cmpfloat (metrics->latency_s, >, 0);
+    }
+}
+
 int
 main (int argc, char *argv[])
 {
@@ -373,6 +425,8 @@ main (int argc, char *argv[])
   g_test_add_func ("/onnx/recurrent/full-sequences", test_full_sequences);
   g_test_add_func ("/onnx/recurrent/internal-ops-refused",
                    test_internal_ops_refused);
+  g_test_add_func ("/onnx/recurrent/runs-on-every-chip",
+                   test_runs_on_every_chip);
   ret = g_test_run ();
   elk_test_remove_tree (tmpdir);
   g_free (tmpdir);
