@@ -11,6 +11,7 @@
 
 #include "elk-test-util.h"
 #include "llama-expect.h"
+#include "llama-test-util.h"
 
 static const char llama2_7b_json[]
     = "{\"model_type\": \"llama\", \"hidden_size\": 4096,"
@@ -80,49 +81,72 @@ assert_close (double got, double want, const char *what)
   g_test_message ("%s: %.9g matches", what, got);
 }
 
-static void
-test_run (void)
+/* The temporary folder a test runs elk-run in, or NULL with the test
+ * skipped when ELK_RUN does not name an elk-run executable. */
+static char *
+run_dir_or_skip (void)
 {
   const char *elk_run = g_getenv ("ELK_RUN");
-  g_autofree char *dir = NULL, *json_path = NULL;
   g_autoptr (GError) error = NULL;
-  /* Llama-2-7B from models.md, truncated to 2 layers. */
-  Row llama = { "llama-2-7b", 2, 4096, 32, 32, 128, 11008, 32000, 4096,
-                TRUE, FALSE, FALSE, FALSE, FALSE, 0, 0, 0, 0 };
-  Expected e;
-  double flops, hbm;
+  char *dir;
 
   if (elk_run == NULL || !g_file_test (elk_run, G_FILE_TEST_IS_EXECUTABLE))
     {
       g_test_skip ("ELK_RUN does not name an elk-run executable");
-      return;
+      return NULL;
     }
   dir = g_dir_make_tmp ("elk-llama-run-XXXXXX", &error);
   g_assert_no_error (error);
+  return dir;
+}
+
+/* Runs the two-layer Llama-2-7B decode of test_run() (batch 8, KV cache
+ * 1024) with the model @model_param names, as experiment @name, and
+ * checks its FLOPs and HBM bytes against @e. */
+static void
+run_and_check (const char *dir,
+               const char *name,
+               const char *model_param,
+               const Expected *e)
+{
+  g_autofree char *params = NULL, *flops_what = NULL, *hbm_what = NULL;
+  double flops, hbm;
+
+  params = g_strdup_printf ("%s"
+                            "    <param name=\"batch\">8</param>\n"
+                            "    <param name=\"seq\">1024</param>\n"
+                            "    <param name=\"layers\">2</param>\n",
+                            model_param);
+  run (dir, name, params, &flops, &hbm);
+  flops_what = g_strdup_printf ("%s FLOPs", name);
+  hbm_what = g_strdup_printf ("%s HBM bytes", name);
+  assert_close (flops, e->flops, flops_what);
+  assert_close (hbm, (double) (e->weight_bytes + e->kv_bytes), hbm_what);
+}
+
+static void
+test_run (void)
+{
+  g_autofree char *dir = NULL, *json_path = NULL;
+  g_autoptr (GError) error = NULL;
+  /* Llama-2-7B from models.md, truncated to 2 layers. */
+  Row llama
+      = { "llama-2-7b", 2,     4096,  32,    32,    128, 11008, 32000, 4096,
+          TRUE,         FALSE, FALSE, FALSE, FALSE, 0,   0,     0,     0 };
+  Expected e;
+
+  dir = run_dir_or_skip ();
+  if (dir == NULL)
+    return;
 
   expect (&llama, LLAMA_PHASE_DECODE, 8, 1024, 2, &e);
-  run (dir, "preset",
-       "    <param name=\"preset\">llama-2-7b</param>\n"
-       "    <param name=\"batch\">8</param>\n"
-       "    <param name=\"seq\">1024</param>\n"
-       "    <param name=\"layers\">2</param>\n",
-       &flops, &hbm);
-  assert_close (flops, e.flops, "preset FLOPs");
-  assert_close (hbm, (double) (e.weight_bytes + e.kv_bytes),
-                "preset HBM bytes");
+  run_and_check (dir, "preset",
+                 "    <param name=\"preset\">llama-2-7b</param>\n", &e);
 
   json_path = g_build_filename (dir, "config.json", NULL);
-  g_assert_true (g_file_set_contents (json_path, llama2_7b_json, -1,
-                                      &error));
-  run (dir, "config",
-       "    <param name=\"model\">config.json</param>\n"
-       "    <param name=\"batch\">8</param>\n"
-       "    <param name=\"seq\">1024</param>\n"
-       "    <param name=\"layers\">2</param>\n",
-       &flops, &hbm);
-  assert_close (flops, e.flops, "config.json FLOPs");
-  assert_close (hbm, (double) (e.weight_bytes + e.kv_bytes),
-                "config.json HBM bytes");
+  g_assert_true (g_file_set_contents (json_path, llama2_7b_json, -1, &error));
+  run_and_check (dir, "config",
+                 "    <param name=\"model\">config.json</param>\n", &e);
   elk_test_remove_tree (dir);
 }
 
@@ -131,39 +155,18 @@ test_run (void)
 static void
 test_run_gguf (void)
 {
-  const char *elk_run = g_getenv ("ELK_RUN");
-  const char *corpus = g_getenv ("ELK_CORPUS");
   g_autofree char *dir = NULL, *gguf = NULL, *params = NULL;
-  g_autoptr (GError) error = NULL;
   Row tiny = { "tiny", 1, 8, 2, 2, 4, 32, 32000, 4096, TRUE, FALSE, FALSE,
                FALSE, FALSE, 0, 0, 0, 0 };
   Expected e;
   double flops, hbm;
 
-  if (elk_run == NULL || !g_file_test (elk_run, G_FILE_TEST_IS_EXECUTABLE))
-    {
-      g_test_skip ("ELK_RUN does not name an elk-run executable");
-      return;
-    }
-  if (corpus == NULL)
-    {
-      g_test_skip ("ELK_CORPUS is not set: the GGUF run needs "
-                   "gguf/llama-2-tiny-random.gguf of the shared corpus "
-                   "(../shared/corpus)");
-      return;
-    }
-  gguf = g_build_filename (corpus, "gguf", "llama-2-tiny-random.gguf",
-                           NULL);
-  if (!g_file_test (gguf, G_FILE_TEST_IS_REGULAR))
-    {
-      g_autofree char *msg = g_strdup_printf ("%s is absent: the GGUF run "
-                                              "needs the shared corpus",
-                                              gguf);
-      g_test_skip (msg);
-      return;
-    }
-  dir = g_dir_make_tmp ("elk-llama-run-XXXXXX", &error);
-  g_assert_no_error (error);
+  gguf = llama_test_corpus_file ("llama-2-tiny-random.gguf");
+  if (gguf == NULL)
+    return;
+  dir = run_dir_or_skip ();
+  if (dir == NULL)
+    return;
   params = g_strdup_printf ("    <param name=\"model\">%s</param>\n"
                             "    <param name=\"dtype\">file</param>\n"
                             "    <param name=\"batch\">4</param>\n"
@@ -190,13 +193,9 @@ test_bad_granularity (void)
   const char *argv[] = { elk_run, NULL, NULL };
   gint status;
 
-  if (elk_run == NULL || !g_file_test (elk_run, G_FILE_TEST_IS_EXECUTABLE))
-    {
-      g_test_skip ("ELK_RUN does not name an elk-run executable");
-      return;
-    }
-  dir = g_dir_make_tmp ("elk-llama-run-XXXXXX", &error);
-  g_assert_no_error (error);
+  dir = run_dir_or_skip ();
+  if (dir == NULL)
+    return;
   xml_path = g_build_filename (dir, "bad.xml", NULL);
   g_assert_true (g_file_set_contents (
       xml_path,
