@@ -128,13 +128,18 @@ train_route (NocSim *s, NocTrain *t)
       break;
     case ELK_TOPOLOGY_ALL_TO_ALL:
     default:
-      /* Egress port, maybe the inter-chip link, ingress port. */
+      /* Egress port, maybe the inter-chip link, ingress port (without
+       * the inter-chip effect, the chips are one: no inter-chip link).
+       * A preload copy on its own ports (contention off) lands on the
+       * holder's preload port. */
       if (t->link < c->cores)
         return t->dst / s->per_chip != t->link / s->per_chip
+                       && FX (s, NOC_FX_INTER_CHIP)
                    ? s->interchip
                    : c->cores + t->dst;
       if (t->link == s->interchip)
-        return c->cores + t->dst;
+        return t->kind == 5 && s->priv_base != 0 ? s->priv_base + t->dst
+                                                 : c->cores + t->dst;
       return NONE;
     }
   /* At the router it headed for: the destination, or the gateway. */
@@ -412,14 +417,12 @@ elk__noc_train_init (NocSim *s,
   t->head = head;
   t->tail = tail;
   t->bytes = bytes;
-  t->ser = bytes
-           / (capped && s->core_rate < s->cfg.link_bw ? s->core_rate
-                                                      : s->cfg.link_bw);
+  t->capped = (guint8) capped;
+  t->ser = bytes / MIN (elk__noc_train_cap (s, t), s->cfg.link_bw);
   t->seq = s->train_seq++;
   t->dst = dst;
   t->hops = 0;
   t->kind = kind;
-  t->capped = (guint8) capped;
   t->crossed = 0;
 }
 
@@ -541,7 +544,7 @@ train_serve (NocSim *s, guint32 li, guint32 slot)
   if (G_UNLIKELY (li >= s->n_core_links))
     {
       double bw = s->links[li].bw;
-      ser = t->bytes / (t->capped && s->core_rate < bw ? s->core_rate : bw);
+      ser = t->bytes / MIN (elk__noc_train_cap (s, t), bw);
     }
   st = t->head > l->free_at ? t->head : l->free_at;
   end = st + ser;

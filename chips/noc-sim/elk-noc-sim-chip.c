@@ -104,6 +104,94 @@ noc_gateway_get_type (void)
   return (GType) type;
 }
 
+/* The fidelity ladder (docs/fidelity.md): `fidelity` sets every effect,
+ * and each effect's own switch may override it. */
+typedef enum
+{
+  NOC_FIDELITY_FULL,
+  NOC_FIDELITY_ANALYTIC,
+} NocFidelity;
+
+typedef enum
+{
+  NOC_SWITCH_AUTO,
+  NOC_SWITCH_ON,
+  NOC_SWITCH_OFF,
+} NocSwitch;
+
+static GType
+noc_fidelity_get_type (void)
+{
+  static gsize type = 0;
+  static const GEnumValue values[] = {
+    { NOC_FIDELITY_FULL, "NOC_FIDELITY_FULL", "full" },
+    { NOC_FIDELITY_ANALYTIC, "NOC_FIDELITY_ANALYTIC", "analytic" },
+    { 0, NULL, NULL },
+  };
+
+  if (g_once_init_enter (&type))
+    g_once_init_leave (&type,
+                       g_enum_register_static ("ElkNocSimFidelity", values));
+  return (GType) type;
+}
+
+static GType
+noc_switch_get_type (void)
+{
+  static gsize type = 0;
+  static const GEnumValue values[] = {
+    { NOC_SWITCH_AUTO, "NOC_SWITCH_AUTO", "auto" },
+    { NOC_SWITCH_ON, "NOC_SWITCH_ON", "on" },
+    { NOC_SWITCH_OFF, "NOC_SWITCH_OFF", "off" },
+    { 0, NULL, NULL },
+  };
+
+  if (g_once_init_enter (&type))
+    g_once_init_leave (&type,
+                       g_enum_register_static ("ElkNocSimSwitch", values));
+  return (GType) type;
+}
+
+/* One switch per NocEffect bit, in bit order: the property is
+ * "effect-NAME". */
+static const struct
+{
+  const char *name, *blurb;
+} effects[NOC_FX_N] = {
+  { "effect-preload-network",
+    "Preloads as HBM controller reads and copies through the network "
+    "(off: the analytic load time, no traffic)" },
+  { "effect-hbm-controllers",
+    "Per-chip HBM controllers of hbm-bw-gbps / hbm-channels, each piece "
+    "read once per chip, placement and attachments (off: one pool of the "
+    "whole bandwidth, each piece read once; all-to-all only)" },
+  { "effect-hbm-latency", "hbm-latency-ns on every read (off: 0)" },
+  { "effect-packets",
+    "Reads of packet-bytes, round robin over a controller's pieces (off: "
+    "each piece read whole)" },
+  { "effect-hop-latency", "hop-latency-ns on every link (off: 0)" },
+  { "effect-contention",
+    "Preload copies and execution traffic share the cores' ports (off: "
+    "separate ports, and each execute pays the analytic delay-execution "
+    "stall; all-to-all only)" },
+  { "effect-reduce",
+    "Partial-sum reduce-scatter by `reduce` and the output re-layout as "
+    "rounds of transfers (off: the plan's output-stage time and bytes)" },
+  { "effect-relayout",
+    "Distribution from the preload layout as ring all-gather rounds (off: "
+    "the analytic warm-up time and bytes)" },
+  { "effect-inter-chip",
+    "The inter-chip link (and gateways) (off: no link; the analytic "
+    "multichip factor on shifts and output stages)" },
+  { "effect-full-rate-preload",
+    "Preloads run at the full port rate whatever preload share the "
+    "program asks (off: throttled to it, as on the analytic chip)" },
+  { "effect-all-transfers",
+    "A bound's assumptions (free distribution, private preload network) "
+    "are not applied: every transfer the plans imply is simulated (off: "
+    "applied, as on the analytic chip)" },
+};
+
 #define ELK_TYPE_NOC_SIM_CHIP (elk_noc_sim_chip_get_type ())
 G_DECLARE_FINAL_TYPE (ElkNocSimChip, elk_noc_sim_chip, ELK, NOC_SIM_CHIP,
                       GObject)
@@ -120,6 +208,8 @@ struct _ElkNocSimChip
   char *hbm_coords;
   char *report_dir;
   guint n_runs;
+  gint fidelity;
+  gint fx[NOC_FX_N]; /* NocSwitch per effect */
 };
 
 /* The common chip-spec properties (elk_chip_props_install) come first, the
@@ -144,7 +234,9 @@ enum
   PROP_GATEWAY,
   PROP_REPORT_DIR,
   PROP_TRACE_LINKS,
-  N_PROPS
+  PROP_FIDELITY,
+  PROP_EFFECT0,
+  N_PROPS = PROP_EFFECT0 + NOC_FX_N
 };
 static GParamSpec *properties[N_PROPS];
 
@@ -212,6 +304,21 @@ resolve_grid (ElkNocSimChip *self, guint *rows, guint *cols, GError **error)
       return FALSE;
     }
   return TRUE;
+}
+
+/* The NocEffect bits switched off: each effect's switch, or `fidelity`
+ * where it is auto. */
+static guint32
+effects_off (const ElkNocSimChip *self)
+{
+  guint32 off = 0;
+
+  for (guint i = 0; i < NOC_FX_N; i++)
+    if (self->fx[i] == NOC_SWITCH_OFF
+        || (self->fx[i] == NOC_SWITCH_AUTO
+            && self->fidelity == NOC_FIDELITY_ANALYTIC))
+      off |= 1u << i;
+  return off;
 }
 
 static double
@@ -365,6 +472,7 @@ build_sim (ElkNocSimChip *self, const ElkChipSpec *spec, GError **error)
   cfg.gateway = (NocGateway) self->gateway;
   cfg.inter_chip_bw = spec->inter_chip_bw;
   cfg.packet_bytes = self->packet_bytes;
+  cfg.effects_off = effects_off (self);
   if (cfg.placement == NOC_PLACE_COORDS
       && (cfg.topology == ELK_TOPOLOGY_MESH
           || cfg.topology == ELK_TOPOLOGY_TORUS)
@@ -378,6 +486,72 @@ build_sim (ElkNocSimChip *self, const ElkChipSpec *spec, GError **error)
   return sim;
 }
 
+/* The analytic quantities the ladder's off positions use, per operator of
+ * @program, as elk_program_derive() prices them but with no assumption of
+ * the program applied (the simulator applies those itself, by its
+ * all-transfers switch). */
+static NocOpCost *
+ladder_costs (ElkProgram *program, const ElkPlanSet *plans, GError **error)
+{
+  ElkGraph *graph = elk_program_get_graph (program);
+  const ElkChipSpec *spec = elk_plan_set_get_spec (plans);
+  const ElkPlanOptions *options = elk_plan_set_get_options (plans);
+  guint n_ops = elk_graph_get_n_ops (graph);
+  g_autofree NocOpCost *costs = g_new0 (NocOpCost, n_ops);
+  g_autofree gboolean *preloaded = g_new0 (gboolean, n_ops);
+
+  for (guint i = 0; i < elk_program_get_n_steps (program); i++)
+    {
+      const ElkStep *st = elk_program_get_step (program, i);
+      if (st->kind == ELK_STEP_PRELOAD && st->op < n_ops)
+        preloaded[st->op] = TRUE;
+    }
+  for (guint i = 0; i < n_ops; i++)
+    {
+      const ElkProgramOp *pop = elk_program_peek_op (program, i);
+      NocOpCost *k = &costs[i];
+
+      k->noc_s = elk_plan_get_noc_demand (&pop->exec_plan, options->noc_demand);
+      if (preloaded[i] || pop->preload_plan.n_dims > 0)
+        {
+          double bytes = 0;
+          GError *local_error = NULL;
+          k->warmup_s
+              = elk_plan_get_warmup (graph, i, spec, &pop->preload_plan,
+                                     &pop->exec_plan, &bytes, &local_error);
+          if (k->warmup_s < 0
+              && (elk_program_get_assumptions (program)
+                  & ELK_PROGRAM_ASSUME_FREE_DISTRIBUTION))
+            {
+              /* A bound's preload layout need not lead to the execute
+               * layout; there is then nothing to distribute, here as in
+               * the simulator's own lowering (same spatial vectors only). */
+              g_clear_error (&local_error);
+              k->warmup_s = 0;
+              bytes = 0;
+            }
+          else if (k->warmup_s < 0)
+            {
+              g_propagate_prefixed_error (error, local_error,
+                                          "chip 'noc-sim': ");
+              return NULL;
+            }
+          k->warmup_bytes = pop->preload_plan.cores_used > 0
+                                ? bytes / pop->preload_plan.cores_used
+                                : 0;
+        }
+      if (preloaded[i])
+        {
+          k->hbm_bytes
+              = (double) elk_op_get_hbm_bytes (graph,
+                                               elk_graph_get_op (graph, i));
+          k->cold_bytes
+              = k->hbm_bytes > 0 ? (double) pop->preload_plan.cold_bytes : 0;
+          k->even_bytes = ceil (k->hbm_bytes / spec->cores);
+        }
+    }
+  return g_steal_pointer (&costs);
+}
 
 static G_LOCK_DEFINE (report);
 
@@ -399,6 +573,22 @@ elk_noc_sim_chip_run_traced (ElkChip *chip,
   sim = build_sim (self, spec, error);
   if (sim == NULL)
     return NULL;
+  if (effects_off (self) != 0)
+    {
+      g_autofree NocOpCost *costs = NULL;
+      if (plans == NULL)
+        {
+          CONFIG_ERROR ("chip 'noc-sim': the effects switched off (fidelity "
+                        "or effect-*) need the program's plan tables");
+          return NULL;
+        }
+      costs = ladder_costs (program, plans, error);
+      if (costs == NULL)
+        return NULL;
+      elk__noc_sim_set_costs (sim, costs,
+                              elk_graph_get_n_ops (
+                                  elk_program_get_graph (program)));
+    }
   if (trace != NULL && self->trace_links > 0)
     {
       /* The busiest links are only known after a run: run once to find
@@ -540,8 +730,14 @@ elk_noc_sim_chip_get_property (GObject *object, guint prop_id, GValue *value,
     case PROP_GATEWAY: g_value_set_enum (value, self->gateway); break;
     case PROP_REPORT_DIR: g_value_set_string (value, self->report_dir); break;
     case PROP_TRACE_LINKS: g_value_set_uint (value, self->trace_links); break;
+    case PROP_FIDELITY:
+      g_value_set_enum (value, self->fidelity);
+      break;
     default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+      if (prop_id >= PROP_EFFECT0 && prop_id < N_PROPS)
+        g_value_set_enum (value, self->fx[prop_id - PROP_EFFECT0]);
+      else
+        G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
 }
 
@@ -581,8 +777,14 @@ elk_noc_sim_chip_set_property (GObject *object, guint prop_id,
       self->report_dir = g_value_dup_string (value);
       break;
     case PROP_TRACE_LINKS: self->trace_links = g_value_get_uint (value); break;
+    case PROP_FIDELITY:
+      self->fidelity = g_value_get_enum (value);
+      break;
     default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+      if (prop_id >= PROP_EFFECT0 && prop_id < N_PROPS)
+        self->fx[prop_id - PROP_EFFECT0] = g_value_get_enum (value);
+      else
+        G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
 }
 
@@ -674,6 +876,16 @@ elk_noc_sim_chip_class_init (ElkNocSimChipClass *klass)
     FLAGS);
   properties[PROP_TRACE_LINKS] = g_param_spec_uint ("trace-links", NULL,
     "Busiest links given a track in traces", 0, 1024, 8, FLAGS);
+  properties[PROP_FIDELITY] = g_param_spec_enum (
+      "fidelity", NULL,
+      "The fidelity ladder (docs/fidelity.md): full simulates every effect "
+      "whose effect-* switch is auto, analytic none of them (the analytic "
+      "chip's quantities instead; all-to-all only)",
+      noc_fidelity_get_type (), NOC_FIDELITY_FULL, FLAGS);
+  for (guint i = 0; i < NOC_FX_N; i++)
+    properties[PROP_EFFECT0 + i]
+        = g_param_spec_enum (effects[i].name, NULL, effects[i].blurb,
+                             noc_switch_get_type (), NOC_SWITCH_AUTO, FLAGS);
   for (guint i = PROP_HBM_PER_CORE_GBPS; i < N_PROPS; i++)
     g_object_class_install_property (object_class, i, properties[i]);
 }

@@ -20,6 +20,7 @@ elk__noc_advance (NocSim *s, double now)
           /* R2: preloads are queued in program order; R1: not before the
            * executes issued ahead of them have finished (the loop stops
            * while one runs). */
+          s->issued[s->n_issued++] = st->op;
           if (s->preload_active)
             s->pq[s->pq_tail++] = st->op;
           else
@@ -114,6 +115,33 @@ start_run (NocSim *s, ElkProgram *program, GError **error)
   s->preload_done = g_new0 (gboolean, s->n_ops);
   s->pq = g_new (guint32, s->n_steps + 1);
   s->pq_head = s->pq_tail = 0;
+  g_free (s->issued);
+  g_free (s->pl_start);
+  g_free (s->pl_end);
+  s->issued = g_new (guint32, s->n_steps + 1);
+  s->pl_start = g_new0 (double, s->n_ops);
+  s->pl_end = g_new0 (double, s->n_ops);
+  s->n_issued = s->first_live = 0;
+  s->exec_stalled = FALSE;
+  s->analytic_stall
+      = !FX (s, NOC_FX_CONTENTION) || !FX (s, NOC_FX_PRELOAD_NETWORK);
+  s->use_priv = s->priv_base != 0
+                && (!FX (s, NOC_FX_CONTENTION)
+                    || (!FX (s, NOC_FX_ALL_TRANSFERS)
+                        && (elk_program_get_assumptions (program)
+                            & ELK_PROGRAM_ASSUME_PRIVATE_PRELOAD_NETWORK)));
+  if ((s->cfg.effects_off
+       & (NOC_FX_PRELOAD_NETWORK | NOC_FX_CONTENTION | NOC_FX_RELAYOUT
+          | NOC_FX_ALL_TRANSFERS))
+      && s->n_costs != s->n_ops)
+    {
+      g_set_error (error, ELK_CHIP_ERROR, ELK_CHIP_ERROR_RUN,
+                   "chip 'noc-sim': the effects switched off need the "
+                   "analytic quantities of the program's %u operators "
+                   "(from its plan tables), but %u were given",
+                   s->n_ops, s->n_costs);
+      return FALSE;
+    }
   s->preload_active = s->exec_running = FALSE;
   s->last_end = 0;
   s->hbm_read_bytes = s->noc_bytes = 0;

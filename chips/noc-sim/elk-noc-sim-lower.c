@@ -175,6 +175,43 @@ interval (NocSim *s, guint8 kind, double a, double b)
 }
 
 /* ---------------------------------------------------------------------- */
+/* The ladder's analytic quantities. */
+
+/* Whether a bound's free distribution applies: the program assumes it and
+ * the ladder applies assumptions (effect all-transfers off). */
+static gboolean
+free_distribution (const NocSim *s)
+{
+  return !FX (s, NOC_FX_ALL_TRANSFERS)
+         && (elk_program_get_assumptions (s->program)
+             & ELK_PROGRAM_ASSUME_FREE_DISTRIBUTION);
+}
+
+/* Per core, what @op_id's preload delivers by the analytic model. */
+static double
+preload_cold_bytes (const NocSim *s, guint op_id)
+{
+  return free_distribution (s) ? s->costs[op_id].even_bytes
+                               : s->costs[op_id].cold_bytes;
+}
+
+/* The analytic load time of @op_id's preload, elk_chip_spec_get_load_time()
+ * at the program's preload share (or the full port with the
+ * full-rate-preload effect on). */
+double
+elk__noc_preload_analytic_s (const NocSim *s, guint op_id)
+{
+  const NocOpCost *k = &s->costs[op_id];
+  const ElkProgramOp *pop = elk_program_peek_op (s->program, op_id);
+  double share = FX (s, NOC_FX_FULL_RATE_PRELOAD) ? 1 : pop->preload_share;
+
+  if (k->hbm_bytes <= 0)
+    return 0;
+  return MAX (k->hbm_bytes / s->cfg.hbm_bw,
+              preload_cold_bytes (s, op_id) / s->cfg.link_bw / share);
+}
+
+/* ---------------------------------------------------------------------- */
 /* Preloads. */
 
 void
@@ -188,15 +225,47 @@ elk__noc_preload_start (NocSim *s, guint op_id, double now)
   guint np = 0, nd = 0;
   guint H = c->hbm_channels;
   g_autofree double *ctrl_bytes = NULL;
-  double ctrl_bw = c->hbm_bw / H;
 
   s->preload_active = TRUE;
   s->preload_op = op_id;
   s->preload_start = now;
   s->preload_max_arrive = now;
+  if (s->pl_start != NULL)
+    s->pl_start[op_id] = now;
+  /* A throttled preload (the program's preload_share) is capped at its
+   * share of the port unless the ladder keeps today's full rate. */
+  s->preload_rate = FX (s, NOC_FX_FULL_RATE_PRELOAD) || pop->preload_share >= 1
+                        ? INFINITY
+                        : pop->preload_share * c->link_bw;
+  if (!FX (s, NOC_FX_PRELOAD_NETWORK))
+    {
+      /* The analytic load time (elk_chip_spec_get_load_time): the
+       * longer of the HBM read and the delivery through a core's port,
+       * no traffic on the network. */
+      double dur = elk__noc_preload_analytic_s (s, op_id);
+      s->preload_hbm_ideal = s->costs[op_id].hbm_bytes / c->hbm_bw;
+      s->hbm_read_bytes += s->costs[op_id].hbm_bytes;
+      s->ctrl_active = 0;
+      elk__noc_heap_push (s, now + dur, EV_PRELOAD_DONE, op_id);
+      return;
+    }
   layout_init (L, s->graph, op_id, cold, hot);
   if (L->cores_used > c->cores)
     L->cores_used = 0; /* validated earlier; never sends off-chip ghosts */
+  if (free_distribution (s))
+    {
+      /* A bound's free distribution, applied: an even, unreplicated shard
+       * for every core, whatever the preload plan's layout. */
+      double even = s->costs[op_id].even_bytes;
+      for (guint32 core = 0; core < c->cores && even > 0; core++)
+        {
+          s->dests[nd] = core;
+          s->piece_bytes[np] = even;
+          s->piece_dest_off[np] = nd++;
+          s->piece_ndest[np++] = 1;
+        }
+      L->n_operands = 0;
+    }
 
   /* Pieces: every distinct preload-state piece of every HBM operand, with
    * the cores that hold a copy of it (its replicas in the preload plan). */
@@ -226,10 +295,14 @@ elk__noc_preload_start (NocSim *s, guint op_id, double now)
             }
           for (guint32 a = 0; a < r;)
             {
-              guint chip = s->dests[nd + a] / s->per_chip;
+              /* One pool of controllers (hbm-controllers off) reads a
+               * piece once for all chips. */
+              guint per
+                  = FX (s, NOC_FX_HBM_CONTROLLERS) ? s->per_chip : G_MAXUINT;
+              guint chip = s->dests[nd + a] / per;
               guint32 b = a + 1;
               for (guint32 x = a + 1; x < r; x++)
-                if (s->dests[nd + x] / s->per_chip == chip)
+                if (s->dests[nd + x] / per == chip)
                   {
                     guint32 t = s->dests[nd + x];
                     s->dests[nd + x] = s->dests[nd + b];
@@ -256,8 +329,10 @@ elk__noc_preload_start (NocSim *s, guint op_id, double now)
     {
       guint dst = s->dests[s->piece_dest_off[p]];
       guint chip = dst / s->per_chip, hl;
-      if (c->interleave == NOC_INTERLEAVE_NEAREST
-          && c->topology != ELK_TOPOLOGY_ALL_TO_ALL)
+      if (!FX (s, NOC_FX_HBM_CONTROLLERS))
+        chip = hl = 0;
+      else if (c->interleave == NOC_INTERLEAVE_NEAREST
+               && c->topology != ELK_TOPOLOGY_ALL_TO_ALL)
         hl = s->near_ctrl[dst % s->per_chip];
       else
         hl = (p + op_id) % s->hc;
@@ -294,7 +369,8 @@ elk__noc_preload_start (NocSim *s, guint op_id, double now)
       s->ctrl_first[h] = INFINITY;
       s->ctrl_last[h] = now;
       s->preload_hbm_ideal
-          = MAX (s->preload_hbm_ideal, ctrl_bytes[h] / ctrl_bw);
+          = MAX (s->preload_hbm_ideal,
+                 ctrl_bytes[h] / s->links[s->read_base + h].bw);
       if (maxk > 0)
         {
           s->ctrl_active++;
@@ -374,9 +450,10 @@ elk__noc_ctrl_step (NocSim *s, guint h, double now)
           guint n = 0;
           if (c->topology == ELK_TOPOLOGY_ALL_TO_ALL)
             {
-              if (dst / s->per_chip != chip)
+              if (dst / s->per_chip != chip && FX (s, NOC_FX_HBM_CONTROLLERS)
+                  && FX (s, NOC_FX_INTER_CHIP))
                 s->path[n++] = s->interchip;
-              s->path[n++] = c->cores + dst;
+              s->path[n++] = (s->use_priv ? s->priv_base : c->cores) + dst;
             }
           else
             {
@@ -402,7 +479,7 @@ elk__noc_ctrl_step (NocSim *s, guint h, double now)
             }
           /* The copy starts with the read's head, behind its tail. */
           elk__noc_walk_start (&x, head, tail);
-          elk__noc_walk_path (s, &x, bytes, INFINITY, n);
+          elk__noc_walk_path (s, &x, bytes, s->preload_rate, n);
           s->kind_hops[5] += n;
           s->noc_bytes += bytes;
           if (dst / s->per_chip != chip)
@@ -411,13 +488,19 @@ elk__noc_ctrl_step (NocSim *s, guint h, double now)
             s->preload_max_arrive = x.arrive;
           continue;
         }
-      elk__noc_train_init (s, t, head, tail, bytes, FALSE, 5, dst);
+      elk__noc_train_init (s, t, head, tail, bytes,
+                           s->preload_rate < INFINITY ? 2 : 0, 5, dst);
       /* The read already happened; the copy starts with its head, on the
        * controller's attachment nearest the holder (all-to-all: straight
-       * into the holder's ingress port, over the inter-chip link if the
-       * holder is on another chip). */
+       * into the holder's ingress port, or its preload port, over the
+       * inter-chip link if the holder is on another chip and chips have
+       * controllers and links of their own). */
       if (c->topology == ELK_TOPOLOGY_ALL_TO_ALL)
-        t->link = dst / s->per_chip != chip ? s->interchip : c->cores + dst;
+        t->link = dst / s->per_chip != chip && FX (s, NOC_FX_HBM_CONTROLLERS)
+                          && FX (s, NOC_FX_INTER_CHIP)
+                      ? s->interchip
+                  : s->use_priv ? s->priv_base + dst
+                                : c->cores + dst;
       else
         {
           guint a = s->attach_for[(gsize) h * s->per_chip + dst % s->per_chip];
@@ -425,7 +508,7 @@ elk__noc_ctrl_step (NocSim *s, guint h, double now)
         }
       s->copies_left++;
       s->noc_bytes += bytes;
-      if (dst / s->per_chip != chip)
+      if (t->link == s->interchip)
         s->xchip[5] += bytes;
       elk__noc_train_inject (s, t);
     }
@@ -441,6 +524,8 @@ elk__noc_preload_done (NocSim *s, guint op_id, double now)
 
   s->preload_done[op_id] = TRUE;
   s->preload_active = FALSE;
+  if (s->pl_end != NULL)
+    s->pl_end[op_id] = now;
   interval (s, IV_PRELOAD, s->preload_start, now);
   /* Beyond what the controllers needed to read the data, the preload
    * waited on the network. */
@@ -468,6 +553,16 @@ round_add (NocSim *s)
   return &s->rounds[s->n_rounds++];
 }
 
+/* The shuffle ring: every core passes to the next one. */
+static void
+shuffle_ring_fill (NocSim *s)
+{
+  guint32 *sh
+      = s->nbr + (RING_SHUFFLE * ELK_MAX_OPERANDS) * (gsize) s->cfg.cores;
+  for (guint32 k = 0; k < s->layout.cores_used; k++)
+    sh[k] = (k + 1) % s->layout.cores_used;
+}
+
 /* Data distribution: a ring all-gather of the parts of each operand that
  * the preload state holds rotated further than the execute state. */
 static void
@@ -478,6 +573,24 @@ distribution_rounds (NocSim *s, const ElkPlan *cold, const ElkPlan *hot)
   guint32 *nbr = s->nbr;
   gsize stride = c->cores;
 
+  if (free_distribution (s))
+    return;
+  if (!FX (s, NOC_FX_RELAYOUT))
+    {
+      /* The analytic warm-up (elk_plan_get_warmup): its bytes to the next
+       * core, its syncs as the barrier. */
+      const NocOpCost *k = &s->costs[s->exec_op];
+      if (k->warmup_s > 0)
+        {
+          NocRound *r = round_add (s);
+          shuffle_ring_fill (s);
+          r->ring = RING_SHUFFLE;
+          r->kind = 1;
+          r->bytes = k->warmup_bytes;
+          r->sync = MAX (0, k->warmup_s - k->warmup_bytes * c->core_gap);
+        }
+      return;
+    }
   if (same_spatial (cold, hot))
     for (guint v = 1; v < L->n_operands; v++)
       {
@@ -596,6 +709,7 @@ shift_rounds (NocSim *s, const ElkPlan *hot)
             r->operand = v;
             r->ring = RING_HOT;
             r->kind = 0;
+            r->stretch = 1;
             r->bytes = (double) hot->operand_bytes[v];
             r->sync = shift_sync;
           }
@@ -613,8 +727,27 @@ output_rounds (NocSim *s, const ElkOp *op, const ElkPlan *hot)
   guint32 *nbr = s->nbr;
   gsize stride = c->cores;
 
-  if (op->kind == ELK_OP_ELEMENTWISE || op->kind == ELK_OP_UNARY
-      || op->kind == ELK_OP_POOL)
+  if (!FX (s, NOC_FX_REDUCE))
+    {
+      /* The plan's own output stage (elk__plan_search_eval): its bytes
+       * (re-layout and partial-sum gather) to the next core, the rest of
+       * its time (syncs, the reduction's adds) as the barrier; the
+       * multichip factor is left to the inter-chip switch. */
+      double multi
+          = hot->cores_used > s->per_chip ? c->cost.multichip_factor : 1;
+      double bytes = hot->cores_used > 0
+                         ? hot->noc_bytes / hot->cores_used - hot->shift_bytes
+                         : 0;
+      NocRound *r = round_add (s);
+      bytes = bytes > 1e-9 ? bytes : 0;
+      shuffle_ring_fill (s);
+      r->ring = RING_SHUFFLE;
+      r->kind = bytes > 0 ? 3 : 4;
+      r->bytes = bytes;
+      r->sync = MAX (0, hot->shuffle_s / multi - bytes * c->core_gap);
+    }
+  else if (op->kind == ELK_OP_ELEMENTWISE || op->kind == ELK_OP_UNARY
+           || op->kind == ELK_OP_POOL)
     {
       NocRound *r = round_add (s);
       r->kind = 4;
@@ -765,7 +898,28 @@ build_rounds (NocSim *s, guint op_id)
 
   distribution_rounds (s, cold, hot);
   shift_rounds (s, hot);
-  output_rounds (s, op, hot);
+  {
+    guint first_out = s->n_rounds;
+    output_rounds (s, op, hot);
+    for (guint i = first_out; i < s->n_rounds; i++)
+      s->rounds[i].stretch = 2;
+  }
+  if (!FX (s, NOC_FX_INTER_CHIP) && hot->cores_used > s->per_chip)
+    {
+      /* No inter-chip link: the analytic chip's multichip factor instead,
+       * on the shifts and the output stage (transfers, barriers, and the
+       * output stage's adds), as an extra barrier. */
+      double f = c->cost.multichip_factor - 1;
+      for (guint i = 0; i < s->n_rounds; i++)
+        {
+          NocRound *r = &s->rounds[i];
+          double t = r->bytes * MAX (1u, r->fanout) * c->core_gap + r->sync;
+          if (r->stretch == 2)
+            t += r->compute;
+          if (r->stretch > 0)
+            r->sync += f * t;
+        }
+    }
 }
 
 void
@@ -897,7 +1051,7 @@ elk__noc_train_arrive (NocSim *s, const NocTrain *t, double arrive)
       if (t->crossed)
         ideal = MAX (ideal, t->bytes
                                     / MIN (s->links[s->interchip].bw,
-                                           t->capped ? s->core_rate : INFINITY)
+                                           elk__noc_train_cap (s, t))
                                 + t->hops * s->cfg.hop_latency);
       if (arrive > s->round_barrier)
         s->round_barrier = arrive;
@@ -908,10 +1062,70 @@ elk__noc_train_arrive (NocSim *s, const NocTrain *t, double arrive)
     }
 }
 
+/* The analytic timeline's delay-execution stall (elk-timeline.c,
+ * ELK_TIMELINE_PRELOAD_FIRST) of the execute ending at @end: its NoC
+ * demand beyond the time the overlapping preloads leave idle.  Preloads
+ * still running or queued are taken at their analytic durations. */
+static double
+analytic_stall (NocSim *s, double end)
+{
+  const NocConfig *c = &s->cfg;
+  double start = s->exec_start, demand = 0, prev = start, noc;
+
+  if (!FX (s, NOC_FX_ALL_TRANSFERS)
+      && (elk_program_get_assumptions (s->program)
+          & ELK_PROGRAM_ASSUME_PRIVATE_PRELOAD_NETWORK))
+    return 0;
+  noc = s->costs[s->exec_op].noc_s;
+  while (s->first_live < s->n_issued
+         && s->preload_done[s->issued[s->first_live]]
+         && s->pl_end[s->issued[s->first_live]] <= start)
+    s->first_live++;
+  for (guint k = s->first_live; k < s->n_issued; k++)
+    {
+      guint j = s->issued[k];
+      double ls, le, dur, ov, lnoc;
+      if (s->preload_done[j])
+        ls = s->pl_start[j], le = s->pl_end[j];
+      else if (s->preload_active && s->preload_op == j)
+        {
+          ls = s->pl_start[j];
+          le = MAX (ls + elk__noc_preload_analytic_s (s, j), end);
+        }
+      else
+        {
+          ls = prev;
+          le = ls + elk__noc_preload_analytic_s (s, j);
+        }
+      prev = le;
+      dur = le - ls;
+      ov = MIN (le, end) - MAX (ls, start);
+      lnoc = s->costs[j].hbm_bytes > 0 ? preload_cold_bytes (s, j) / c->link_bw
+                                       : 0;
+      if (ov <= 0 || dur <= 0 || lnoc <= 0)
+        continue;
+      demand += lnoc / dur * ov;
+    }
+  return MAX (0, noc - ((end - start) - demand));
+}
+
 void
 elk__noc_exec_done (NocSim *s, double now)
 {
   const ElkOp *op = elk_graph_get_op (s->graph, s->exec_op);
+
+  if (s->analytic_stall && !s->exec_stalled)
+    {
+      double stall = analytic_stall (s, now);
+      if (stall > 0)
+        {
+          s->exec_stalled = TRUE;
+          interval (s, IV_STALL_EXEC, now, now + stall);
+          elk__noc_heap_push (s, now + stall, EV_EXEC_DONE, s->exec_op);
+          return;
+        }
+    }
+  s->exec_stalled = FALSE;
 
   interval (s, IV_EXEC, s->exec_start, now);
   if (s->trace != NULL)

@@ -100,7 +100,8 @@ typedef struct
   guint16 hops;
   guint8 stage;   /* 0: heading for the chip's gateway, 1: for dst */
   guint8 kind;    /* round kind 0-3, or 5 for a preload copy */
-  guint8 capped;  /* injected by a core, so limited to 1/G */
+  guint8 capped;  /* 1: injected by a core, so limited to 1/G; 2: a
+                   * throttled preload copy, limited to preload_rate */
   guint8 crossed; /* went over the inter-chip link */
 } NocTrain;
 
@@ -158,6 +159,7 @@ typedef struct
   guint8 operand;
   guint8 ring;
   guint8 kind;    /* 0 shift, 1 warm-up, 2 reduce, 3 shuffle, 4 compute */
+  guint8 stretch; /* the multichip factor's share: 1 shift, 2 output */
   guint32 fanout; /* reduce: peers each core sends to */
 } NocRound;
 
@@ -237,7 +239,22 @@ struct _NocSim
   double inv_w;      /* 1 / window width */
   struct NocSortKey *sortbuf;
   guint32 sortbuf_cap;
-  double core_rate; /* 1/G, bytes/s */
+  double core_rate;    /* 1/G, bytes/s */
+  double preload_rate; /* cap of a preload copy (capped == 2), bytes/s */
+
+  /* The fidelity ladder's analytic quantities (NULL when none is needed)
+   * and the analytic stall's view of the preloads: per operator, when its
+   * preload started and when it ended (0 while it has not). */
+  NocOpCost *costs;
+  guint n_costs;
+  double *pl_start, *pl_end;
+  guint32 *issued; /* preloads in issue order */
+  guint n_issued, first_live;
+  gboolean exec_stalled;
+  guint priv_base;         /* all-to-all: the preloads' own ingress ports when
+                            * contention is off or assumptions are applied */
+  gboolean use_priv;       /* this run's preload copies take them */
+  gboolean analytic_stall; /* executes pay the analytic stall */
 
   /* Per-run state. */
   ElkProgram *program;
@@ -307,6 +324,20 @@ typedef struct
   double lat_sum;
 } NocWalk;
 
+/* Whether effect @fx (NocEffect) is simulated. */
+#define FX(s, fx) (((s)->cfg.effects_off & (fx)) == 0)
+
+/* The rate a transfer is limited to whatever its links' bandwidth: 1/G
+ * for what a core injects, the program's preload share of the port for a
+ * throttled preload copy. */
+static inline double
+elk__noc_train_cap (const NocSim *s, const NocTrain *t)
+{
+  return t->capped == 1   ? s->core_rate
+         : t->capped == 2 ? s->preload_rate
+                          : INFINITY;
+}
+
 static inline gint64
 elk__noc_window_of (const NocSim *s, double t)
 {
@@ -354,6 +385,7 @@ void elk__noc_exec_start (NocSim *s, guint op_id, double now);
 void elk__noc_exec_round (NocSim *s, double now);
 void elk__noc_train_arrive (NocSim *s, const NocTrain *t, double arrive);
 void elk__noc_exec_done (NocSim *s, double now);
+double elk__noc_preload_analytic_s (const NocSim *s, guint op_id);
 
 /* elk-noc-sim-driver.c */
 void elk__noc_advance (NocSim *s, double now);

@@ -333,6 +333,8 @@ elk__noc_sim_link_name (NocSim *s, guint li, char *buf, gsize len)
 
   if (li == s->interchip)
     g_snprintf (buf, len, "inter-chip");
+  else if (s->priv_base != 0 && li >= s->priv_base)
+    g_snprintf (buf, len, "core%u-preload-in", li - s->priv_base);
   else if (li >= s->attach_base)
     g_snprintf (buf, len, "hbm%u-attach%u", (li - s->attach_base) / s->attach,
                 (li - s->attach_base) % s->attach);
@@ -562,6 +564,26 @@ elk__noc_sim_new (const NocConfig *config, GError **error)
       = g_memdup2 (config->coords, sizeof (guint) * 2 * config->n_coords);
   s->per_chip = c->cores / c->chips;
   s->hc = c->hbm_channels / c->chips;
+  /* The ladder's latency switches act on the configuration itself. */
+  if (!FX (s, NOC_FX_HOP_LATENCY))
+    s->cfg.hop_latency = 0;
+  if (!FX (s, NOC_FX_HBM_LATENCY))
+    s->cfg.hbm_latency = 0;
+  if (!FX (s, NOC_FX_PACKETS))
+    s->cfg.packet_bytes = 1e30; /* every piece in one read */
+  if (c->topology != ELK_TOPOLOGY_ALL_TO_ALL
+      && (!FX (s, NOC_FX_HBM_CONTROLLERS) || !FX (s, NOC_FX_CONTENTION)))
+    {
+      /* One pool of controllers and the preloads' own ports exist on
+       * all-to-all only, the topology the analytic chip models. */
+      g_set_error (error, ELK_CHIP_ERROR, ELK_CHIP_ERROR_CONFIG,
+                   "chip 'noc-sim': effect-%s = off needs topology "
+                   "all-to-all (the analytic chip's), not %s",
+                   !FX (s, NOC_FX_HBM_CONTROLLERS) ? "hbm-controllers"
+                                                   : "contention",
+                   elk_topology_to_string (c->topology));
+      return NULL;
+    }
   /* reduce=auto: on all-to-all every pair of cores is two hops apart, so
    * a 2-D reduce-scatter would save no link traffic and cost a second
    * barrier; keep the one-round exchange there (and so the results
@@ -590,6 +612,15 @@ elk__noc_sim_new (const NocConfig *config, GError **error)
     return NULL;
   n = s->attach_base + c->hbm_channels * s->attach;
   s->interchip = c->chips > 1 ? n++ : G_MAXUINT;
+  if (c->topology == ELK_TOPOLOGY_ALL_TO_ALL
+      && (!FX (s, NOC_FX_CONTENTION) || !FX (s, NOC_FX_ALL_TRANSFERS)))
+    {
+      /* Contention off, or a bound's private preload network applied:
+       * preload copies land on ports of their own, so that execution
+       * traffic never queues behind them. */
+      s->priv_base = n;
+      n += c->cores;
+    }
   s->n_links = n;
   s->links = g_new0 (NocLink, n);
   s->ls = g_new0 (NocLinkState, n);
@@ -603,13 +634,18 @@ elk__noc_sim_new (const NocConfig *config, GError **error)
       l->lat = c->hop_latency;
       if (i >= s->read_base && i < s->attach_base)
         {
-          l->bw = c->hbm_bw / c->hbm_channels;
+          /* Without per-chip controllers, controller 0 is one pool of
+           * the whole bandwidth and reads everything. */
+          l->bw = FX (s, NOC_FX_HBM_CONTROLLERS) ? c->hbm_bw / c->hbm_channels
+                                                 : c->hbm_bw;
           l->lat = c->hbm_latency;
         }
+      else if (s->priv_base != 0 && i >= s->priv_base)
+        l->bw = c->link_bw;
       else if (i >= s->attach_base && i != s->interchip)
         l->bw = c->hbm_port_bw;
       else if (i == s->interchip)
-        l->bw = c->inter_chip_bw;
+        l->bw = FX (s, NOC_FX_INTER_CHIP) ? c->inter_chip_bw : INFINITY;
     }
   if (c->topology == ELK_TOPOLOGY_MESH)
     for (guint g = 0; g < c->cores; g++)
@@ -672,6 +708,16 @@ elk__noc_sim_new (const NocConfig *config, GError **error)
   return g_steal_pointer (&s);
 }
 
+/* The analytic quantities the ladder's off positions use, one per
+ * operator of the programs to come (copied). */
+void
+elk__noc_sim_set_costs (NocSim *s, const NocOpCost *costs, guint n_ops)
+{
+  g_free (s->costs);
+  s->costs = g_memdup2 (costs, sizeof (NocOpCost) * n_ops);
+  s->n_costs = n_ops;
+}
+
 void
 elk__noc_sim_free (NocSim *s)
 {
@@ -716,6 +762,10 @@ elk__noc_sim_free (NocSim *s)
   g_free (s->xl_ra);
   g_free (s->xl_ca);
   g_free (s->xl_group);
+  g_free (s->costs);
+  g_free (s->pl_start);
+  g_free (s->pl_end);
+  g_free (s->issued);
   if (s->intervals != NULL)
     g_array_unref (s->intervals);
   g_free (s);

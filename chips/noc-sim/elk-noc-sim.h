@@ -54,6 +54,53 @@ typedef enum
                             * links serve in send order (faster) */
 } NocArbitration;
 
+/* The fidelity ladder (docs/fidelity.md): what the simulator models beyond
+ * the analytic timeline, one bit per effect.  A set bit simulates the
+ * effect; a clear one makes the simulator leave it out or, where the
+ * effect cannot be left out of the structure, take the analytic model's
+ * quantity for it (from NocOpCost).  NocConfig.effects_off lists the
+ * effects switched off; none is the default. */
+typedef enum
+{
+  NOC_FX_PRELOAD_NETWORK = 1 << 0, /* preloads as reads and copies (off: the
+                                    * analytic load time, no traffic) */
+  NOC_FX_HBM_CONTROLLERS = 1 << 1, /* per-chip controllers, pieces read once
+                                    * per chip (off: one pool of the whole
+                                    * bandwidth, pieces read once) */
+  NOC_FX_HBM_LATENCY = 1 << 2,
+  NOC_FX_PACKETS = 1 << 3, /* reads of packet-bytes, round robin (off:
+                            * each piece read whole) */
+  NOC_FX_HOP_LATENCY = 1 << 4,
+  NOC_FX_CONTENTION = 1 << 5,        /* preload copies and execution traffic
+                                      * share the ports (off: separate ports and
+                                      * the analytic delay-execution stall) */
+  NOC_FX_REDUCE = 1 << 6,            /* reduce-scatter rounds and the output
+                                      * re-layout (off: the plan's shuffle) */
+  NOC_FX_RELAYOUT = 1 << 7,          /* ring all-gather from the preload layout
+                                      * (off: the analytic warm-up) */
+  NOC_FX_INTER_CHIP = 1 << 8,        /* the inter-chip link and gateways (off:
+                                      * no link, the multichip factor) */
+  NOC_FX_FULL_RATE_PRELOAD = 1 << 9, /* preloads ignore the program's
+                                      * preload_share (off: throttled) */
+  NOC_FX_ALL_TRANSFERS = 1 << 10,    /* a bound's assumptions not applied
+                                      * (off: applied) */
+  NOC_FX_N = 11,
+  NOC_FX_ALL = (1 << 11) - 1,
+} NocEffect;
+
+/* The analytic model's per-operator quantities the ladder's off positions
+ * use (elk-noc-sim-chip.c fills them from the plans, with no assumption of
+ * the program applied). */
+typedef struct
+{
+  double warmup_s;     /* data distribution (elk_plan_get_warmup) */
+  double warmup_bytes; /* bytes one core sends in it */
+  double noc_s;      /* NoC demand of the execution (elk_plan_get_noc_demand) */
+  double hbm_bytes;  /* what its preload reads (0: not preloaded) */
+  double cold_bytes; /* per core, the preload plan's footprint */
+  double even_bytes; /* per core, an even shard of hbm_bytes */
+} NocOpCost;
+
 /* Everything the simulator needs to know about the machine, in SI units. */
 typedef struct
 {
@@ -83,6 +130,8 @@ typedef struct
   NocArbitration arbitration;
   double inter_chip_bw;
   double packet_bytes;
+  guint32 effects_off; /* NocEffect bits switched off (0: all on, the
+                        * default) */
 } NocConfig;
 
 /* What one run measured, beyond ElkMetrics. */
@@ -110,6 +159,7 @@ ElkMetrics *elk__noc_sim_run (NocSim *sim,
                               ElkTrace *trace,
                               NocStats *stats,
                               GError **error);
+void elk__noc_sim_set_costs (NocSim *sim, const NocOpCost *costs, guint n_ops);
 gboolean elk__noc_sim_write_link_report (NocSim *sim,
                                          const char *csv_path,
                                          const char *svg_path,

@@ -9,6 +9,7 @@
 #include "config.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 #include <elk/elk.h>
 #include "elk-test-util.h"
@@ -403,7 +404,7 @@ hand_computed (double hop, double hbm_lat)
                                              hbm_gbps);
         g_autoptr(GObject) ana = small_chip ("analytic", "all-to-all",
                                              hbm_gbps);
-        g_autoptr(ElkProgram) prog = matmul_program (1, rot, FALSE);
+        g_autoptr (ElkProgram) prog = matmul_program (1, rot, FALSE);
         g_autoptr (ElkMetrics) ms = NULL;
         double exec;
 
@@ -423,8 +424,8 @@ hand_computed (double hop, double hbm_lat)
                                         1e-12);
         g_assert_cmpfloat_with_epsilon (ma->latency_s,
                                         analytic_preload
-                                          + elk_program_peek_op (prog, 0)
-                                              ->exec_plan.time_s,
+                                            + elk_program_peek_op (prog, 0)
+                                                  ->exec_plan.time_s,
                                         1e-12);
         /* The analytic chip has no HBM latency: only with the default
          * latencies is it within noc-sim's documented 3%. */
@@ -802,6 +803,212 @@ test_bad_input (void)
   }
 }
 
+/* ---------------------------------------------------------------------- */
+/* The fidelity ladder (docs/fidelity.md). */
+
+/* A reduced Fig 17 sweep: the five designs of experiments/fig17.xml on one
+ * layer of three paper models at batch 32, KV 2048. */
+static const char ladder_xml[]
+    = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+      "<experiment format=\"1\" name=\"ladder-%s\">\n"
+      "  <frontend name=\"llama\">\n"
+      "    <param name=\"preset\">llama2-13b-paper</param>\n"
+      "    <param name=\"phase\">decode</param>\n"
+      "    <param name=\"batch\">32</param>\n"
+      "    <param name=\"seq\">2048</param>\n"
+      "    <param name=\"layers\">1</param>\n"
+      "  </frontend>\n"
+      "  %s\n"
+      "  <allocator name=\"reservation\"/>\n"
+      "  <scheduler name=\"basic\" label=\"basic\"/>\n"
+      "  <scheduler name=\"static\" label=\"static\"/>\n"
+      "  <scheduler name=\"elk\" label=\"elk-dyn\">\n"
+      "    <param name=\"order-search\">dyn</param>\n"
+      "    <param name=\"contention\">delay-execution</param>\n"
+      "    <param name=\"load-noc-share\">0.9</param>\n"
+      "    <param name=\"select\">estimate</param>\n"
+      "  </scheduler>\n"
+      "  <scheduler name=\"elk\" label=\"elk-full\">\n"
+      "    <param name=\"order-search\">full</param>\n"
+      "  </scheduler>\n"
+      "  <scheduler name=\"ideal\" bound=\"true\" label=\"ideal\"/>\n"
+      "  <sweep>\n"
+      "    <axis param=\"frontend.preset\" values=\"llama2-13b-paper "
+      "opt-30b-paper llama2-70b-paper\"/>\n"
+      "  </sweep>\n"
+      "</experiment>\n";
+
+/* Runs the reduced sweep on @chip_xml; returns "point/label" -> latency. */
+static GHashTable *
+ladder_run (const char *dir, const char *name, const char *chip_xml)
+{
+  g_autofree char *xml = g_strdup_printf (ladder_xml, name, chip_xml);
+  g_autofree char *out = g_build_filename (dir, name, NULL);
+  g_autofree char *csv = NULL;
+  g_autoptr (GError) error = NULL;
+  g_autoptr (ElkExperiment) e = NULL;
+  g_auto (GStrv) lines = NULL, header = NULL;
+  ElkRunOptions options = { .n_jobs = 1, .output_dir = out, .trace_point = -1 };
+  ElkRunStatus status;
+  GHashTable *rows
+      = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
+  gint point = -1, label = -1, latency = -1;
+
+  e = elk_experiment_load_from_data (xml, strlen (xml), "ladder.xml", registry,
+                                     &error);
+  g_assert_no_error (error);
+  g_assert_true (elk_experiment_run (e, &options, &status, &error));
+  g_assert_no_error (error);
+  g_assert_cmpint (status, ==, ELK_RUN_OK);
+  csv = elk_test_read_file (out, "results.csv");
+  lines = g_strsplit (csv, "\n", -1);
+  header = g_strsplit (lines[0], ",", -1);
+  for (gint i = 0; header[i] != NULL; i++)
+    {
+      if (g_str_equal (header[i], "point"))
+        point = i;
+      else if (g_str_equal (header[i], "label"))
+        label = i;
+      else if (g_str_equal (header[i], "latency_s"))
+        latency = i;
+    }
+  g_assert_cmpint (point, >=, 0);
+  g_assert_cmpint (label, >, point);
+  g_assert_cmpint (latency, >, point);
+  /* The columns up to the label are free of quoted commas. */
+  for (guint i = 1; lines[i] != NULL && *lines[i] != '\0'; i++)
+    {
+      g_auto (GStrv) row = g_strsplit (lines[i], ",", label + 2);
+      double *v = g_new (double, 1);
+      *v = g_ascii_strtod (row[latency], NULL);
+      g_assert_cmpfloat (*v, >, 0);
+      g_hash_table_insert (rows,
+                           g_strdup_printf ("%s/%s", row[point], row[label]),
+                           v);
+    }
+  return rows;
+}
+
+static int
+cmp_str (const void *a, const void *b)
+{
+  return strcmp (*(const char *const *) a, *(const char *const *) b);
+}
+
+/* The ladder's bottom rung: with every effect switched off (fidelity =
+ * analytic), noc-sim prices every design of the reduced sweep within 3% of
+ * the analytic chip, row by row.  An effect that leaked through its switch
+ * moves some row: the exchange's port contention by 7%, the hop latency
+ * by 0.05% (both checked by disabling their switch). */
+static void
+test_ladder_analytic (void)
+{
+  g_autofree char *dir = g_dir_make_tmp ("noc-sim-ladder-XXXXXX", NULL);
+  g_autoptr (GHashTable) ref = NULL, sim = NULL;
+  g_autofree const char **keys = NULL;
+  guint n = 0, n_keys = 0;
+
+  g_assert_nonnull (dir);
+  ref = ladder_run (dir, "analytic", "<chip name=\"analytic\"/>");
+  sim = ladder_run (dir, "noc-sim",
+                    "<chip name=\"noc-sim\"><param name=\"fidelity\">"
+                    "analytic</param></chip>");
+  g_assert_cmpuint (g_hash_table_size (ref), ==, 15);
+  g_assert_cmpuint (g_hash_table_size (sim), ==, 15);
+  keys = (const char **) g_hash_table_get_keys_as_array (ref, &n_keys);
+  qsort (keys, n_keys, sizeof (char *), cmp_str);
+  for (guint i = 0; i < n_keys; i++)
+    {
+      const char *key = keys[i];
+      double a = *(double *) g_hash_table_lookup (ref, key);
+      double *b = g_hash_table_lookup (sim, key);
+      g_assert_nonnull (b);
+      g_test_message ("%s: analytic %.6g s, noc-sim fidelity=analytic %.6g s "
+                      "(%.4f)",
+                      (const char *) key, a, *b, *b / a);
+      g_assert_cmpfloat (fabs (*b / a - 1), <=, 0.03);
+      /* Tighter: every off position is the analytic model's own quantity,
+       * so the rung agrees to rounding, and a leak of a small effect (the
+       * hop latency is 0.05% here) fails too. */
+      g_assert_cmpfloat (fabs (*b / a - 1), <=, 1e-6);
+      n++;
+    }
+  g_assert_cmpuint (n, ==, 15);
+  elk_test_remove_tree (dir);
+}
+
+/* Bad switch values are refused with the file, line, property and the
+ * values it takes; effects that exist on all-to-all only are refused on a
+ * mesh, naming the switch. */
+static void
+test_ladder_errors (void)
+{
+  static const struct
+  {
+    const char *param, *value, *needle;
+  } bad[] = {
+    { "fidelity", "exact",
+      "parameter 'fidelity': unknown value 'exact' (expected one of: full, "
+      "analytic)" },
+    { "effect-hop-latency", "maybe",
+      "parameter 'effect-hop-latency': unknown value 'maybe' (expected one "
+      "of: auto, on, off)" },
+    { "effect-contention", "true",
+      "parameter 'effect-contention': unknown value 'true' (expected one of: "
+      "auto, on, off)" },
+  };
+
+  for (guint i = 0; i < G_N_ELEMENTS (bad); i++)
+    {
+      g_autofree char *xml
+          = g_strdup_printf ("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+                             "<experiment format=\"1\" name=\"bad-switch\">\n"
+                             "  <frontend name=\"llama\"/>\n"
+                             "  <chip name=\"noc-sim\">\n"
+                             "    <param name=\"%s\">%s</param>\n"
+                             "  </chip>\n"
+                             "  <allocator name=\"reservation\"/>\n"
+                             "  <scheduler name=\"basic\"/>\n"
+                             "</experiment>\n",
+                             bad[i].param, bad[i].value);
+      g_autoptr (GError) error = NULL;
+      g_autoptr (ElkExperiment) e
+          = elk_experiment_load_from_data (xml, strlen (xml), "bad-switch.xml",
+                                           registry, &error);
+      g_assert_null (e);
+      g_assert_error (error, ELK_EXPERIMENT_ERROR,
+                      ELK_EXPERIMENT_ERROR_BAD_VALUE);
+      g_test_message ("%s", error->message);
+      elk_test_assert_has_line (error, "bad-switch.xml");
+      g_assert_nonnull (strstr (error->message, ":5:"));
+      g_assert_nonnull (strstr (error->message, bad[i].needle));
+    }
+  {
+    g_autoptr (GObject) c = make_chip ("noc-sim", "topology", ELK_TOPOLOGY_MESH,
+                                       "fidelity", 1 /* analytic */, NULL);
+    expect_error (c, "effect-hbm-controllers = off needs topology "
+                     "all-to-all");
+  }
+  {
+    g_autoptr (GObject) c
+        = make_chip ("noc-sim", "topology", ELK_TOPOLOGY_TORUS,
+                     "effect-contention", 2 /* off */, NULL);
+    expect_error (c, "effect-contention = off needs topology all-to-all");
+  }
+  {
+    /* Only the effects that need a network of their own are refused: a
+     * mesh takes the others off. */
+    g_autoptr (GObject) c
+        = make_chip ("noc-sim", "topology", ELK_TOPOLOGY_MESH, "fidelity",
+                     1 /* analytic */, "effect-hbm-controllers", 1 /* on */,
+                     "effect-contention", 1 /* on */, NULL);
+    g_autoptr (GError) error = NULL;
+    g_autoptr (ElkChipSpec) spec = elk_chip_dup_spec (ELK_CHIP (c), &error);
+    g_assert_no_error (error);
+    g_assert_nonnull (spec);
+  }
+}
+
 int
 main (int argc, char *argv[])
 {
@@ -819,6 +1026,8 @@ main (int argc, char *argv[])
   g_test_add_func ("/noc-sim/reduce-split", test_reduce_split);
   g_test_add_func ("/noc-sim/topologies", test_topologies);
   g_test_add_func ("/noc-sim/bad-input", test_bad_input);
+  g_test_add_func ("/noc-sim/ladder-analytic", test_ladder_analytic);
+  g_test_add_func ("/noc-sim/ladder-errors", test_ladder_errors);
   ret = g_test_run ();
   g_object_unref (registry);
   return ret;
