@@ -69,13 +69,6 @@ enum
 };
 static GParamSpec *properties[N_PROPS];
 
-static void elk_analytic_chip_iface_init (ElkChipInterface *iface);
-
-G_DEFINE_FINAL_TYPE_WITH_CODE (ElkAnalyticChip, elk_analytic_chip,
-                               G_TYPE_OBJECT,
-                               G_IMPLEMENT_INTERFACE (ELK_TYPE_CHIP,
-                                                      elk_analytic_chip_iface_init))
-
 static ElkChipSpec *
 elk_analytic_chip_dup_spec (ElkChip *chip, GError **error)
 {
@@ -187,12 +180,11 @@ elk_analytic_chip_run (ElkChip *chip,
   return metrics;
 }
 
-static void
-elk_analytic_chip_iface_init (ElkChipInterface *iface)
-{
-  iface->dup_spec = elk_analytic_chip_dup_spec;
-  iface->run = elk_analytic_chip_run;
-}
+ELK_DEFINE_CHIP (ElkAnalyticChip,
+                 elk_analytic_chip,
+                 elk_analytic_chip_dup_spec,
+                 elk_analytic_chip_run,
+                 NULL)
 
 static void
 elk_analytic_chip_get_property (GObject *object, guint prop_id,
@@ -250,11 +242,6 @@ elk_analytic_chip_class_init (ElkAnalyticChipClass *klass)
     elk_noc_priority_get_type (), ELK_NOC_PRIORITY_PRELOAD, FLAGS);
   for (guint i = PROP_LOAD_NOC_SHARE; i < N_PROPS; i++)
     g_object_class_install_property (object_class, i, properties[i]);
-}
-
-static void
-elk_analytic_chip_init (ElkAnalyticChip *self)
-{
 }
 
 ELK_PLUGIN_DEFINE_FEATURE (analytic,

@@ -144,6 +144,112 @@ typedef struct
                      elk_plugin_##name_##_register)
 
 /**
+ * ELK_DEFINE_FEATURE_TYPE:
+ * @TypeName: the type's name in camel case (`AcmeGreedyScheduler`)
+ * @type_name: the type's name in lower case with underscores
+ *   (`acme_greedy_scheduler`)
+ * @kind_: the interface it implements (%ELK_TYPE_SCHEDULER, ...)
+ * @Interface: the interface's struct (#ElkSchedulerInterface, ...)
+ * @...: the body of the interface init, which sets the vfuncs of `iface`
+ *
+ * What ELK_DEFINE_SCHEDULER() and its siblings share: a final #GObject type
+ * implementing @kind_ (G_DEFINE_FINAL_TYPE_WITH_CODE() with
+ * G_IMPLEMENT_INTERFACE()), its interface init, and an empty instance
+ * init, type_name_init(): a plugin's tunables are construct properties,
+ * set before any of its code runs.  The file writes type_name_class_init()
+ * after it.  A type that needs an instance init of its own uses
+ * G_DEFINE_FINAL_TYPE_WITH_CODE() itself.
+ *
+ * Since: 0.1
+ */
+#define ELK_DEFINE_FEATURE_TYPE(TypeName, type_name, kind_, Interface, ...)    \
+  static void type_name##_iface_init (Interface *iface) { __VA_ARGS__; }       \
+  G_DEFINE_FINAL_TYPE_WITH_CODE (                                              \
+      TypeName, type_name, G_TYPE_OBJECT,                                      \
+      G_IMPLEMENT_INTERFACE ((kind_), type_name##_iface_init))                 \
+  static void type_name##_init (TypeName *self G_GNUC_UNUSED) {}
+
+/**
+ * ELK_DEFINE_SCHEDULER:
+ * @TypeName: the type's name in camel case (`AcmeGreedyScheduler`)
+ * @type_name: the type's name in lower case with underscores
+ *   (`acme_greedy_scheduler`)
+ * @schedule_: the #ElkSchedulerInterface.schedule function
+ *
+ * Defines a final #GObject type that implements #ElkScheduler with the
+ * function @schedule_: the type, its interface init and an empty instance
+ * init (ELK_DEFINE_FEATURE_TYPE()), the boilerplate every scheduler would
+ * otherwise write again.  Declare the type with G_DECLARE_FINAL_TYPE() and
+ * its instance struct, write @schedule_, then:
+ *
+ * |[<!-- language="C" -->
+ * ELK_DEFINE_SCHEDULER (AcmeGreedyScheduler, acme_greedy_scheduler,
+ *                       acme_greedy_scheduler_schedule)
+ *
+ * static void
+ * acme_greedy_scheduler_class_init (AcmeGreedySchedulerClass *klass)
+ * {
+ *   // the properties: elk_field_properties_install()
+ * }
+ * ]|
+ *
+ * Since: 0.1
+ */
+#define ELK_DEFINE_SCHEDULER(TypeName, type_name, schedule_)                   \
+  ELK_DEFINE_FEATURE_TYPE (TypeName, type_name, ELK_TYPE_SCHEDULER,            \
+                           ElkSchedulerInterface,                              \
+                           iface->schedule = (schedule_))
+
+/**
+ * ELK_DEFINE_ALLOCATOR:
+ * @TypeName: the type's name in camel case
+ * @type_name: the type's name in lower case with underscores
+ * @allocate_: the #ElkAllocatorInterface.allocate function
+ *
+ * ELK_DEFINE_SCHEDULER() for an #ElkAllocator.
+ *
+ * Since: 0.1
+ */
+#define ELK_DEFINE_ALLOCATOR(TypeName, type_name, allocate_)                   \
+  ELK_DEFINE_FEATURE_TYPE (TypeName, type_name, ELK_TYPE_ALLOCATOR,            \
+                           ElkAllocatorInterface,                              \
+                           iface->allocate = (allocate_))
+
+/**
+ * ELK_DEFINE_FRONTEND:
+ * @TypeName: the type's name in camel case
+ * @type_name: the type's name in lower case with underscores
+ * @load_: the #ElkFrontendInterface.load function
+ *
+ * ELK_DEFINE_SCHEDULER() for an #ElkFrontend.  A frontend whose
+ * properties hold strings adds a finalize in its class_init.
+ *
+ * Since: 0.1
+ */
+#define ELK_DEFINE_FRONTEND(TypeName, type_name, load_)                        \
+  ELK_DEFINE_FEATURE_TYPE (TypeName, type_name, ELK_TYPE_FRONTEND,             \
+                           ElkFrontendInterface, iface->load = (load_))
+
+/**
+ * ELK_DEFINE_CHIP:
+ * @TypeName: the type's name in camel case
+ * @type_name: the type's name in lower case with underscores
+ * @dup_spec_: the #ElkChipInterface.dup_spec function
+ * @run_: the #ElkChipInterface.run function
+ * @run_traced_: the #ElkChipInterface.run_traced function, or %NULL for a
+ *   backend that records no traces
+ *
+ * ELK_DEFINE_SCHEDULER() for an #ElkChip.
+ *
+ * Since: 0.1
+ */
+#define ELK_DEFINE_CHIP(TypeName, type_name, dup_spec_, run_, run_traced_)     \
+  ELK_DEFINE_FEATURE_TYPE (TypeName, type_name, ELK_TYPE_CHIP,                 \
+                           ElkChipInterface, iface->dup_spec = (dup_spec_);    \
+                           iface->run = (run_);                                \
+                           iface->run_traced = (run_traced_))
+
+/**
  * ELK_PARAM_PATH:
  *
  * A GParamFlags bit for string properties that hold file paths.  The

@@ -223,12 +223,6 @@ enum
 
 static GParamSpec *properties[N_PROPS];
 
-static void @snake@_@kind@_iface_init (Elk@Kind@Interface *iface);
-
-G_DEFINE_FINAL_TYPE_WITH_CODE (@Camel@@Kind@, @snake@_@kind@, G_TYPE_OBJECT,
-                               G_IMPLEMENT_INTERFACE (ELK_TYPE_@KIND@,
-                                                      @snake@_@kind@_iface_init))
-
 EOF
   case "$kind" in
     scheduler) fill <<'EOF'
@@ -298,13 +292,11 @@ static ElkProgram *
   return g_steal_pointer (&program);
 }
 
-static void
-@snake@_scheduler_iface_init (ElkSchedulerInterface *iface)
-{
-  iface->schedule = @snake@_scheduler_schedule;
-}
-
 /* ---- end of the body ------------------------------------------------ */
+
+/* The type: a GObject implementing ElkScheduler with that function. */
+ELK_DEFINE_SCHEDULER (@Camel@Scheduler, @snake@_scheduler,
+                      @snake@_scheduler_schedule)
 
 EOF
     ;;
@@ -375,13 +367,11 @@ static gboolean
   return TRUE;
 }
 
-static void
-@snake@_allocator_iface_init (ElkAllocatorInterface *iface)
-{
-  iface->allocate = @snake@_allocator_allocate;
-}
-
 /* ---- end of the body ------------------------------------------------ */
+
+/* The type: a GObject implementing ElkAllocator with that function. */
+ELK_DEFINE_ALLOCATOR (@Camel@Allocator, @snake@_allocator,
+                      @snake@_allocator_allocate)
 
 EOF
     ;;
@@ -443,14 +433,12 @@ static ElkMetrics *
   return metrics;
 }
 
-static void
-@snake@_chip_iface_init (ElkChipInterface *iface)
-{
-  iface->dup_spec = @snake@_chip_dup_spec;
-  iface->run = @snake@_chip_run;
-}
-
 /* ---- end of the body ------------------------------------------------ */
+
+/* The type: a GObject implementing ElkChip with those functions (NULL: no
+ * run_traced, so experiments that ask for traces refuse this chip). */
+ELK_DEFINE_CHIP (@Camel@Chip, @snake@_chip, @snake@_chip_dup_spec,
+                 @snake@_chip_run, NULL)
 
 EOF
     ;;
@@ -507,11 +495,6 @@ static void
     G_PARAM_READWRITE | G_PARAM_CONSTRUCT | G_PARAM_STATIC_STRINGS);
   g_object_class_install_property (object_class, PROP_KNOB,
                                    properties[PROP_KNOB]);
-}
-
-static void
-@snake@_@kind@_init (@Camel@@Kind@ *self)
-{
 }
 
 static gboolean

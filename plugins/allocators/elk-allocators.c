@@ -75,12 +75,6 @@ struct _ElkCostAwareAllocator
   double noc_penalty;
 };
 
-static void elk_cost_aware_allocator_iface_init (ElkAllocatorInterface *iface);
-
-G_DEFINE_FINAL_TYPE_WITH_CODE (ElkCostAwareAllocator, elk_cost_aware_allocator, G_TYPE_OBJECT,
-                               G_IMPLEMENT_INTERFACE (ELK_TYPE_ALLOCATOR,
-                                                      elk_cost_aware_allocator_iface_init))
-
 /* The paper's greedy loop (cost-aware). */
 static gboolean
 greedy_core (const AllocProblem *pb,
@@ -103,11 +97,9 @@ elk_cost_aware_allocator_allocate (ElkAllocator *allocator,
                         error);
 }
 
-static void
-elk_cost_aware_allocator_iface_init (ElkAllocatorInterface *iface)
-{
-  iface->allocate = elk_cost_aware_allocator_allocate;
-}
+ELK_DEFINE_ALLOCATOR (ElkCostAwareAllocator,
+                      elk_cost_aware_allocator,
+                      elk_cost_aware_allocator_allocate)
 
 static void
 elk_cost_aware_allocator_class_init (ElkCostAwareAllocatorClass *klass)
@@ -122,11 +114,6 @@ elk_cost_aware_allocator_class_init (ElkCostAwareAllocatorClass *klass)
 
   elk_field_properties_install (G_OBJECT_CLASS (klass), props,
                                 G_N_ELEMENTS (props));
-}
-
-static void
-elk_cost_aware_allocator_init (ElkCostAwareAllocator *self)
-{
 }
 
 
@@ -152,12 +139,6 @@ struct _ElkReservationAllocator
   double noc_penalty;
 };
 
-static void elk_reservation_allocator_iface_init (ElkAllocatorInterface *iface);
-
-G_DEFINE_FINAL_TYPE_WITH_CODE (ElkReservationAllocator, elk_reservation_allocator, G_TYPE_OBJECT,
-                               G_IMPLEMENT_INTERFACE (ELK_TYPE_ALLOCATOR,
-                                                      elk_reservation_allocator_iface_init))
-
 static gboolean
 reservation_core (const AllocProblem *pb,
                   gconstpointer self,
@@ -181,11 +162,9 @@ elk_reservation_allocator_allocate (ElkAllocator *allocator,
                         error);
 }
 
-static void
-elk_reservation_allocator_iface_init (ElkAllocatorInterface *iface)
-{
-  iface->allocate = elk_reservation_allocator_allocate;
-}
+ELK_DEFINE_ALLOCATOR (ElkReservationAllocator,
+                      elk_reservation_allocator,
+                      elk_reservation_allocator_allocate)
 
 static void
 elk_reservation_allocator_class_init (ElkReservationAllocatorClass *klass)
@@ -208,11 +187,6 @@ elk_reservation_allocator_class_init (ElkReservationAllocatorClass *klass)
                                 G_N_ELEMENTS (props));
 }
 
-static void
-elk_reservation_allocator_init (ElkReservationAllocator *self)
-{
-}
-
 
 /* ---------------------------------------------------------------------- */
 /* fixed-split: a fixed execution/preload split of SRAM.
@@ -232,12 +206,6 @@ struct _ElkFixedSplitAllocator
   double exec_fraction;
   double noc_penalty;
 };
-
-static void elk_fixed_split_allocator_iface_init (ElkAllocatorInterface *iface);
-
-G_DEFINE_FINAL_TYPE_WITH_CODE (ElkFixedSplitAllocator, elk_fixed_split_allocator, G_TYPE_OBJECT,
-                               G_IMPLEMENT_INTERFACE (ELK_TYPE_ALLOCATOR,
-                                                      elk_fixed_split_allocator_iface_init))
 
 static gboolean
 fixed_split_core (const AllocProblem *pb,
@@ -262,11 +230,9 @@ elk_fixed_split_allocator_allocate (ElkAllocator *allocator,
                         error);
 }
 
-static void
-elk_fixed_split_allocator_iface_init (ElkAllocatorInterface *iface)
-{
-  iface->allocate = elk_fixed_split_allocator_allocate;
-}
+ELK_DEFINE_ALLOCATOR (ElkFixedSplitAllocator,
+                      elk_fixed_split_allocator,
+                      elk_fixed_split_allocator_allocate)
 
 static void
 elk_fixed_split_allocator_class_init (ElkFixedSplitAllocatorClass *klass)
@@ -289,11 +255,6 @@ elk_fixed_split_allocator_class_init (ElkFixedSplitAllocatorClass *klass)
                                 G_N_ELEMENTS (props));
 }
 
-static void
-elk_fixed_split_allocator_init (ElkFixedSplitAllocator *self)
-{
-}
-
 
 /* ---------------------------------------------------------------------- */
 /* exact: exhaustive allocation, for measuring the greedy gap.
@@ -313,12 +274,6 @@ struct _ElkExactAllocator
   guint64 max_combinations;
   double noc_penalty;
 };
-
-static void elk_exact_allocator_iface_init (ElkAllocatorInterface *iface);
-
-G_DEFINE_FINAL_TYPE_WITH_CODE (ElkExactAllocator, elk_exact_allocator, G_TYPE_OBJECT,
-                               G_IMPLEMENT_INTERFACE (ELK_TYPE_ALLOCATOR,
-                                                      elk_exact_allocator_iface_init))
 
 static gboolean
 exact_core (const AllocProblem *pb,
@@ -343,11 +298,9 @@ elk_exact_allocator_allocate (ElkAllocator *allocator,
                         error);
 }
 
-static void
-elk_exact_allocator_iface_init (ElkAllocatorInterface *iface)
-{
-  iface->allocate = elk_exact_allocator_allocate;
-}
+ELK_DEFINE_ALLOCATOR (ElkExactAllocator,
+                      elk_exact_allocator,
+                      elk_exact_allocator_allocate)
 
 static void
 elk_exact_allocator_class_init (ElkExactAllocatorClass *klass)
@@ -367,11 +320,6 @@ elk_exact_allocator_class_init (ElkExactAllocatorClass *klass)
 
   elk_field_properties_install (G_OBJECT_CLASS (klass), props,
                                 G_N_ELEMENTS (props));
-}
-
-static void
-elk_exact_allocator_init (ElkExactAllocator *self)
-{
 }
 
 

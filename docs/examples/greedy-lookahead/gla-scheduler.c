@@ -40,14 +40,6 @@ struct _GlaScheduler
   guint max_lookahead; /* operators preloaded beyond the resident ones */
 };
 
-static void gla_scheduler_iface_init (ElkSchedulerInterface *iface);
-
-G_DEFINE_FINAL_TYPE_WITH_CODE (GlaScheduler,
-                               gla_scheduler,
-                               G_TYPE_OBJECT,
-                               G_IMPLEMENT_INTERFACE (ELK_TYPE_SCHEDULER,
-                                                      gla_scheduler_iface_init))
-
 /* The cold-hot entry with the fastest execute plan; ties go to less data
  * distribution, then to the smaller preload state. */
 static guint32
@@ -168,11 +160,7 @@ gla_scheduler_schedule (ElkScheduler *scheduler,
   return elk_engine_search_program (engine, orders, params, 2, 0, error);
 }
 
-static void
-gla_scheduler_iface_init (ElkSchedulerInterface *iface)
-{
-  iface->schedule = gla_scheduler_schedule;
-}
+ELK_DEFINE_SCHEDULER (GlaScheduler, gla_scheduler, gla_scheduler_schedule)
 
 /* max-lookahead is a plain field, so libelk's field properties provide
  * get_property and set_property. */
@@ -191,11 +179,6 @@ gla_scheduler_class_init (GlaSchedulerClass *klass)
 
   elk_field_properties_install (G_OBJECT_CLASS (klass), props,
                                 G_N_ELEMENTS (props));
-}
-
-static void
-gla_scheduler_init (GlaScheduler *self)
-{
 }
 
 ELK_PLUGIN_DEFINE_FEATURE (greedy_lookahead,

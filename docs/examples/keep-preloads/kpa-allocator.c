@@ -28,14 +28,6 @@ struct _KpaAllocator
   GObject parent_instance;
 };
 
-static void kpa_allocator_iface_init (ElkAllocatorInterface *iface);
-
-G_DEFINE_FINAL_TYPE_WITH_CODE (KpaAllocator,
-                               kpa_allocator,
-                               G_TYPE_OBJECT,
-                               G_IMPLEMENT_INTERFACE (ELK_TYPE_ALLOCATOR,
-                                                      kpa_allocator_iface_init))
-
 /* ElkAllocatorInterface.allocate: FALSE without an error when E fits no
  * entry next to the preloads as they are. */
 static gboolean
@@ -89,19 +81,10 @@ kpa_allocator_allocate (ElkAllocator *allocator,
   return TRUE;
 }
 
-static void
-kpa_allocator_iface_init (ElkAllocatorInterface *iface)
-{
-  iface->allocate = kpa_allocator_allocate;
-}
+ELK_DEFINE_ALLOCATOR (KpaAllocator, kpa_allocator, kpa_allocator_allocate)
 
 static void
 kpa_allocator_class_init (KpaAllocatorClass *klass)
-{
-}
-
-static void
-kpa_allocator_init (KpaAllocator *self)
 {
 }
 

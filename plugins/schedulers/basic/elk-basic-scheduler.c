@@ -26,12 +26,6 @@ struct _ElkBasicScheduler
   gint contention;
 };
 
-static void elk_basic_scheduler_iface_init (ElkSchedulerInterface *iface);
-
-G_DEFINE_FINAL_TYPE_WITH_CODE (ElkBasicScheduler, elk_basic_scheduler, G_TYPE_OBJECT,
-                               G_IMPLEMENT_INTERFACE (ELK_TYPE_SCHEDULER,
-                                                      elk_basic_scheduler_iface_init))
-
 /* The policy.  Preload until one HBM-reading operator is buffered, within
  * what E's smallest plan leaves; E takes the fastest plan of its chosen
  * preload state that fits what is left.  policy_data points to a gboolean:
@@ -112,11 +106,9 @@ elk_basic_scheduler_schedule (ElkScheduler *scheduler,
                                     params->len, 1, error);
 }
 
-static void
-elk_basic_scheduler_iface_init (ElkSchedulerInterface *iface)
-{
-  iface->schedule = elk_basic_scheduler_schedule;
-}
+ELK_DEFINE_SCHEDULER (ElkBasicScheduler,
+                      elk_basic_scheduler,
+                      elk_basic_scheduler_schedule)
 
 static void
 elk_basic_scheduler_class_init (ElkBasicSchedulerClass *klass)
@@ -132,11 +124,6 @@ elk_basic_scheduler_class_init (ElkBasicSchedulerClass *klass)
 
   elk_field_properties_install (G_OBJECT_CLASS (klass), props,
                                 G_N_ELEMENTS (props));
-}
-
-static void
-elk_basic_scheduler_init (ElkBasicScheduler *self)
-{
 }
 
 ELK_PLUGIN_DEFINE_FEATURE (basic,

@@ -81,12 +81,6 @@ struct _ElkElkScheduler
   guint select_top;
 };
 
-static void elk_elk_scheduler_iface_init (ElkSchedulerInterface *iface);
-
-G_DEFINE_FINAL_TYPE_WITH_CODE (ElkElkScheduler, elk_elk_scheduler, G_TYPE_OBJECT,
-                               G_IMPLEMENT_INTERFACE (ELK_TYPE_SCHEDULER,
-                                                      elk_elk_scheduler_iface_init))
-
 /* The policy.  The experiment's allocator splits the usable SRAM between E
  * and the operators preloaded next to it (level two of §3.5), re-sizing
  * their preload states, with the contention penalty it charges. */
@@ -384,11 +378,9 @@ elk_elk_scheduler_schedule (ElkScheduler *scheduler,
   return program;
 }
 
-static void
-elk_elk_scheduler_iface_init (ElkSchedulerInterface *iface)
-{
-  iface->schedule = elk_elk_scheduler_schedule;
-}
+ELK_DEFINE_SCHEDULER (ElkElkScheduler,
+                      elk_elk_scheduler,
+                      elk_elk_scheduler_schedule)
 
 static void
 elk_elk_scheduler_class_init (ElkElkSchedulerClass *klass)
@@ -451,11 +443,6 @@ elk_elk_scheduler_class_init (ElkElkSchedulerClass *klass)
 
   elk_field_properties_install (G_OBJECT_CLASS (klass), props,
                                 G_N_ELEMENTS (props));
-}
-
-static void
-elk_elk_scheduler_init (ElkElkScheduler *self)
-{
 }
 
 ELK_PLUGIN_DEFINE_FEATURE (elk,

@@ -23,12 +23,6 @@ struct _ElkIdealScheduler
   GObject parent_instance;
 };
 
-static void elk_ideal_scheduler_iface_init (ElkSchedulerInterface *iface);
-
-G_DEFINE_FINAL_TYPE_WITH_CODE (ElkIdealScheduler, elk_ideal_scheduler, G_TYPE_OBJECT,
-                               G_IMPLEMENT_INTERFACE (ELK_TYPE_SCHEDULER,
-                                                      elk_ideal_scheduler_iface_init))
-
 /* The policy.  The allocator sizes E alone, in the space the preloads
  * (each at its minimum preload state) leave, with no contention penalty;
  * data distribution is free. */
@@ -88,19 +82,12 @@ elk_ideal_scheduler_schedule (ElkScheduler *scheduler,
   return elk_engine_search_program (engine, orders, &params, 1, 1, error);
 }
 
-static void
-elk_ideal_scheduler_iface_init (ElkSchedulerInterface *iface)
-{
-  iface->schedule = elk_ideal_scheduler_schedule;
-}
+ELK_DEFINE_SCHEDULER (ElkIdealScheduler,
+                      elk_ideal_scheduler,
+                      elk_ideal_scheduler_schedule)
 
 static void
 elk_ideal_scheduler_class_init (ElkIdealSchedulerClass *klass)
-{
-}
-
-static void
-elk_ideal_scheduler_init (ElkIdealScheduler *self)
 {
 }
 

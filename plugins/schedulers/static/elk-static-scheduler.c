@@ -27,12 +27,6 @@ struct _ElkStaticScheduler
   guint threads;
 };
 
-static void elk_static_scheduler_iface_init (ElkSchedulerInterface *iface);
-
-G_DEFINE_FINAL_TYPE_WITH_CODE (ElkStaticScheduler, elk_static_scheduler, G_TYPE_OBJECT,
-                               G_IMPLEMENT_INTERFACE (ELK_TYPE_SCHEDULER,
-                                                      elk_static_scheduler_iface_init))
-
 /* One point of the sweep: the policy_data of a parameter set. */
 typedef struct
 {
@@ -143,11 +137,9 @@ elk_static_scheduler_schedule (ElkScheduler *scheduler,
                                     params->len, self->threads, error);
 }
 
-static void
-elk_static_scheduler_iface_init (ElkSchedulerInterface *iface)
-{
-  iface->schedule = elk_static_scheduler_schedule;
-}
+ELK_DEFINE_SCHEDULER (ElkStaticScheduler,
+                      elk_static_scheduler,
+                      elk_static_scheduler_schedule)
 
 static void
 elk_static_scheduler_class_init (ElkStaticSchedulerClass *klass)
@@ -171,11 +163,6 @@ elk_static_scheduler_class_init (ElkStaticSchedulerClass *klass)
 
   elk_field_properties_install (G_OBJECT_CLASS (klass), props,
                                 G_N_ELEMENTS (props));
-}
-
-static void
-elk_static_scheduler_init (ElkStaticScheduler *self)
-{
 }
 
 ELK_PLUGIN_DEFINE_FEATURE (static,
