@@ -131,23 +131,18 @@ attr_new (Expand *x, const char *name, Onnx__AttributeProto__AttributeType t)
   return a;
 }
 
+/* An INT attribute, or a FLOAT one when @is_float. */
 static Onnx__AttributeProto *
-attr_int (Expand *x, const char *name, gint64 v)
+attr_number (Expand *x, const char *name, gboolean is_float, double v)
 {
   Onnx__AttributeProto *a
-      = attr_new (x, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT);
-  a->has_i = TRUE;
-  a->i = v;
-  return a;
-}
-
-static Onnx__AttributeProto *
-attr_float (Expand *x, const char *name, float v)
-{
-  Onnx__AttributeProto *a
-      = attr_new (x, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT);
-  a->has_f = TRUE;
-  a->f = v;
+      = attr_new (x, name,
+                  is_float ? ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT
+                           : ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT);
+  a->has_f = is_float;
+  a->f = is_float ? (float) v : 0;
+  a->has_i = !is_float;
+  a->i = is_float ? 0 : (gint64) v;
   return a;
 }
 
@@ -193,10 +188,10 @@ slice (Expand *x,
        gboolean squeeze)
 {
   Onnx__AttributeProto *a[] = {
-    attr_int (x, "axis", axis),
-    attr_int (x, "start", start),
-    attr_int (x, "end", end),
-    attr_int (x, "squeeze", squeeze),
+    attr_number (x, "axis", FALSE, axis),
+    attr_number (x, "start", FALSE, start),
+    attr_number (x, "end", FALSE, end),
+    attr_number (x, "squeeze", FALSE, squeeze),
   };
   return node (x, "ElkSlice", out, &in, 1, a, G_N_ELEMENTS (a), TRUE);
 }
@@ -204,7 +199,7 @@ slice (Expand *x,
 static const char *
 expand_dims (Expand *x, const char *out, const char *in, gint64 axis)
 {
-  Onnx__AttributeProto *a = attr_int (x, "axis", axis);
+  Onnx__AttributeProto *a = attr_number (x, "axis", FALSE, axis);
   return node (x, "ElkExpandDims", out, &in, 1, &a, 1, TRUE);
 }
 
@@ -221,7 +216,7 @@ static const char *
 gemm (Expand *x, const char *out, const char *a, const char *w, const char *c)
 {
   const char *in[] = { a, w, c };
-  Onnx__AttributeProto *t = attr_int (x, "transB", 1);
+  Onnx__AttributeProto *t = attr_number (x, "transB", FALSE, 1);
   return node (x, "Gemm", out, in, c != NULL ? 3 : 2, &t, 1, FALSE);
 }
 
@@ -243,9 +238,9 @@ activate (Expand *x, const char *out, const Activation *f, const char *in)
   guint n = 0;
 
   if (f->n_params >= 1)
-    a[n++] = attr_float (x, "alpha", f->alpha);
+    a[n++] = attr_number (x, "alpha", TRUE, f->alpha);
   if (f->n_params >= 2)
-    a[n++] = attr_float (x, "beta", f->beta);
+    a[n++] = attr_number (x, "beta", TRUE, f->beta);
   return node (x, f->op, out, &in, 1, a, n, FALSE);
 }
 
@@ -268,7 +263,7 @@ stack (Expand *x,
     return expand_dims (x, out, parts[0], axis);
   for (guint i = 0; i < n; i++)
     expanded[i] = expand_dims (x, nm (x, "%s/%u", tag, i), parts[i], axis);
-  a = attr_int (x, "axis", axis);
+  a = attr_number (x, "axis", FALSE, axis);
   return node (x, "Concat", out, expanded, n, &a, 1, FALSE);
 }
 

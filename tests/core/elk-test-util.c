@@ -343,3 +343,36 @@ elk_test_remove_tree (const char *dir)
   g_dir_close (handle);
   g_rmdir (dir);
 }
+
+/**
+ * elk_test_schedule_and_run:
+ *
+ * Plans @graph for @chip, schedules it with the features @scheduler and
+ * @allocator of @registry and runs it: the whole path elk-run takes for
+ * one design.  Returns: (transfer full): the metrics, or %NULL with
+ * @error set by the step that failed.
+ */
+ElkMetrics *
+elk_test_schedule_and_run (ElkRegistry *registry,
+                           ElkGraph *graph,
+                           ElkChip *chip,
+                           const char *scheduler,
+                           const char *allocator,
+                           GError **error)
+{
+  g_autoptr (GObject) sched
+      = elk_test_make (registry, ELK_TYPE_SCHEDULER, scheduler, NULL);
+  g_autoptr (GObject) alloc
+      = elk_test_make (registry, ELK_TYPE_ALLOCATOR, allocator, NULL);
+  g_autoptr (ElkChipSpec) spec = elk_chip_dup_spec (chip, error);
+  g_autoptr (ElkPlanSet) plans = NULL;
+  g_autoptr (ElkProgram) program = NULL;
+
+  if (spec == NULL
+      || (plans = elk_plan_set_new (graph, spec, NULL, error)) == NULL
+      || (program = elk_scheduler_schedule (ELK_SCHEDULER (sched), plans,
+                                            ELK_ALLOCATOR (alloc), error))
+             == NULL)
+    return NULL;
+  return elk_chip_run (chip, program, plans, error);
+}

@@ -39,3 +39,9 @@ int elk_test_spawn (const char *const *argv,
                     char **out_stderr);
 char *elk_test_read_file (const char *dir, const char *name);
 void elk_test_remove_tree (const char *dir);
+ElkMetrics *elk_test_schedule_and_run (ElkRegistry *registry,
+                                       ElkGraph *graph,
+                                       ElkChip *chip,
+                                       const char *scheduler,
+                                       const char *allocator,
+                                       GError **error);

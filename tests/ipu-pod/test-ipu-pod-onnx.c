@@ -80,6 +80,24 @@ hval_new (guint rank, const gint64 *dims)
   return v;
 }
 
+/* A new value of shape @dims made from slices of @x along @axis: @outer
+ * and @inner are the extents of @x before and after that axis. */
+static HVal *
+hval_for_axis (const HVal *x,
+               gint64 axis,
+               guint rank,
+               const gint64 *dims,
+               gint64 *outer,
+               gint64 *inner)
+{
+  *outer = *inner = 1;
+  for (gint64 i = 0; i < axis; i++)
+    *outer *= x->dims[i];
+  for (guint i = (guint) axis + 1; i < x->rank; i++)
+    *inner *= x->dims[i];
+  return hval_new (rank, dims);
+}
+
 /* A TensorProto's data as floats (FLOAT, DOUBLE, INT32/64, BOOL), or NULL
  * with the reason. */
 static HVal *
@@ -436,11 +454,7 @@ eval_layout (Model *M, const Onnx__NodeProto *n, const char *name)
           dims[rank++] = x->dims[i];
         else if (!attr_i (n, "squeeze", 0))
           dims[rank++] = len;
-      for (gint64 i = 0; i < axis; i++)
-        outer *= x->dims[i];
-      for (guint i = (guint) axis + 1; i < x->rank; i++)
-        inner *= x->dims[i];
-      v = hval_new (rank, dims);
+      v = hval_for_axis (x, axis, rank, dims, &outer, &inner);
       for (gint64 o = 0; o < outer; o++)
         memcpy (v->data + o * len * inner,
                 x->data + (o * x->dims[axis] + start) * inner,
@@ -686,11 +700,7 @@ rows_view (Model *M, const char *name, const HVal *x,
     return NULL;
   if (axis < 0)
     axis += x->rank;
-  for (gint64 i = 0; i < axis; i++)
-    outer *= x->dims[i];
-  for (guint i = (guint) axis + 1; i < x->rank; i++)
-    inner *= x->dims[i];
-  v = hval_new (rank, dims);
+  v = hval_for_axis (x, axis, rank, dims, &outer, &inner);
   for (gint64 o = 0; o < outer; o++)
     for (guint64 j = 0; j < idx->n; j++)
       {
@@ -1381,91 +1391,6 @@ test_recurrent (void)
 static void
 test_recurrent_variants (void)
 {
-  static const OnnxRnnCase cases[] = {
-    { .op = "LSTM",
-      .direction = "bidirectional",
-      .layout = 0,
-      .lbr = -1,
-      .S = 3,
-      .B = 2,
-      .I = 3,
-      .H = 4,
-      .bias = TRUE,
-      .h0 = TRUE,
-      .c0 = TRUE,
-      .peephole = TRUE,
-      .input_forget = -1,
-      .seq_lens = 2 },
-    { .op = "LSTM",
-      .direction = "reverse",
-      .layout = 1,
-      .lbr = -1,
-      .S = 3,
-      .B = 2,
-      .I = 2,
-      .H = 3,
-      .bias = TRUE,
-      .h0 = TRUE,
-      .c0 = TRUE,
-      .input_forget = -1 },
-    { .op = "LSTM",
-      .layout = -1,
-      .lbr = -1,
-      .S = 2,
-      .B = 3,
-      .I = 2,
-      .H = 2,
-      .no_y = TRUE,
-      .activations = "HardSigmoid,Elu,Softsign",
-      .alphas = "0.3,0.7",
-      .betas = "0.4",
-      .input_forget = -1 },
-    { .op = "GRU",
-      .direction = "bidirectional",
-      .layout = 1,
-      .lbr = 1,
-      .S = 3,
-      .B = 2,
-      .I = 3,
-      .H = 2,
-      .bias = TRUE,
-      .h0 = TRUE,
-      .input_forget = -1 },
-    { .op = "GRU",
-      .direction = "reverse",
-      .layout = 0,
-      .lbr = 0,
-      .S = 3,
-      .B = 2,
-      .I = 2,
-      .H = 3,
-      .bias = TRUE,
-      .h0 = TRUE,
-      .input_forget = -1 },
-    { .op = "GRU",
-      .layout = -1,
-      .lbr = 1,
-      .S = 2,
-      .B = 2,
-      .I = 2,
-      .H = 2,
-      .bias = TRUE,
-      .activations = "Sigmoid,Softplus",
-      .input_forget = -1 },
-    { .op = "RNN",
-      .direction = "bidirectional",
-      .layout = -1,
-      .lbr = -1,
-      .S = 4,
-      .B = 2,
-      .I = 2,
-      .H = 3,
-      .bias = TRUE,
-      .h0 = TRUE,
-      .activations = "Relu,LeakyRelu",
-      .alphas = "0.2",
-      .input_forget = -1 },
-  };
   g_autofree char *tmp = NULL;
   guint ran_before = tally.ran;
 
@@ -1473,19 +1398,20 @@ test_recurrent_variants (void)
     return;
   tmp = g_dir_make_tmp ("elk-rnn-cases-XXXXXX", NULL);
   g_assert_nonnull (tmp);
-  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+  for (guint i = 0; i < onnx_rnn_n_variants; i++)
     {
-      g_autofree char *name = g_strdup_printf ("%s-%u", cases[i].op, i);
+      const OnnxRnnCase *c = &onnx_rnn_variants[i];
+      g_autofree char *name = g_strdup_printf ("%s-%u", c->op, i);
       g_autofree char *dir = g_build_filename (tmp, name, NULL);
       g_autofree char *model = g_build_filename (dir, "model.onnx", NULL);
       g_autofree char *data = g_build_filename (dir, "test_data_set_0", NULL);
       g_autofree char *what = g_strdup_printf ("rnn-case/%s", name);
 
-      onnx_rnn_case_write (&cases[i], dir, 100 + i);
+      onnx_rnn_case_write (c, dir, 100 + i);
       run_case (what, model, data, 8);
     }
   elk_test_remove_tree (tmp);
-  g_assert_cmpuint (tally.ran - ran_before, ==, G_N_ELEMENTS (cases));
+  g_assert_cmpuint (tally.ran - ran_before, ==, onnx_rnn_n_variants);
 }
 
 /* SqueezeNet 1.1 (torchvision, random weights) on 224x224: 26

@@ -315,6 +315,37 @@ reference (const OnnxRnnCase *c,
     g_free (act[i].name);
 }
 
+/* What the libonnx-testdata node tests leave out: both directions and
+ * reverse, layout 1 with initial states, peepholes with an initial cell,
+ * GRU with linear_before_reset, activations with alpha and beta, an
+ * omitted Y, a constant sequence_lens. */
+/* One case to a row reads better than one field to a line. */
+/* clang-format off */
+const OnnxRnnCase onnx_rnn_variants[] = {
+  { .op = "LSTM", .direction = "bidirectional", .layout = 0, .lbr = -1,
+    .S = 3, .B = 2, .I = 3, .H = 4, .bias = TRUE, .h0 = TRUE, .c0 = TRUE,
+    .peephole = TRUE, .input_forget = -1, .seq_lens = 2 },
+  { .op = "LSTM", .direction = "reverse", .layout = 1, .lbr = -1,
+    .S = 3, .B = 2, .I = 2, .H = 3, .bias = TRUE, .h0 = TRUE, .c0 = TRUE,
+    .input_forget = -1 },
+  { .op = "LSTM", .layout = -1, .lbr = -1, .S = 2, .B = 3, .I = 2, .H = 2,
+    .no_y = TRUE, .activations = "HardSigmoid,Elu,Softsign",
+    .alphas = "0.3,0.7", .betas = "0.4", .input_forget = -1 },
+  { .op = "GRU", .direction = "bidirectional", .layout = 1, .lbr = 1,
+    .S = 3, .B = 2, .I = 3, .H = 2, .bias = TRUE, .h0 = TRUE,
+    .input_forget = -1 },
+  { .op = "GRU", .direction = "reverse", .layout = 0, .lbr = 0,
+    .S = 3, .B = 2, .I = 2, .H = 3, .bias = TRUE, .h0 = TRUE,
+    .input_forget = -1 },
+  { .op = "GRU", .layout = -1, .lbr = 1, .S = 2, .B = 2, .I = 2, .H = 2,
+    .bias = TRUE, .activations = "Sigmoid,Softplus", .input_forget = -1 },
+  { .op = "RNN", .direction = "bidirectional", .layout = -1, .lbr = -1,
+    .S = 4, .B = 2, .I = 2, .H = 3, .bias = TRUE, .h0 = TRUE,
+    .activations = "Relu,LeakyRelu", .alphas = "0.2", .input_forget = -1 },
+};
+/* clang-format on */
+const guint onnx_rnn_n_variants = G_N_ELEMENTS (onnx_rnn_variants);
+
 /* ---- The case ---- */
 
 static double *

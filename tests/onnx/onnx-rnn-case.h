@@ -33,4 +33,8 @@ typedef struct
 
 void onnx_rnn_case_write (const OnnxRnnCase *c, const char *dir, guint32 seed);
 
+/* Cases that cover what the libonnx-testdata node tests do not. */
+extern const OnnxRnnCase onnx_rnn_variants[];
+extern const guint onnx_rnn_n_variants;
+
 G_END_DECLS
