@@ -428,11 +428,8 @@ read_falcon (HfReader *r, GError **error)
     return FALSE;
   if (m->context == 0)
     m->context = 2048;
-  m->norm = LLAMA_NORM_LAYER;
-  m->norm_bias = TRUE;
-  m->act = LLAMA_ACT_GELU;
+  elk__llama_model_set_layer_norm_block (m, LLAMA_ACT_GELU, bias);
   m->parallel = parallel;
-  m->bias_qkv = m->bias_o = m->bias_ffn = bias;
   m->rope_dims = m->head_dim;
   return TRUE;
 }
@@ -445,10 +442,7 @@ read_gpt2 (HfReader *r, GError **error)
   m->ffn = mul_saturated (4, m->hidden);
   if (!get_uint (r, KEYS ("n_inner"), FALSE, &m->ffn, error))
     return FALSE;
-  m->norm = LLAMA_NORM_LAYER;
-  m->norm_bias = TRUE;
-  m->act = LLAMA_ACT_GELU;
-  m->bias_qkv = m->bias_o = m->bias_ffn = TRUE;
+  elk__llama_model_set_layer_norm_block (m, LLAMA_ACT_GELU, TRUE);
   m->tied = TRUE;
   m->n_positions = m->context;
   return TRUE;
@@ -478,11 +472,8 @@ read_opt (HfReader *r, GError **error)
                    m->hidden);
       return FALSE;
     }
-  m->norm = LLAMA_NORM_LAYER;
-  m->norm_bias = TRUE;
-  m->act = LLAMA_ACT_RELU;
+  elk__llama_model_set_layer_norm_block (m, LLAMA_ACT_RELU, bias);
   m->post_ln = !pre_ln;
-  m->bias_qkv = m->bias_o = m->bias_ffn = bias;
   /* OPT's learned positions are offset by 2. */
   m->n_positions = m->context + 2;
   return TRUE;
@@ -498,14 +489,9 @@ read_bert (HfReader *r, GError **error)
       || !get_uint (r, KEYS ("type_vocab_size"), FALSE, &m->n_token_types,
                     error))
     return FALSE;
-  m->norm = LLAMA_NORM_LAYER;
-  m->norm_bias = TRUE;
-  m->act = LLAMA_ACT_GELU;
-  m->bias_qkv = m->bias_o = m->bias_ffn = TRUE;
+  elk__llama_model_set_layer_norm_block (m, LLAMA_ACT_GELU, TRUE);
   m->post_ln = TRUE;
-  m->encoder = TRUE;
-  m->has_lm_head = FALSE;
-  m->pooler = TRUE;
+  elk__llama_model_set_encoder (m, TRUE);
   m->n_positions = m->context;
   return TRUE;
 }
@@ -557,12 +543,8 @@ read_vit (HfReader *r, GError **error)
       return FALSE;
     }
   m->context = m->n_patches + 1;
-  m->norm = LLAMA_NORM_LAYER;
-  m->norm_bias = TRUE;
-  m->act = LLAMA_ACT_GELU;
-  m->bias_qkv = m->bias_o = m->bias_ffn = TRUE;
-  m->encoder = TRUE;
-  m->has_lm_head = FALSE;
+  elk__llama_model_set_layer_norm_block (m, LLAMA_ACT_GELU, TRUE);
+  elk__llama_model_set_encoder (m, FALSE);
   return TRUE;
 }
 

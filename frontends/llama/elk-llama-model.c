@@ -59,6 +59,25 @@ elk__llama_model_set_moe_layers (LlamaModel *model,
                            && (one_based ? (l + 1) % step : l % step) == 0;
 }
 
+void
+elk__llama_model_set_layer_norm_block (LlamaModel *model,
+                                       LlamaAct act,
+                                       gboolean biases)
+{
+  model->norm = LLAMA_NORM_LAYER;
+  model->norm_bias = TRUE;
+  model->act = act;
+  model->bias_qkv = model->bias_o = model->bias_ffn = biases;
+}
+
+void
+elk__llama_model_set_encoder (LlamaModel *model, gboolean pooler)
+{
+  model->encoder = TRUE;
+  model->has_lm_head = FALSE;
+  model->pooler = pooler;
+}
+
 static gboolean
 invalid (GError **error, const LlamaModel *model, const char *format, ...)
     G_GNUC_PRINTF (3, 4);

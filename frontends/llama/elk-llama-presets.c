@@ -593,43 +593,28 @@ elk__llama_model_new_from_preset (const char *name, GError **error)
       break;
     case FAMILY_OPT:
       m->arch = g_strdup ("opt");
-      m->norm = LLAMA_NORM_LAYER;
-      m->norm_bias = TRUE;
-      m->act = LLAMA_ACT_RELU;
-      m->bias_qkv = m->bias_o = m->bias_ffn = TRUE;
+      elk__llama_model_set_layer_norm_block (m, LLAMA_ACT_RELU, TRUE);
       m->tied = TRUE;
       m->n_positions = p->context + 2;
       break;
     case FAMILY_GPT:
       m->arch = g_strdup ("gpt2");
-      m->norm = LLAMA_NORM_LAYER;
-      m->norm_bias = TRUE;
-      m->act = LLAMA_ACT_GELU;
-      m->bias_qkv = m->bias_o = m->bias_ffn = TRUE;
+      elk__llama_model_set_layer_norm_block (m, LLAMA_ACT_GELU, TRUE);
       m->tied = TRUE;
       m->n_positions = p->context;
       break;
     case FAMILY_BERT:
       m->arch = g_strdup ("bert");
-      m->norm = LLAMA_NORM_LAYER;
-      m->norm_bias = TRUE;
-      m->act = LLAMA_ACT_GELU;
-      m->bias_qkv = m->bias_o = m->bias_ffn = TRUE;
+      elk__llama_model_set_layer_norm_block (m, LLAMA_ACT_GELU, TRUE);
       m->post_ln = TRUE;
-      m->encoder = TRUE;
-      m->has_lm_head = FALSE;
-      m->pooler = TRUE;
+      elk__llama_model_set_encoder (m, TRUE);
       m->n_positions = p->context;
       m->n_token_types = 2;
       break;
     case FAMILY_VIT:
       m->arch = g_strdup ("vit");
-      m->norm = LLAMA_NORM_LAYER;
-      m->norm_bias = TRUE;
-      m->act = LLAMA_ACT_GELU;
-      m->bias_qkv = m->bias_o = m->bias_ffn = TRUE;
-      m->encoder = TRUE;
-      m->has_lm_head = FALSE;
+      elk__llama_model_set_layer_norm_block (m, LLAMA_ACT_GELU, TRUE);
+      elk__llama_model_set_encoder (m, FALSE);
       m->patch_in = p->patch_in;
       m->n_patches = p->n_patches;
       m->n_classes = 1000;

@@ -366,6 +366,14 @@ void elk__llama_model_set_moe_layers (LlamaModel *model,
                                       guint first_dense,
                                       guint step,
                                       gboolean one_based);
+/* The block of the OPT, GPT-2, Falcon, BERT and ViT families: LayerNorm
+ * with a bias, @act, and a bias on every projection when @biases. */
+void elk__llama_model_set_layer_norm_block (LlamaModel *model,
+                                            LlamaAct act,
+                                            gboolean biases);
+/* An encoder (BERT, ViT): no KV cache and no LM head; @pooler adds BERT's
+ * pooled [CLS] output. */
+void elk__llama_model_set_encoder (LlamaModel *model, gboolean pooler);
 
 LlamaModel *elk__llama_model_new (void);
 void elk__llama_model_free (LlamaModel *model);
