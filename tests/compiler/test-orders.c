@@ -16,6 +16,7 @@
 #define ELK_USE_UNSTABLE_API
 #include <elk/elk.h>
 #include "elk-test-util.h"
+#include "elk-test-graph.h"
 
 static ElkRegistry *registry;
 
@@ -353,43 +354,29 @@ build_mlp (void)
                                   768, 256 };
   const guint64 b = 8;
   ElkGraph *g = elk_graph_new ("mlp");
-  g_autoptr(GError) error = NULL;
+  g_autoptr (GError) error = NULL;
   guint64 sx[2] = { b, dims[0] };
-  gint x = elk_graph_add_tensor (g, "x", ELK_DTYPE_F16,
-                                 ELK_TENSOR_ORIGIN_ACTIVATION, 2, sx, 0,
-                                 &error);
+  gint x = elk_test_add_tensor (g, ELK_TENSOR_ORIGIN_ACTIVATION, 2, sx, "x");
 
-  g_assert_no_error (error);
   for (guint l = 0; l + 1 < G_N_ELEMENTS (dims); l++)
     {
       guint64 sw[2] = { dims[l], dims[l + 1] }, sb[1] = { dims[l + 1] };
       guint64 sy[2] = { b, dims[l + 1] };
-      g_autofree char *wn = g_strdup_printf ("w%u", l);
-      g_autofree char *bn = g_strdup_printf ("b%u", l);
-      g_autofree char *hn = g_strdup_printf ("h%u", l);
-      g_autofree char *an = g_strdup_printf ("a%u", l);
-      g_autofree char *on = g_strdup_printf ("o%u", l);
+      gint w
+          = elk_test_add_tensor (g, ELK_TENSOR_ORIGIN_WEIGHT, 2, sw, "w%u", l);
+      gint bias
+          = elk_test_add_tensor (g, ELK_TENSOR_ORIGIN_WEIGHT, 1, sb, "b%u", l);
+      gint h = elk_test_add_tensor (g, ELK_TENSOR_ORIGIN_ACTIVATION, 2, sy,
+                                    "h%u", l);
+      gint a = elk_test_add_tensor (g, ELK_TENSOR_ORIGIN_ACTIVATION, 2, sy,
+                                    "a%u", l);
+      gint o = elk_test_add_tensor (g, ELK_TENSOR_ORIGIN_ACTIVATION, 2, sy,
+                                    "o%u", l);
+      guint32 t1[3] = { x, w, h }, t2[3] = { h, bias, a }, t3[2] = { a, o };
       g_autofree char *mm = g_strdup_printf ("mm%u", l);
       g_autofree char *ad = g_strdup_printf ("bias%u", l);
       g_autofree char *re = g_strdup_printf ("relu%u", l);
-      gint w = elk_graph_add_tensor (g, wn, ELK_DTYPE_F16,
-                                     ELK_TENSOR_ORIGIN_WEIGHT, 2, sw, 0,
-                                     &error);
-      gint bias = elk_graph_add_tensor (g, bn, ELK_DTYPE_F16,
-                                        ELK_TENSOR_ORIGIN_WEIGHT, 1, sb, 0,
-                                        &error);
-      gint h = elk_graph_add_tensor (g, hn, ELK_DTYPE_F16,
-                                     ELK_TENSOR_ORIGIN_ACTIVATION, 2, sy, 0,
-                                     &error);
-      gint a = elk_graph_add_tensor (g, an, ELK_DTYPE_F16,
-                                     ELK_TENSOR_ORIGIN_ACTIVATION, 2, sy, 0,
-                                     &error);
-      gint o = elk_graph_add_tensor (g, on, ELK_DTYPE_F16,
-                                     ELK_TENSOR_ORIGIN_ACTIVATION, 2, sy, 0,
-                                     &error);
-      guint32 t1[3] = { x, w, h }, t2[3] = { h, bias, a }, t3[2] = { a, o };
 
-      g_assert_no_error (error);
       elk_graph_add_op (g, mm, "matmul", ELK_OP_MATMUL, -1, "bk,kn->bn", t1,
                         3, NULL, &error);
       g_assert_no_error (error);

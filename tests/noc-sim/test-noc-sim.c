@@ -13,6 +13,7 @@
 #include <string.h>
 #include <elk/elk.h>
 #include "elk-test-util.h"
+#include "elk-test-graph.h"
 #include "elk-noc-sim.h"
 
 static ElkRegistry *registry;
@@ -232,24 +233,18 @@ static ElkGraph *
 matmul_graph_from (guint n_ops, ElkTensorOrigin weights)
 {
   ElkGraph *g = elk_graph_new ("mm");
-  g_autoptr(GError) error = NULL;
+  g_autoptr (GError) error = NULL;
   guint64 sx[2] = { 1, 256 }, sw[2] = { 256, 2048 }, sy[2] = { 1, 2048 };
-  gint x = elk_graph_add_tensor (g, "x", ELK_DTYPE_F16,
-                                 ELK_TENSOR_ORIGIN_ACTIVATION, 2, sx, 0,
-                                 &error);
+  gint x = elk_test_add_tensor (g, ELK_TENSOR_ORIGIN_ACTIVATION, 2, sx, "x");
+
   for (guint i = 0; i < n_ops; i++)
     {
-      g_autofree char *wn = g_strdup_printf ("w%u", i);
-      g_autofree char *yn = g_strdup_printf ("y%u", i);
-      g_autofree char *on = g_strdup_printf ("mm%u", i);
-      gint w = elk_graph_add_tensor (g, wn, ELK_DTYPE_F16,
-                                     weights, 2, sw, 0,
-                                     &error);
-      gint y = elk_graph_add_tensor (g, yn, ELK_DTYPE_F16,
-                                     ELK_TENSOR_ORIGIN_ACTIVATION, 2, sy, 0,
-                                     &error);
+      gint w = elk_test_add_tensor (g, weights, 2, sw, "w%u", i);
+      gint y = elk_test_add_tensor (g, ELK_TENSOR_ORIGIN_ACTIVATION, 2, sy,
+                                    "y%u", i);
       guint32 t[3] = { x, w, y };
-      g_assert_no_error (error);
+      g_autofree char *on = g_strdup_printf ("mm%u", i);
+
       elk_graph_add_op (g, on, "matmul", ELK_OP_MATMUL, -1, "bk,kn->bn", t, 3,
                         NULL, &error);
       g_assert_no_error (error);
