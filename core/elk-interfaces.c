@@ -11,6 +11,8 @@
  */
 #include "config.h"
 
+#include <string.h>
+
 #include <elk/elk-frontend.h>
 #include <elk/elk-chip.h>
 #include <elk/elk-scheduler.h>
@@ -392,5 +394,54 @@ elk_allocator_allocate (ElkAllocator *self,
           return FALSE;
         }
     }
+  return TRUE;
+}
+
+/**
+ * elk_alloc_result_set_preload_entries:
+ * @result: the result an allocator fills in
+ * @request: the request @result answers
+ * @entries: (array length=n_entries): for each preloaded operator of
+ *   @request, in its order, the index into that operator's cold-hot table
+ * @n_entries: number of entries; must equal @request's n_preloaded
+ * @error: return location for a #GError
+ *
+ * Copies @entries into @result's preload_entries array, which the caller of
+ * elk_allocator_allocate() owns.  C allocators write the array directly;
+ * this is for allocators written in other languages (a Python
+ * #ElkAllocator calls `result.set_preload_entries(request, [...])`), which
+ * cannot write into a C array of unknown length.  Whether each index is
+ * within its table is checked by elk_allocator_allocate(), as for every
+ * allocator.
+ *
+ * Returns: %TRUE; %FALSE with %ELK_PLUGIN_ERROR_CONTRACT when @n_entries
+ *   is not @request's n_preloaded.
+ *
+ * Since: 0.1
+ */
+gboolean
+elk_alloc_result_set_preload_entries (ElkAllocResult *result,
+                                      const ElkAllocRequest *request,
+                                      const guint32 *entries,
+                                      guint n_entries,
+                                      GError **error)
+{
+  g_return_val_if_fail (result != NULL && request != NULL, FALSE);
+  g_return_val_if_fail (entries != NULL || n_entries == 0, FALSE);
+  g_return_val_if_fail (result->preload_entries != NULL
+                            || request->n_preloaded == 0,
+                        FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+
+  if (n_entries != request->n_preloaded)
+    {
+      g_set_error (error, ELK_PLUGIN_ERROR, ELK_PLUGIN_ERROR_CONTRACT,
+                   "allocation for operator %u: %u preload entries given for "
+                   "%u preloaded operators",
+                   request->exec_op, n_entries, request->n_preloaded);
+      return FALSE;
+    }
+  if (n_entries > 0)
+    memcpy (result->preload_entries, entries, n_entries * sizeof (guint32));
   return TRUE;
 }

@@ -157,5 +157,11 @@ ELK_API gboolean elk_allocator_allocate (ElkAllocator *self,
                                          ElkAllocResult *result,
                                          gboolean *fits,
                                          GError **error);
+ELK_API gboolean
+elk_alloc_result_set_preload_entries (ElkAllocResult *result,
+                                      const ElkAllocRequest *request,
+                                      const guint32 *entries,
+                                      guint n_entries,
+                                      GError **error);
 
 G_END_DECLS

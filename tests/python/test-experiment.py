@@ -12,40 +12,15 @@ prints TAP and skips only when python3-gi, the typelib, or (with
 import csv
 import json
 import os
-import shutil
 import sys
-import tempfile
 import xml.etree.ElementTree as ET
 
-try:
-    import gi
-except ImportError:
-    print('1..0 # SKIP python3-gi is not installed (Debian: python3-gi)')
-    sys.exit(0)
-try:
-    gi.require_version('Elk', '1.0')
-    from gi.repository import Elk, GLib
-except (ValueError, ImportError) as e:
-    print('1..0 # SKIP the Elk-1.0 typelib is not on GI_TYPELIB_PATH '
-          '(built with -Dintrospection=disabled?): %s' % e)
-    sys.exit(0)
+import elk_gi_test
+from elk_gi_test import check
 
-if '--without-plugins' in sys.argv[1:]:
-    print('1..0 # SKIP the llama frontend, the analytic chip, the '
-          'reservation allocator or the basic or elk scheduler is not built')
-    sys.exit(0)
-
-
-def check(cond, what):
-    if not cond:
-        raise AssertionError(what)
-
-
-def registry():
-    reg = Elk.Registry.new()
-    reg.add_default_paths()
-    reg.scan()
-    return reg
+Elk, GLib, _ = elk_gi_test.import_elk(
+    needs='the llama frontend, the analytic chip, the reservation '
+          'allocator or the basic or elk scheduler')
 
 
 def experiment_xml(batches, schedulers, frontend_params=None):
@@ -171,19 +146,7 @@ TESTS = [('sweep-with-progress', test_sweep_with_progress),
          ('bad-experiment', test_bad_experiment),
          ('raising-callback', test_raising_callback)]
 
-print('1..%d' % len(TESTS))
-failed = 0
-reg = registry()
-folder = tempfile.mkdtemp(prefix='elk-python-')
-try:
-    for i, (name, func) in enumerate(TESTS, 1):
-        try:
-            func(reg, folder)
-            print('ok %d /python/experiment/%s' % (i, name))
-        except (AssertionError, GLib.Error) as e:
-            failed += 1
-            print('not ok %d /python/experiment/%s' % (i, name))
-            print('# %s: %s' % (type(e).__name__, e))
-finally:
-    shutil.rmtree(folder)
-sys.exit(1 if failed else 0)
+with elk_gi_test.temp_folder() as folder:
+    status = elk_gi_test.run_tap('/python/experiment', TESTS,
+                                 elk_gi_test.registry(), folder)
+sys.exit(status)

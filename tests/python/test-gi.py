@@ -16,26 +16,13 @@ import gc
 import math
 import sys
 
-try:
-    import gi
-except ImportError:
-    print('1..0 # SKIP python3-gi is not installed (Debian: python3-gi)')
-    sys.exit(0)
-try:
-    gi.require_version('Elk', '1.0')
-    from gi.repository import Elk, GLib, GObject
-except (ValueError, ImportError) as e:
-    print('1..0 # SKIP the Elk-1.0 typelib is not on GI_TYPELIB_PATH '
-          '(built with -Dintrospection=disabled?): %s' % e)
-    sys.exit(0)
+import elk_gi_test
+from elk_gi_test import check
+
+Elk, GLib, GObject = elk_gi_test.import_elk()
 
 WITH_LLAMA = '--with-llama' in sys.argv[1:]
 WITH_PLUGINS = '--without-plugins' not in sys.argv[1:]
-
-
-def check(cond, what):
-    if not cond:
-        raise AssertionError(what)
 
 
 def tiny_graph():
@@ -129,20 +116,13 @@ def test_plan_set():
           fastest.time_s, 'the table copy outlives its set')
 
 
-def registry():
-    reg = Elk.Registry.new()
-    reg.add_default_paths()
-    reg.scan()
-    return reg
-
-
 def create(reg, kind, name, **props):
     feature = reg.find(Elk.kind_from_string(kind), name)
     return GObject.new(feature.type, **props)
 
 
 def test_schedule_and_run():
-    reg = registry()
+    reg = elk_gi_test.registry()
     chips = [f.name for f in reg.list_features(Elk.kind_from_string('chip'))]
     check('analytic' in chips, 'the analytic chip is registered: %s' % chips)
     for plugin in reg.get_plugins():
@@ -177,7 +157,7 @@ def test_schedule_and_run():
 
 
 def test_llama_preset():
-    reg = registry()
+    reg = elk_gi_test.registry()
     frontend = create(reg, 'frontend', 'llama', preset='llama2-13b-paper',
                       phase='decode', batch=1, seq=128, layers=1)
     graph = frontend.load()
@@ -195,17 +175,4 @@ TESTS = [('chip-spec', test_chip_spec, None),
          ('llama-preset', test_llama_preset,
           None if WITH_LLAMA else 'the llama frontend is not built')]
 
-print('1..%d' % len(TESTS))
-failed = 0
-for i, (name, func, skip) in enumerate(TESTS, 1):
-    if skip:
-        print('ok %d /gi/%s # SKIP %s' % (i, name, skip))
-        continue
-    try:
-        func()
-        print('ok %d /gi/%s' % (i, name))
-    except (AssertionError, GLib.Error) as e:
-        failed += 1
-        print('not ok %d /gi/%s' % (i, name))
-        print('# %s: %s' % (type(e).__name__, e))
-sys.exit(1 if failed else 0)
+sys.exit(elk_gi_test.run_tap('/gi', TESTS))

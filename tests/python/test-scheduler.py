@@ -3,78 +3,72 @@
 
 Registers docs/examples/python/double_buffer.py's scheduler with
 Elk.Registry.add_feature and runs it beside a C scheduler in one
-experiment; then checks that a Python scheduler that raises, returns None
-or returns an invalid program fails its rows with the error a C plugin
-would get (naming the implementation and, with the example's
-reports_exceptions decorator, the Python exception), never a crash; and
-that add_feature refuses a bad name, a type that is not a scheduler, and
-a name added twice.  Prints TAP; skips only without python3-gi, the
-typelib, or (--without-plugins) the plugins the experiment needs.
+experiment (its estimate, priced with Elk.timeline_run, must be the
+analytic chip's latency); then checks that a Python scheduler that
+raises, returns None or returns an invalid program fails its rows with
+the error a C plugin would get, naming the implementation, the virtual
+method and the Python exception (the Elk overrides,
+bindings/python/gi/overrides/Elk.py, do that with no help from the
+author), never a crash; and that add_feature refuses a bad name, a type
+that is not a scheduler, and a name added twice.  Prints TAP; skips only
+without python3-gi, the typelib, or (--without-plugins) the plugins the
+experiment needs.
 """
 import csv
 import os
-import shutil
 import sys
-import tempfile
 
-try:
-    import gi
-except ImportError:
-    print('1..0 # SKIP python3-gi is not installed (Debian: python3-gi)')
-    sys.exit(0)
-try:
-    gi.require_version('Elk', '1.0')
-    from gi.repository import Elk, GLib, GObject
-except (ValueError, ImportError) as e:
-    print('1..0 # SKIP the Elk-1.0 typelib is not on GI_TYPELIB_PATH '
-          '(built with -Dintrospection=disabled?): %s' % e)
-    sys.exit(0)
-if '--without-plugins' in sys.argv[1:]:
-    print('1..0 # SKIP the llama frontend, the analytic chip, the '
-          'reservation allocator or the basic scheduler is not built')
-    sys.exit(0)
+import elk_gi_test
+from elk_gi_test import check
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                '..', '..', 'docs', 'examples', 'python'))
+Elk, GLib, GObject = elk_gi_test.import_elk(
+    needs='the llama frontend, the analytic chip, the reservation '
+          'allocator or the basic scheduler')
 import double_buffer  # noqa: E402
-from double_buffer import reports_exceptions  # noqa: E402
 
 SCHEDULER = Elk.kind_from_string('scheduler')
-
-
-def check(cond, what):
-    if not cond:
-        raise AssertionError(what)
 
 
 class Raises(GObject.Object, Elk.Scheduler):
     __gtype_name__ = 'PyTestRaisesScheduler'
 
-    @reports_exceptions
     def do_schedule(self, plans, allocator):
         raise ValueError('no plan for operator 7')
 
 
-class RaisesUndecorated(GObject.Object, Elk.Scheduler):
-    __gtype_name__ = 'PyTestRaisesUndecoratedScheduler'
+class RaisesGError(GObject.Object, Elk.Scheduler):
+    """A GLib.Error raised by the plugin itself reaches the row as is."""
+    __gtype_name__ = 'PyTestGErrorScheduler'
 
     def do_schedule(self, plans, allocator):
-        raise ValueError('lost on the way')
+        raise GLib.Error.new_literal(Elk.schedule_error_quark(),
+                                     'my own message',
+                                     Elk.ScheduleError.FAILED)
+
+
+def lookup(table, key):
+    return table[key]
+
+
+class RaisesDeeper(GObject.Object, Elk.Scheduler):
+    """The row names the frame that raised, not the do_ method."""
+    __gtype_name__ = 'PyTestRaisesDeeperScheduler'
+
+    def do_schedule(self, plans, allocator):
+        return lookup({}, 'missing')
 
 
 class ReturnsNone(GObject.Object, Elk.Scheduler):
     __gtype_name__ = 'PyTestNoneScheduler'
 
-    @reports_exceptions
     def do_schedule(self, plans, allocator):
-        return None
+        pass
 
 
 class Invalid(GObject.Object, Elk.Scheduler):
     """Executes every operator without preloading it first."""
     __gtype_name__ = 'PyTestInvalidScheduler'
 
-    @reports_exceptions
     def do_schedule(self, plans, allocator):
         graph = plans.get_graph()
         program = Elk.Program.new(graph)
@@ -87,16 +81,11 @@ class NotAScheduler(GObject.Object):
     __gtype_name__ = 'PyTestNotAScheduler'
 
 
-def registry():
-    reg = Elk.Registry.new()
-    reg.add_default_paths()
-    reg.scan()
-    double_buffer.register(reg)
-    for name, cls in [('py-raises', Raises),
-                      ('py-raises-undecorated', RaisesUndecorated),
+def add_test_schedulers(reg):
+    for name, cls in [('py-raises', Raises), ('py-gerror', RaisesGError),
+                      ('py-raises-deeper', RaisesDeeper),
                       ('py-none', ReturnsNone), ('py-invalid', Invalid)]:
         reg.add_feature(SCHEDULER, name, cls.__gtype__)
-    return reg
 
 
 def run(reg, folder, schedulers, name):
@@ -126,21 +115,33 @@ def test_python_scheduler(reg, folder):
     check(row['scheduler'] == 'py-double-buffer', 'scheduler column')
     check(float(row['latency_s']) >= float(row['bound_s']) > 0,
           'latency %s bound %s' % (row['latency_s'], row['bound_s']))
+    # The scheduler prices its candidates with Elk.timeline_run() as the
+    # analytic chip (default properties) prices programs: its estimate is
+    # the chip's latency.
+    estimate, latency = float(row['estimate_s']), float(row['latency_s'])
+    check(abs(estimate - latency) <= 1e-9 * latency,
+          'estimate %r, chip latency %r' % (estimate, latency))
     # The plugin list of results.json has no file for a run-time feature;
     # the run must not have failed over it.
     check(rows['basic']['status'] == 'ok', 'the C scheduler ran too')
 
 
 def test_bad_python_schedulers(reg, folder):
-    status, rows = run(reg, folder, ['py-raises', 'py-raises-undecorated',
-                                     'py-none', 'py-invalid', 'basic'], 'bad')
+    status, rows = run(reg, folder, ['py-raises', 'py-gerror',
+                                     'py-raises-deeper', 'py-none',
+                                     'py-invalid', 'basic'], 'bad')
     check(status == Elk.RunStatus.PLUGIN_FAILED, 'status %s' % status)
     expect = {
-        'py-raises': 'PyTestRaisesScheduler: schedule() raised ValueError: '
-                     'no plan for operator 7',
-        'py-raises-undecorated': 'PyTestRaisesUndecoratedScheduler: '
-                                 'schedule() returned NULL without an error',
-        'py-none': 'PyTestNoneScheduler: schedule() returned NULL without '
+        'py-raises': 'PyTestRaisesScheduler: schedule() raised ValueError '
+                     'at test-scheduler.py:%d: no plan for operator 7'
+                     % (Raises.do_schedule.__wrapped__.__code__
+                        .co_firstlineno + 1),
+        'py-gerror': 'my own message',
+        'py-raises-deeper': 'PyTestRaisesDeeperScheduler: schedule() '
+                            'raised KeyError at test-scheduler.py:%d: '
+                            "'missing'" % (lookup.__code__.co_firstlineno
+                                           + 1),
+        'py-none': 'PyTestNoneScheduler: schedule() returned None without '
                    'an error',
         'py-invalid': 'PyTestInvalidScheduler produced an invalid program: ',
     }
@@ -184,19 +185,9 @@ TESTS = [('python-scheduler', test_python_scheduler),
          ('bad-python-schedulers', test_bad_python_schedulers),
          ('add-feature-errors', test_add_feature_errors)]
 
-print('1..%d' % len(TESTS))
-failed = 0
-reg = registry()
-folder = tempfile.mkdtemp(prefix='elk-python-')
-try:
-    for i, (name, func) in enumerate(TESTS, 1):
-        try:
-            func(reg, folder)
-            print('ok %d /python/scheduler/%s' % (i, name))
-        except (AssertionError, GLib.Error) as e:
-            failed += 1
-            print('not ok %d /python/scheduler/%s' % (i, name))
-            print('# %s: %s' % (type(e).__name__, e))
-finally:
-    shutil.rmtree(folder)
-sys.exit(1 if failed else 0)
+with elk_gi_test.temp_folder() as folder:
+    status = elk_gi_test.run_tap(
+        '/python/scheduler', TESTS,
+        elk_gi_test.registry(double_buffer.register, add_test_schedulers),
+        folder)
+sys.exit(status)
