@@ -885,6 +885,14 @@ test_hf_configs (void)
   }
 }
 
+/* The first four lines of every bad config: @type_ and a small dense
+ * model.  The expected messages count their line numbers from here. */
+#define SMALL_CONFIG(type_)                                                    \
+  "{\"model_type\":\"" type_ "\",\"hidden_size\":64,\n"                        \
+  "\"intermediate_size\":128,\"num_attention_heads\":4,\n"                     \
+  "\"num_hidden_layers\":2,\"vocab_size\":100,\n"                              \
+  "\"max_position_embeddings\":256,"
+
 /* Each bad config is refused with the file, the line and the field. */
 static void
 test_hf_errors (void)
@@ -894,111 +902,84 @@ test_hf_errors (void)
     const char *json;
     const char *expect;
   } cases[] = {
-    { "{\"model_type\":\"mixtral\",\"hidden_size\":64,\n"
-      "\"intermediate_size\":128,\"num_attention_heads\":4,\n"
-      "\"num_hidden_layers\":2,\"vocab_size\":100,\n"
-      "\"max_position_embeddings\":256,\"num_local_experts\":4,\n"
-      "\"num_experts_per_tok\":5}",
+    { SMALL_CONFIG ("mixtral") "\"num_local_experts\":4,\n"
+                               "\"num_experts_per_tok\":5}",
       "c.json:5: 'num_experts_per_tok' must be between 1 and "
       "num_local_experts (4), got 5" },
-    { "{\"model_type\":\"mixtral\",\"hidden_size\":64,\n"
-      "\"intermediate_size\":128,\"num_attention_heads\":4,\n"
-      "\"num_hidden_layers\":2,\"vocab_size\":100,\n"
-      "\"max_position_embeddings\":256,\"num_local_experts\":4}",
+    { SMALL_CONFIG ("mixtral") "\"num_local_experts\":4}",
       "c.json: required key 'num_experts_per_tok' is missing" },
-    { "{\"model_type\":\"qwen2_moe\",\"hidden_size\":64,\n"
-      "\"intermediate_size\":128,\"num_attention_heads\":4,\n"
-      "\"num_hidden_layers\":2,\"vocab_size\":100,\n"
-      "\"max_position_embeddings\":256,\"num_experts\":0,\n"
-      "\"shared_expert_intermediate_size\":64}",
+    { SMALL_CONFIG ("qwen2_moe") "\"num_experts\":0,\n"
+                                 "\"shared_expert_intermediate_size\":64}",
       "c.json:5: 'shared_expert_intermediate_size' must be 0 when "
       "num_experts is 0" },
-    { "{\"model_type\":\"qwen3_moe\",\"hidden_size\":64,\n"
-      "\"intermediate_size\":128,\"num_attention_heads\":4,\n"
-      "\"num_hidden_layers\":2,\"vocab_size\":100,\n"
-      "\"max_position_embeddings\":256,\"num_experts\":4,\n"
-      "\"num_experts_per_tok\":2,\"moe_intermediate_size\":32,\n"
-      "\"decoder_sparse_step\":0}",
+    { SMALL_CONFIG ("qwen3_moe") "\"num_experts\":4,\n"
+                                 "\"num_experts_per_tok\":2,\"moe_intermediate_"
+                                 "size\":32,\n"
+                                 "\"decoder_sparse_step\":0}",
       "c.json:6: 'decoder_sparse_step' must be between 1 and the layer "
       "count 2, got 0" },
-    { "{\"model_type\":\"qwen3_moe\",\"hidden_size\":64,\n"
-      "\"intermediate_size\":128,\"num_attention_heads\":4,\n"
-      "\"num_hidden_layers\":2,\"vocab_size\":100,\n"
-      "\"max_position_embeddings\":256,\"num_experts\":4,\n"
-      "\"num_experts_per_tok\":2,\"moe_intermediate_size\":32,\n"
-      "\"mlp_only_layers\":[0, 9]}",
+    { SMALL_CONFIG ("qwen3_moe") "\"num_experts\":4,\n"
+                                 "\"num_experts_per_tok\":2,\"moe_intermediate_"
+                                 "size\":32,\n"
+                                 "\"mlp_only_layers\":[0, 9]}",
       "c.json:6: 'mlp_only_layers' must be layer numbers from 0 to 1, "
       "got 9" },
-    { "{\"model_type\":\"qwen3_moe\",\"hidden_size\":64,\n"
-      "\"intermediate_size\":128,\"num_attention_heads\":4,\n"
-      "\"num_hidden_layers\":2,\"vocab_size\":100,\n"
-      "\"max_position_embeddings\":256,\"num_experts\":4,\n"
-      "\"num_experts_per_tok\":2,\"moe_intermediate_size\":32,\n"
-      "\"mlp_only_layers\":\"none\"}",
+    { SMALL_CONFIG ("qwen3_moe") "\"num_experts\":4,\n"
+                                 "\"num_experts_per_tok\":2,\"moe_intermediate_"
+                                 "size\":32,\n"
+                                 "\"mlp_only_layers\":\"none\"}",
       "c.json:6: 'mlp_only_layers' must be an array of layer numbers, got "
       "a string" },
-    { "{\"model_type\":\"qwen3_moe\",\"hidden_size\":64,\n"
-      "\"intermediate_size\":128,\"num_attention_heads\":4,\n"
-      "\"num_hidden_layers\":2,\"vocab_size\":100,\n"
-      "\"max_position_embeddings\":256,\"num_experts\":4,\n"
-      "\"num_experts_per_tok\":2}",
+    { SMALL_CONFIG ("qwen3_moe") "\"num_experts\":4,\n"
+                                 "\"num_experts_per_tok\":2}",
       "c.json: required key 'moe_intermediate_size' is missing" },
     /* DeepSeek: MLA ranks missing or zero, shared experts without routed
      * ones, layer rules out of range, an unknown scoring function. */
-    { "{\"model_type\":\"deepseek_v2\",\"hidden_size\":64,\n"
-      "\"intermediate_size\":128,\"num_attention_heads\":4,\n"
-      "\"num_hidden_layers\":2,\"vocab_size\":100,\n"
-      "\"max_position_embeddings\":256,\n"
-      "\"qk_nope_head_dim\":16,\"qk_rope_head_dim\":8,\"v_head_dim\":16}",
+    { SMALL_CONFIG ("deepseek_v2") "\n"
+                                   "\"qk_nope_head_dim\":16,\"qk_rope_head_"
+                                   "dim\":8,\"v_head_dim\":16}",
       "c.json: required key 'kv_lora_rank' is missing" },
-    { "{\"model_type\":\"deepseek_v2\",\"hidden_size\":64,\n"
-      "\"intermediate_size\":128,\"num_attention_heads\":4,\n"
-      "\"num_hidden_layers\":2,\"vocab_size\":100,\n"
-      "\"max_position_embeddings\":256,\"kv_lora_rank\":0,\n"
-      "\"qk_nope_head_dim\":16,\"qk_rope_head_dim\":8,\"v_head_dim\":16}",
+    { SMALL_CONFIG ("deepseek_v2") "\"kv_lora_rank\":0,\n"
+                                   "\"qk_nope_head_dim\":16,\"qk_rope_head_"
+                                   "dim\":8,\"v_head_dim\":16}",
       "c.json:4: 'kv_lora_rank' must be at least 1, got 0" },
-    { "{\"model_type\":\"deepseek_v3\",\"hidden_size\":64,\n"
-      "\"intermediate_size\":128,\"num_attention_heads\":4,\n"
-      "\"num_hidden_layers\":2,\"vocab_size\":100,\n"
-      "\"max_position_embeddings\":256,\"kv_lora_rank\":32,\n"
-      "\"qk_nope_head_dim\":16,\"v_head_dim\":16}",
+    { SMALL_CONFIG ("deepseek_v3") "\"kv_lora_rank\":32,\n"
+                                   "\"qk_nope_head_dim\":16,\"v_head_dim\":16}",
       "c.json: required key 'qk_rope_head_dim' is missing" },
-    { "{\"model_type\":\"deepseek_v2\",\"hidden_size\":64,\n"
-      "\"intermediate_size\":128,\"num_attention_heads\":4,\n"
-      "\"num_hidden_layers\":2,\"vocab_size\":100,\n"
-      "\"max_position_embeddings\":256,\"kv_lora_rank\":32,\n"
-      "\"qk_nope_head_dim\":16,\"qk_rope_head_dim\":8,\"v_head_dim\":16,\n"
-      "\"n_shared_experts\":2}",
+    { SMALL_CONFIG ("deepseek_v2") "\"kv_lora_rank\":32,\n"
+                                   "\"qk_nope_head_dim\":16,\"qk_rope_head_"
+                                   "dim\":8,\"v_head_dim\":16,\n"
+                                   "\"n_shared_experts\":2}",
       "c.json:6: 'n_shared_experts' must be 0 when there are no routed "
       "experts" },
-    { "{\"model_type\":\"deepseek_v2\",\"hidden_size\":64,\n"
-      "\"intermediate_size\":128,\"num_attention_heads\":4,\n"
-      "\"num_hidden_layers\":2,\"vocab_size\":100,\n"
-      "\"max_position_embeddings\":256,\"kv_lora_rank\":32,\n"
-      "\"qk_nope_head_dim\":16,\"qk_rope_head_dim\":8,\"v_head_dim\":16,\n"
-      "\"n_routed_experts\":4,\"num_experts_per_tok\":2,\n"
-      "\"moe_intermediate_size\":32,\"first_k_dense_replace\":2}",
+    { SMALL_CONFIG (
+          "deepseek_v2") "\"kv_lora_rank\":32,\n"
+                         "\"qk_nope_head_dim\":16,\"qk_rope_head_dim\":8,\"v_"
+                         "head_dim\":16,\n"
+                         "\"n_routed_experts\":4,\"num_experts_per_tok\":2,\n"
+                         "\"moe_intermediate_size\":32,\"first_k_dense_"
+                         "replace\":2}",
       "c.json:7: 'first_k_dense_replace' must be less than the layer count "
       "2, got 2" },
-    { "{\"model_type\":\"deepseek_v2\",\"hidden_size\":64,\n"
-      "\"intermediate_size\":128,\"num_attention_heads\":4,\n"
-      "\"num_hidden_layers\":2,\"vocab_size\":100,\n"
-      "\"max_position_embeddings\":256,\"kv_lora_rank\":32,\n"
-      "\"qk_nope_head_dim\":16,\"qk_rope_head_dim\":8,\"v_head_dim\":16,\n"
-      "\"n_routed_experts\":4,\"num_experts_per_tok\":2,\n"
-      "\"moe_intermediate_size\":32,\"moe_layer_freq\":0}",
+    { SMALL_CONFIG (
+          "deepseek_v2") "\"kv_lora_rank\":32,\n"
+                         "\"qk_nope_head_dim\":16,\"qk_rope_head_dim\":8,\"v_"
+                         "head_dim\":16,\n"
+                         "\"n_routed_experts\":4,\"num_experts_per_tok\":2,\n"
+                         "\"moe_intermediate_size\":32,\"moe_layer_freq\":0}",
       "c.json:7: 'moe_layer_freq' must be between 1 and the layer count 2, "
       "got 0" },
-    { "{\"model_type\":\"deepseek_v2\",\"hidden_size\":64,\n"
-      "\"intermediate_size\":128,\"num_attention_heads\":4,\n"
-      "\"num_hidden_layers\":2,\"vocab_size\":100,\n"
-      "\"max_position_embeddings\":256,\"kv_lora_rank\":32,\n"
-      "\"qk_nope_head_dim\":16,\"qk_rope_head_dim\":8,\"v_head_dim\":16,\n"
-      "\"n_routed_experts\":4,\"num_experts_per_tok\":2,\n"
-      "\"moe_intermediate_size\":32,\"scoring_func\":\"relu\"}",
+    { SMALL_CONFIG (
+          "deepseek_v2") "\"kv_lora_rank\":32,\n"
+                         "\"qk_nope_head_dim\":16,\"qk_rope_head_dim\":8,\"v_"
+                         "head_dim\":16,\n"
+                         "\"n_routed_experts\":4,\"num_experts_per_tok\":2,\n"
+                         "\"moe_intermediate_size\":32,\"scoring_func\":"
+                         "\"relu\"}",
       "c.json:7: 'scoring_func' must be \"softmax\" or \"sigmoid\", got "
       "\"relu\"" },
   };
+#undef SMALL_CONFIG
   for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
     {
       g_autoptr (GError) error = NULL;
@@ -1123,6 +1104,45 @@ moe_gguf (const char *arch, const char *const *extra, gboolean with_tensors)
   return bytes;
 }
 
+/* The model read from moe_gguf (@arch, @keys, @with_tensors) as file
+ * @name, or NULL with @error set; the GGUF container itself must parse. */
+static LlamaModel *
+moe_gguf_model (const char *arch,
+                const char *const *keys,
+                gboolean with_tensors,
+                const char *name,
+                GError **error)
+{
+  g_autoptr (GBytes) bytes = moe_gguf (arch, keys, with_tensors);
+  g_autoptr (GError) local_error = NULL;
+  Gguf *gguf = elk__gguf_new_from_bytes (bytes, name, &local_error);
+  LlamaModel *m;
+
+  g_assert_no_error (local_error);
+  m = elk__llama_model_new_from_gguf (gguf, error);
+  if (m == NULL)
+    elk__gguf_free (gguf);
+  return m;
+}
+
+/* The decode graph of @m for one sequence and a KV cache of @seq, with the
+ * file's tensor types. */
+static ElkGraph *
+build_file_types (const LlamaModel *m, guint64 seq)
+{
+  g_autoptr (GError) error = NULL;
+  LlamaBuildOptions o;
+  ElkGraph *g;
+
+  elk__llama_build_options_init (&o);
+  o.batch = 1;
+  o.seq = seq;
+  o.dtype = LLAMA_DTYPE_FILE;
+  g = elk__llama_build_graph (m, &o, &error);
+  g_assert_no_error (error);
+  return g;
+}
+
 static void
 test_gguf (void)
 {
@@ -1136,24 +1156,15 @@ test_gguf (void)
   const guint64 d = 16, F = 32, V = 50;
 
   {
-    g_autoptr (GBytes) bytes = moe_gguf ("llama", mixtral_keys, TRUE);
     g_autoptr (GError) error = NULL;
-    Gguf *gguf = elk__gguf_new_from_bytes (bytes, "mix.gguf", &error);
-    g_autoptr (LlamaModel) m = NULL;
+    g_autoptr (LlamaModel) m
+        = moe_gguf_model ("llama", mixtral_keys, TRUE, "mix.gguf", &error);
     g_autoptr (ElkGraph) g = NULL;
-    LlamaBuildOptions o;
-    g_assert_no_error (error);
-    m = elk__llama_model_new_from_gguf (gguf, &error);
     g_assert_no_error (error);
     g_assert_cmpuint (m->n_experts, ==, 4);
     g_assert_cmpuint (m->n_experts_used, ==, 2);
     g_assert_cmpuint (m->expert_ffn, ==, F);
-    elk__llama_build_options_init (&o);
-    o.batch = 1;
-    o.seq = 8;
-    o.dtype = LLAMA_DTYPE_FILE;
-    g = elk__llama_build_graph (m, &o, &error);
-    g_assert_no_error (error);
+    g = build_file_types (m, 8);
     /* F16 everywhere: attention 4 d^2 (GQA 2 KV heads of 8 = d), norms,
      * router d x 4, two of the four experts (3 d F each), head, one
      * embedding row. */
@@ -1163,14 +1174,10 @@ test_gguf (void)
                              + d));
   }
   {
-    g_autoptr (GBytes) bytes = moe_gguf ("deepseek2", ds_keys, TRUE);
     g_autoptr (GError) error = NULL;
-    Gguf *gguf = elk__gguf_new_from_bytes (bytes, "ds.gguf", &error);
-    g_autoptr (LlamaModel) m = NULL;
+    g_autoptr (LlamaModel) m
+        = moe_gguf_model ("deepseek2", ds_keys, TRUE, "ds.gguf", &error);
     g_autoptr (ElkGraph) g = NULL;
-    LlamaBuildOptions o;
-    g_assert_no_error (error);
-    m = elk__llama_model_new_from_gguf (gguf, &error);
     g_assert_no_error (error);
     g_assert_cmpuint (m->kv_lora_rank, ==, 8);
     g_assert_cmpuint (m->qk_nope, ==, 8);
@@ -1182,12 +1189,7 @@ test_gguf (void)
     g_assert_cmpuint (elk__llama_model_count_params (m, 0), ==,
                       2 * d * V + d + 2 * d + d * 4 + 4 * 3 * d * F + d * 24
                           + d * 12 + 8 + 8 * 32 + 16 * d + 3 * d * F);
-    elk__llama_build_options_init (&o);
-    o.batch = 1;
-    o.seq = 10;
-    o.dtype = LLAMA_DTYPE_FILE;
-    g = elk__llama_build_graph (m, &o, &error);
-    g_assert_no_error (error);
+    g = build_file_types (m, 10);
     /* The cache is the latent (8) and the RoPE key (4) per token. */
     g_assert_cmpuint (llama_test_attr (g, "kv-bytes"), ==, 10 * 12 * 2);
   }
@@ -1225,15 +1227,10 @@ test_gguf (void)
     };
     for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
       {
-        g_autoptr (GBytes) bytes
-            = moe_gguf (cases[i].arch, cases[i].keys, FALSE);
         g_autoptr (GError) error = NULL;
-        Gguf *gguf = elk__gguf_new_from_bytes (bytes, "bad.gguf", &error);
-        LlamaModel *m;
-        g_assert_no_error (error);
-        m = elk__llama_model_new_from_gguf (gguf, &error);
+        LlamaModel *m = moe_gguf_model (cases[i].arch, cases[i].keys, FALSE,
+                                        "bad.gguf", &error);
         g_assert_null (m);
-        elk__gguf_free (gguf);
         g_assert_error (error, LLAMA_ERROR, LLAMA_ERROR_INVALID);
         if (!g_str_has_prefix (error->message, "bad.gguf: ")
             || strstr (error->message, cases[i].expect) == NULL)
