@@ -40,6 +40,11 @@ def import_elk(needs=None):
     except (ValueError, ImportError) as e:
         _skip('the Elk-1.0 typelib is not on GI_TYPELIB_PATH (built with '
               '-Dintrospection=disabled?): %s' % e)
+    if Elk.Scheduler.__module__ != 'gi.overrides.Elk':
+        # Not a skip: without the overrides Python plugins fail silently.
+        print('Bail out! the Elk overrides (bindings/python/gi/overrides) '
+              'are not on PYTHONPATH')
+        sys.exit(1)
     if needs and '--without-plugins' in sys.argv[1:]:
         _skip('%s is not built' % needs)
     if EXAMPLES not in sys.path:
@@ -54,14 +59,35 @@ def check(cond, what):
 
 def registry(*register):
     """A registry of the plugins on ELK_PLUGIN_PATH, plus the run-time
-    features each function of @register adds."""
+    features each function of @register adds (as the examples make it)."""
+    import elk_example
+    return elk_example.registry(*register)
+
+
+def run_one_layer(reg, folder, name, designs, allocator=None):
+    """Runs the <scheduler> elements of @designs (XML text) on one
+    Llama2-13B decode layer (batch 8, KV length 512) on the analytic chip,
+    with @allocator as the default allocator if given, into
+    @folder/@name; returns the run status and the rows by label."""
+    import csv
     from gi.repository import Elk
-    reg = Elk.Registry.new()
-    reg.add_default_paths()
-    reg.scan()
-    for add in register:
-        add(reg)
-    return reg
+    xml = ['<?xml version="1.0"?>',
+           '<experiment format="1" name="%s">' % name,
+           '<frontend name="llama">',
+           '<param name="preset">llama2-13b-paper</param>',
+           '<param name="phase">decode</param>',
+           '<param name="batch">8</param><param name="seq">512</param>',
+           '<param name="layers">1</param></frontend>',
+           '<chip name="analytic"/>']
+    if allocator:
+        xml.append('<allocator name="%s"/>' % allocator)
+    xml += list(designs) + ['<output dir="%s"/>' % name, '</experiment>']
+    experiment = Elk.Experiment.load_from_data(
+        '\n'.join(xml).encode(), os.path.join(folder, name + '.xml'), reg)
+    ok, status = experiment.run_with_progress(None, None)
+    check(ok, 'the run wrote its results')
+    with open(os.path.join(folder, name, 'results.csv'), newline='') as f:
+        return status, {r['label']: r for r in csv.DictReader(f)}
 
 
 @contextlib.contextmanager

@@ -13,9 +13,7 @@ from the author), never a crash and never a silent "nothing fits".
 Prints TAP; skips only without python3-gi, the typelib, or
 (--without-plugins) the plugins the experiment needs.
 """
-import csv
 import itertools
-import os
 import sys
 
 import elk_gi_test
@@ -117,26 +115,12 @@ def add_test_allocators(reg):
 
 
 def run(reg, folder, allocators, name):
-    """Elk-Dyn on one Llama2-13B decode layer, once per allocator."""
-    xml = ['<?xml version="1.0"?>',
-           '<experiment format="1" name="%s">' % name,
-           '<frontend name="llama">',
-           '<param name="preset">llama2-13b-paper</param>',
-           '<param name="phase">decode</param>',
-           '<param name="batch">8</param><param name="seq">512</param>',
-           '<param name="layers">1</param></frontend>',
-           '<chip name="analytic"/>']
-    for a in allocators:
-        xml += ['<scheduler name="elk" label="%s">' % a,
-                '<param name="order-search">dyn</param>',
-                '<allocator name="%s"/></scheduler>' % a]
-    xml += ['<output dir="%s"/>' % name, '</experiment>']
-    experiment = Elk.Experiment.load_from_data(
-        '\n'.join(xml).encode(), os.path.join(folder, name + '.xml'), reg)
-    ok, status = experiment.run_with_progress(None, None)
-    check(ok, 'the run wrote its results')
-    with open(os.path.join(folder, name, 'results.csv'), newline='') as f:
-        return status, {r['label']: r for r in csv.DictReader(f)}
+    """Elk-Dyn, once per allocator."""
+    return elk_gi_test.run_one_layer(
+        reg, folder, name,
+        ['<scheduler name="elk" label="%s"><param name="order-search">dyn'
+         '</param><allocator name="%s"/></scheduler>' % (a, a)
+         for a in allocators])
 
 
 def test_python_allocator(reg, folder):

@@ -6,8 +6,9 @@ public API the way a notebook would: a chip spec, a graph built in code,
 its plan tables, the shipped plugins through the registry, a schedule run
 on the analytic chip (unless --without-plugins: meson passes it when one
 of those plugins is not built), and (with --with-llama) a graph loaded
-from a llama preset.  meson runs it with GI_TYPELIB_PATH and LD_LIBRARY_PATH pointing
-at build/core and ELK_PLUGIN_PATH at the build's plugins; it prints TAP.
+from a llama preset.  meson runs it with GI_TYPELIB_PATH and
+LD_LIBRARY_PATH pointing at build/core, ELK_PLUGIN_PATH at the build's
+plugins and PYTHONPATH at bindings/python; it prints TAP.
 
 It skips (TAP "1..0 # SKIP") only when python3-gi or the typelib is
 missing: every other failure fails.

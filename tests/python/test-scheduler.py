@@ -14,8 +14,6 @@ that is not a scheduler, and a name added twice.  Prints TAP; skips only
 without python3-gi, the typelib, or (--without-plugins) the plugins the
 experiment needs.
 """
-import csv
-import os
 import sys
 
 import elk_gi_test
@@ -89,22 +87,10 @@ def add_test_schedulers(reg):
 
 
 def run(reg, folder, schedulers, name):
-    xml = ['<?xml version="1.0"?>',
-           '<experiment format="1" name="%s">' % name,
-           '<frontend name="llama">',
-           '<param name="preset">llama2-13b-paper</param>',
-           '<param name="phase">decode</param>',
-           '<param name="batch">8</param><param name="seq">512</param>',
-           '<param name="layers">1</param></frontend>',
-           '<chip name="analytic"/><allocator name="reservation"/>']
-    xml += ['<scheduler name="%s" label="%s"/>' % (s, s) for s in schedulers]
-    xml += ['<output dir="%s"/>' % name, '</experiment>']
-    experiment = Elk.Experiment.load_from_data(
-        '\n'.join(xml).encode(), os.path.join(folder, name + '.xml'), reg)
-    ok, status = experiment.run_with_progress(None, None)
-    check(ok, 'the run wrote its results')
-    with open(os.path.join(folder, name, 'results.csv'), newline='') as f:
-        return status, {r['label']: r for r in csv.DictReader(f)}
+    return elk_gi_test.run_one_layer(
+        reg, folder, name,
+        ['<scheduler name="%s" label="%s"/>' % (s, s) for s in schedulers],
+        allocator='reservation')
 
 
 def test_python_scheduler(reg, folder):

@@ -5,15 +5,20 @@ executes, exactly one operator, the next, preloads, and the two split each
 core's SRAM between them.  Operator i's plans were fixed when it was
 preloaded; the next operator then gets the fastest of its cold-hot entries
 (execute plus data-distribution time) whose preload space fits next to
-operator i.  When none fits, the next operator's preload waits until
-operator i has finished and takes its fastest entry.  Elk's own design
+operator i.  When its fastest entry does not fit there, the pipeline
+either squeezes the preload in with the fastest entry that does fit, or
+lets it wait until operator i has finished and then takes its fastest
+entry: it builds both programs, prices each with the analytic timeline
+(Elk.timeline_run, as the analytic chip prices programs) and returns the
+faster, with that price as its estimate.  Elk's own design
 (elk-full) instead searches how many operators to preload ahead and lets
 the allocator re-split SRAM among all of them; this scheduler asks how
 much of that a one-deep pipeline already gets.
 
 It uses only the introspected public toolkit: the plan set's cold-hot
-tables (Elk.PlanTable), the chip spec's usable SRAM, and Elk.Program's
-builder; it does not call the experiment's allocator, which the
+tables (Elk.PlanTable), the chip spec's usable SRAM and load model, the
+timeline of elk/elk-timeline.h, and Elk.Program's builder; it does not
+call the experiment's allocator, which the
 scheduler interface passes to every scheduler, because it sizes both
 operators' plans itself.  elk_program_validate() checks what it returns,
 as for every C scheduler.
@@ -22,7 +27,8 @@ as for every C scheduler.
     import double_buffer
     registry = Elk.Registry.new(); registry.add_default_paths()
     registry.scan()
-    double_buffer.register(registry)   # then <scheduler name="py-double-buffer"/>
+    double_buffer.register(registry)
+    # then <scheduler name="py-double-buffer"/> in an experiment
 """
 import gi
 gi.require_version('Elk', '1.0')

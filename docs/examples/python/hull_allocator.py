@@ -31,12 +31,25 @@ worker threads can share it.
     hull_allocator.register(registry)   # then <allocator name="py-hull"/>
 """
 import collections
+import threading
 
 import gi
 gi.require_version('Elk', '1.0')
 from gi.repository import Elk, GObject  # noqa: E402
 
 FEATURE = 'py-hull'
+
+# What allocate() did, for allocator_ablation.py: requests answered,
+# requests whose fastest options overflowed the budget, and which search
+# gave the cheaper answer there.  Worker threads share it, hence the lock.
+STATS = collections.Counter()
+_STATS_LOCK = threading.Lock()
+
+
+def _count(*keys):
+    with _STATS_LOCK:
+        for key in keys:
+            STATS[key] += 1
 
 
 def _pareto(options):
@@ -199,10 +212,17 @@ def allocate(groups, hulls, budget):
     if any(not g for g in groups):
         return None
     if sum(g[0][0] for g in groups) > budget:
+        _count('calls')
         return None
+    if sum(g[-1][0] for g in groups) <= budget:
+        _count('calls')
+        return [len(g) - 1 for g in groups]
     hull = hull_greedy(groups, hulls, budget)
     paper = neighbour_greedy(groups, budget)
-    return paper if cost(groups, paper) < cost(groups, hull) else hull
+    hull_cost, paper_cost = cost(groups, hull), cost(groups, paper)
+    _count('calls', 'shrunk', 'tie' if hull_cost == paper_cost
+           else 'paper' if paper_cost < hull_cost else 'hull')
+    return paper if paper_cost < hull_cost else hull
 
 
 class HullAllocator(GObject.Object, Elk.Allocator):

@@ -14,64 +14,30 @@ are for 2 layers, not the model.  Needs python3-gi, python3-pandas and
 python3-matplotlib (Debian); exits with status 77 (skipped, for meson)
 and a message when one of them is missing.
 """
-import argparse
 import os
 import sys
 
-try:
-    import gi
-    gi.require_version('Elk', '1.0')
-    from gi.repository import Elk
-except (ImportError, ValueError) as e:
-    print('skipped: PyGObject (python3-gi) or the Elk-1.0 typelib is '
-          'missing: %s' % e)
-    sys.exit(77)
-try:
-    import matplotlib
-    matplotlib.use('Agg')   # no display needed: the plot goes to a file
-    import matplotlib.pyplot as plt
-    import pandas as pd
-except ImportError as e:
-    print('skipped: this example needs python3-pandas and '
-          'python3-matplotlib: %s' % e)
-    sys.exit(77)
+import elk_example
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-QUICKSTART = os.path.join(HERE, '..', '..', '..', 'experiments',
-                          'quickstart.xml')
+Elk = elk_example.import_elk()
+plt, pd = elk_example.import_plotting()
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
-    parser.add_argument('experiment', nargs='?', default=QUICKSTART)
-    parser.add_argument('-o', '--output', help='results folder (default: '
-                        "the experiment's <output dir>)")
-    parser.add_argument('--quick', action='store_true',
-                        help='2 layers instead of the whole model')
+    parser = elk_example.parse_args(__doc__)
+    parser.add_argument('experiment', nargs='?',
+                        default=elk_example.QUICKSTART)
     args = parser.parse_args()
 
     # The registry finds the plugins on ELK_PLUGIN_PATH (meson devenv sets
     # it to the build tree) and in the installed plugin folder.
-    registry = Elk.Registry.new()
-    registry.add_default_paths()
-    registry.scan()
+    registry = elk_example.registry()
     experiment = Elk.Experiment.load(args.experiment, registry)
-    if args.quick:
-        experiment.set_quick()
-    if args.output:
-        experiment.set_output_dir(args.output)
-
-    def progress(exp, done, total, point, status, wall_s):
-        print('[%d/%d] point %d %s in %.2f s' % (
-            done, total, point, 'done' if status == Elk.RunStatus.OK
-            else 'FAILED', wall_s), flush=True)
-
-    ok, status = experiment.run_with_progress(None, progress)
+    status, df = elk_example.run(experiment, args.quick, args.output)
     if status != Elk.RunStatus.OK:
         print('some rows failed: see the error column of results.csv')
 
     out = experiment.get_output_dir()
-    df = pd.read_csv(os.path.join(out, 'results.csv'))
     df['latency_ms'] = df['latency_s'] * 1e3
     df['vs_ideal'] = df['latency_s'] / df['ideal_s']
     print(df[['label', 'status', 'latency_ms', 'vs_ideal', 'stall_s',

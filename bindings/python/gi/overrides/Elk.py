@@ -116,32 +116,22 @@ def _check_vfuncs(cls, iface):
                 setattr(cls, attr, _wrap(func, name, returns_boolean))
 
 
-class Scheduler(Elk.Scheduler):
+def _checked(iface):
+    """An override of the interface @iface whose implementations get their
+    do_* methods wrapped as they are defined."""
     def __init_subclass__(cls, **kwargs):
-        super().__init_subclass__(**kwargs)
-        _check_vfuncs(cls, Elk.Scheduler)
+        super(checked, cls).__init_subclass__(**kwargs)
+        _check_vfuncs(cls, iface)
+
+    checked = type(iface)(iface.__name__, (iface,), {
+        '__module__': __name__,
+        '__init_subclass__': classmethod(__init_subclass__),
+    })
+    return override(checked)
 
 
-class Allocator(Elk.Allocator):
-    def __init_subclass__(cls, **kwargs):
-        super().__init_subclass__(**kwargs)
-        _check_vfuncs(cls, Elk.Allocator)
-
-
-class Frontend(Elk.Frontend):
-    def __init_subclass__(cls, **kwargs):
-        super().__init_subclass__(**kwargs)
-        _check_vfuncs(cls, Elk.Frontend)
-
-
-class Chip(Elk.Chip):
-    def __init_subclass__(cls, **kwargs):
-        super().__init_subclass__(**kwargs)
-        _check_vfuncs(cls, Elk.Chip)
-
-
-Scheduler = override(Scheduler)
-Allocator = override(Allocator)
-Frontend = override(Frontend)
-Chip = override(Chip)
+Scheduler = _checked(Elk.Scheduler)
+Allocator = _checked(Elk.Allocator)
+Frontend = _checked(Elk.Frontend)
+Chip = _checked(Elk.Chip)
 __all__ += ['Scheduler', 'Allocator', 'Frontend', 'Chip']
