@@ -104,6 +104,14 @@ elk__onnx_tensor_for (Loader *l,
   return id;
 }
 
+/* The ElkGraph tensor of @v in its own shape: elk__onnx_tensor_for()
+ * without a view. */
+gint
+elk__onnx_tensor_of (Loader *l, const Node *n, Value *v, GError **error)
+{
+  return elk__onnx_tensor_for (l, n, v, 0, NULL, NULL, error);
+}
+
 void
 elk__onnx_ob_init (OpBuild *b)
 {

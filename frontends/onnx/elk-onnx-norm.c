@@ -8,26 +8,29 @@
 
 #include "elk-onnx-private.h"
 
+/* Starts @b with @x read whole, on the plain letters of its rank (written
+ * to @letters), as the normalizations' operators begin. */
 static gboolean
-infer_batchnorm (Loader *l, Node *n, GError **error)
+ob_start_whole (
+    Loader *l, Node *n, OpBuild *b, Value *x, char *letters, GError **error)
 {
-  Value *x;
-  gint64 training = 0;
+  elk__onnx_plain_letters (x->rank, letters);
+  elk__onnx_ob_init (b);
+  return elk__onnx_ob_input (l, n, b, letters,
+                             elk__onnx_tensor_of (l, n, x, error), error);
+}
 
-  if (!elk__onnx_need_inputs (l, n, 5, 5, error)
-      || !elk__onnx_attr_int (l, n, "training_mode", 0, &training, error))
-    return FALSE;
-  x = n->in[0];
-  if (training)
-    return elk__onnx_node_unsupported (l, n, error, "training mode");
-  for (guint i = 1; i < n->n_out; i++)
-    if (n->out[i] != NULL && n->out[i]->n_uses > 0)
-      return elk__onnx_node_unsupported (l, n, error,
-                                         "its running statistics "
-                                         "outputs are used (training mode)");
+/* The output of a normalization with per-channel parameters (inputs 1 to
+ * @n_params - 1, each of shape [C] for an input [N, C, ...]): shaped like
+ * the input. */
+static gboolean
+infer_per_channel (Loader *l, Node *n, guint n_params, GError **error)
+{
+  Value *x = n->in[0];
+
   if (x->rank < 2)
     return elk__onnx_node_error (l, n, error, "input must have rank 2 or more");
-  for (guint i = 1; i < 5; i++)
+  for (guint i = 1; i < n_params; i++)
     if (n->in[i]->rank != 1 || n->in[i]->dims[0] != x->dims[1])
       return elk__onnx_node_error (l, n, error,
                                    "'%s' must have shape [%" G_GINT64_FORMAT
@@ -35,6 +38,24 @@ infer_batchnorm (Loader *l, Node *n, GError **error)
                                    n->in[i]->name, x->dims[1]);
   elk__onnx_mark_data (l, x);
   return elk__onnx_set_computed (l, n, 0, x->dtype, x->rank, x->dims, error);
+}
+
+static gboolean
+infer_batchnorm (Loader *l, Node *n, GError **error)
+{
+  gint64 training = 0;
+
+  if (!elk__onnx_need_inputs (l, n, 5, 5, error)
+      || !elk__onnx_attr_int (l, n, "training_mode", 0, &training, error))
+    return FALSE;
+  if (training)
+    return elk__onnx_node_unsupported (l, n, error, "training mode");
+  for (guint i = 1; i < n->n_out; i++)
+    if (n->out[i] != NULL && n->out[i]->n_uses > 0)
+      return elk__onnx_node_unsupported (l, n, error,
+                                         "its running statistics "
+                                         "outputs are used (training mode)");
+  return infer_per_channel (l, n, 5, error);
 }
 
 static gboolean
@@ -48,22 +69,15 @@ lower_batchnorm (Loader *l, Node *n, GError **error)
   /* Inference-mode batch normalization is a per-channel scale and shift;
    * the mean and variance are folded into them offline, as every
    * inference compiler does. */
-  elk__onnx_plain_letters (x->rank, letters);
-  elk__onnx_ob_init (&b);
-  ok = elk__onnx_ob_input (l, n, &b, letters,
-                           elk__onnx_tensor_for (l, n, x, 0, NULL, NULL, error),
-                           error)
+  ok = ob_start_whole (l, n, &b, x, letters, error)
        && elk__onnx_ob_input (l, n, &b, "b",
-                              elk__onnx_tensor_for (l, n, n->in[1], 0, NULL,
-                                                    NULL, error),
+                              elk__onnx_tensor_of (l, n, n->in[1], error),
                               error)
        && elk__onnx_ob_input (l, n, &b, "b",
-                              elk__onnx_tensor_for (l, n, n->in[2], 0, NULL,
-                                                    NULL, error),
+                              elk__onnx_tensor_of (l, n, n->in[2], error),
                               error)
        && elk__onnx_ob_emit (l, n, &b, letters,
-                             elk__onnx_tensor_for (l, n, out, 0, NULL, NULL,
-                                                   error),
+                             elk__onnx_tensor_of (l, n, out, error),
                              "batchnorm", ELK_OP_ELEMENTWISE,
                              2.0 * (double) out->n_elements, error);
   elk__onnx_ob_clear (&b);
@@ -120,37 +134,24 @@ elk__onnx_emit_layernorm (Loader *l,
 {
   char letters[MAX_RANK + 1], lw[MAX_RANK + 1];
   char next = (char) ('a' + x->rank);
+  Value *params[2] = { scale, bias };
   OpBuild b;
   gboolean ok;
   double per = 5.0;
 
-  elk__onnx_plain_letters (x->rank, letters);
-  elk__onnx_ob_init (&b);
-  ok = elk__onnx_ob_input (l, n, &b, letters,
-                           elk__onnx_tensor_for (l, n, x, 0, NULL, NULL, error),
-                           error);
-  if (ok && scale != NULL)
-    {
-      elk__onnx_broadcast_letters (scale, x->rank, x->dims, &next, lw);
-      ok = elk__onnx_ob_input (l, n, &b, lw,
-                               elk__onnx_tensor_for (l, n, scale, 0, NULL, NULL,
-                                                     error),
-                               error);
-      per += 1.0;
-    }
-  if (ok && bias != NULL)
-    {
-      elk__onnx_broadcast_letters (bias, x->rank, x->dims, &next, lw);
-      ok = elk__onnx_ob_input (l, n, &b, lw,
-                               elk__onnx_tensor_for (l, n, bias, 0, NULL, NULL,
-                                                     error),
-                               error);
-      per += 1.0;
-    }
+  ok = ob_start_whole (l, n, &b, x, letters, error);
+  for (guint i = 0; i < G_N_ELEMENTS (params) && ok; i++)
+    if (params[i] != NULL)
+      {
+        elk__onnx_broadcast_letters (params[i], x->rank, x->dims, &next, lw);
+        ok = elk__onnx_ob_input (l, n, &b, lw,
+                                 elk__onnx_tensor_of (l, n, params[i], error),
+                                 error);
+        per += 1.0;
+      }
   ok = ok
        && elk__onnx_ob_emit (l, n, &b, letters,
-                             elk__onnx_tensor_for (l, n, out, 0, NULL, NULL,
-                                                   error),
+                             elk__onnx_tensor_of (l, n, out, error),
                              "layernorm", ELK_OP_REDUCE,
                              per * (double) x->n_elements, error);
   elk__onnx_ob_clear (&b);
@@ -185,13 +186,11 @@ lower_layernorm (Loader *l, Node *n, GError **error)
       lo[x->rank] = '\0';
       elk__onnx_ob_init (&b);
       ok = elk__onnx_ob_input (l, n, &b, li,
-                               elk__onnx_tensor_for (l, n, x, 0, NULL, NULL,
-                                                     error),
-                               error);
+                               elk__onnx_tensor_of (l, n, x, error), error);
       if (ok)
         {
           g_autofree char *spec = g_strdup_printf ("%s->%s", b.spec->str, lo);
-          gint t = elk__onnx_tensor_for (l, n, stat, 0, NULL, NULL, error);
+          gint t = elk__onnx_tensor_of (l, n, stat, error);
           name = g_strdup_printf ("%s#%s", n->name, suffix[i]);
           b.tensors[b.n++] = (guint32) t;
           ok = t >= 0;
@@ -213,22 +212,11 @@ lower_layernorm (Loader *l, Node *n, GError **error)
 static gboolean
 infer_channel_norm (Loader *l, Node *n, GError **error)
 {
-  Value *x;
   gboolean instance = strcmp (n->p->op_type, "InstanceNormalization") == 0;
 
   if (!elk__onnx_need_inputs (l, n, instance ? 3 : 1, instance ? 3 : 1, error))
     return FALSE;
-  x = n->in[0];
-  if (x->rank < 2)
-    return elk__onnx_node_error (l, n, error, "input must have rank 2 or more");
-  for (guint i = 1; i < n->n_in; i++)
-    if (n->in[i]->rank != 1 || n->in[i]->dims[0] != x->dims[1])
-      return elk__onnx_node_error (l, n, error,
-                                   "'%s' must have shape [%" G_GINT64_FORMAT
-                                   "]",
-                                   n->in[i]->name, x->dims[1]);
-  elk__onnx_mark_data (l, x);
-  return elk__onnx_set_computed (l, n, 0, x->dtype, x->rank, x->dims, error);
+  return infer_per_channel (l, n, n->n_in, error);
 }
 
 /* Per-channel normalization over the spatial axes (InstanceNormalization),
@@ -243,24 +231,18 @@ lower_channel_norm (Loader *l, Node *n, GError **error)
   gboolean ok;
   double per = 5.0;
 
-  elk__onnx_plain_letters (x->rank, letters);
-  elk__onnx_ob_init (&b);
-  ok = elk__onnx_ob_input (l, n, &b, letters,
-                           elk__onnx_tensor_for (l, n, x, 0, NULL, NULL, error),
-                           error);
+  ok = ob_start_whole (l, n, &b, x, letters, error);
   for (guint i = 1; i < n->n_in && i < 3 && ok; i++)
     if (n->in[i] != NULL)
       {
         ok = elk__onnx_ob_input (l, n, &b, "b",
-                                 elk__onnx_tensor_for (l, n, n->in[i], 0, NULL,
-                                                       NULL, error),
+                                 elk__onnx_tensor_of (l, n, n->in[i], error),
                                  error);
         per += 1.0;
       }
   ok = ok
        && elk__onnx_ob_emit (l, n, &b, letters,
-                             elk__onnx_tensor_for (l, n, out, 0, NULL, NULL,
-                                                   error),
+                             elk__onnx_tensor_of (l, n, out, error),
                              n->p->op_type, ELK_OP_REDUCE,
                              per * (double) x->n_elements, error);
   elk__onnx_ob_clear (&b);
@@ -351,9 +333,7 @@ lower_softmax (Loader *l, Node *n, GError **error)
                                   ? g_strdup_printf ("%s#%s", n->name, step[i])
                                   : g_strdup (n->name);
       /* Reads x, (x, m), e, (e, s). */
-      gint in0 = i == 0 || i == 1
-                     ? elk__onnx_tensor_for (l, n, x, 0, NULL, NULL, error)
-                     : t[1];
+      gint in0 = i == 0 || i == 1 ? elk__onnx_tensor_of (l, n, x, error) : t[1];
       OpBuild b;
 
       if (in0 < 0)
@@ -384,9 +364,8 @@ lower_softmax (Loader *l, Node *n, GError **error)
         default:
           ok = ok
                && elk__onnx_ob_emit_named (l, n, &b, name, li,
-                                           elk__onnx_tensor_for (l, n, out, 0,
-                                                                 NULL, NULL,
-                                                                 error),
+                                           elk__onnx_tensor_of (l, n, out,
+                                                                error),
                                            "div", ELK_OP_ELEMENTWISE, per,
                                            error);
           break;

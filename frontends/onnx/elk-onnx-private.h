@@ -321,6 +321,7 @@ gint elk__onnx_tensor_for (Loader *l,
                            const gint64 *dims,
                            const char *tag,
                            GError **error);
+gint elk__onnx_tensor_of (Loader *l, const Node *n, Value *v, GError **error);
 void elk__onnx_ob_init (OpBuild *b);
 void elk__onnx_ob_clear (OpBuild *b);
 gboolean elk__onnx_ob_input (Loader *l,
