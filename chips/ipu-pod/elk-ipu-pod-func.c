@@ -49,22 +49,22 @@
 
 typedef enum
 {
-  F_MAC,      /* out += a * b */
+  F_MAC, /* out += a * b */
   F_ADD,
   F_SUB,
   F_MUL,
   F_DIV,
   F_POW,
-  F_SUB_EXP,  /* exp (a - b) */
+  F_SUB_EXP, /* exp (a - b) */
   F_MAX2,
   F_MIN2,
-  F_PRELU,    /* a > 0 ? a : a * b */
-  F_AFFINE,   /* a * b + c: inference batch normalization, folded */
+  F_PRELU,     /* a > 0 ? a : a * b */
+  F_AFFINE,    /* a * b + c: inference batch normalization, folded */
   F_COPY_LAST, /* gather: the rows the indices select are the last input */
-  F_BIAS,     /* out += c (the last input): a bias after a reduction */
-  F_WHERE,    /* a != 0 ? b : c */
-  F_SOFTMAX,  /* along the axes the immediates name, whole on each tile */
-  F_ADD3,     /* the same of three inputs (ONNX Sum, Max, Min, Mul) */
+  F_BIAS,      /* out += c (the last input): a bias after a reduction */
+  F_WHERE,     /* a != 0 ? b : c */
+  F_SOFTMAX,   /* along the axes the immediates name, whole on each tile */
+  F_ADD3,      /* the same of three inputs (ONNX Sum, Max, Min, Mul) */
   F_MUL3,
   F_MAX3,
   F_MIN3,
@@ -87,13 +87,15 @@ typedef enum
   U_CEIL,
   U_SOFTPLUS,
   U_SOFTSIGN,
-  U_CLIP,       /* immediates: min, max */
-  U_LEAKY_RELU, /* immediates: alpha */
+  U_CLIP,         /* immediates: min, max */
+  U_LEAKY_RELU,   /* immediates: alpha */
   U_HARD_SIGMOID, /* immediates: alpha, beta */
-  U_ELU,        /* immediates: alpha */
+  U_ELU,          /* immediates: alpha */
   R_SUM,
   R_MAX,
   R_MIN,
+  R_TOPK, /* the i-th largest over the reduced dimensions, i the index
+           * along the output's last axis; reduced axes whole on the tile */
 } FuncKind;
 
 /* What the kernel does after the partial sums are reduced, at each output
@@ -170,6 +172,9 @@ static const KernelName kernel_names[] = {
   { "reducemean", ELK_OP_REDUCE, R_SUM, 0, POST_MEAN },
   { "globalaveragepool", ELK_OP_REDUCE, R_SUM, 0, POST_MEAN },
   { "globalmaxpool", ELK_OP_REDUCE, R_MAX, 0, POST_NONE },
+  /* An MoE router's top-k: output [.., k] holds the 1st to k-th largest
+   * score of its row (the llama frontend's "mje->mj"). */
+  { "top-k", ELK_OP_REDUCE, R_TOPK, 0, POST_NONE },
   /* Pools: per spatial axis stride, effective kernel, dilation, leading
    * padding and input extent, then count_include_pad (see PoolWin). */
   { "maxpool", ELK_OP_POOL, R_MAX, 0, POST_NONE },
@@ -731,6 +736,77 @@ run_softmax (guint8 axes,
     }
 }
 
+static int
+compare_desc (const void *a, const void *b)
+{
+  float x = *(const float *) a, y = *(const float *) b;
+  return x > y ? -1 : x < y ? 1 : 0;
+}
+
+/* Top-k over the box: for each point of the output's dimensions, the
+ * values of its row over the reduced ones (@mask0 has the output's
+ * dimensions), sorted, and the one whose rank is the point's global index
+ * @lo + local along @pick, the output's last axis. */
+static void
+run_topk (guint8 mask0,
+          guint pick,
+          guint n_dims,
+          const guint64 *len,
+          const guint64 *lo,
+          float *const *buf,
+          const guint64 *base,
+          guint64 sd[][ELK_MAX_DIMS])
+{
+  guint64 ro[ELK_MAX_DIMS] = { 0 }, ri[ELK_MAX_DIMS];
+  guint64 n_row = 1;
+  g_autofree float *row = NULL;
+
+  for (guint d = 0; d < n_dims; d++)
+    {
+      if (len[d] == 0)
+        return;
+      if (!(mask0 & (1u << d)))
+        n_row *= len[d];
+    }
+  row = g_new (float, n_row);
+  for (;;)
+    {
+      guint64 o = base[0], i0 = base[1];
+      guint64 rank = lo[pick] + ro[pick];
+      gint d;
+
+      for (guint e = 0; e < n_dims; e++)
+        if (mask0 & (1u << e))
+          {
+            o += ro[e] * sd[0][e];
+            i0 += ro[e] * sd[1][e];
+          }
+      memset (ri, 0, sizeof (ri));
+      for (guint64 k = 0; k < n_row; k++)
+        {
+          guint64 x = i0;
+          for (guint e = 0; e < n_dims; e++)
+            if (!(mask0 & (1u << e)))
+              x += ri[e] * sd[1][e];
+          row[k] = buf[1][x];
+          for (d = (gint) n_dims - 1; d >= 0; d--)
+            if (!(mask0 & (1u << d)) && ++ri[d] < len[d])
+              break;
+            else if (!(mask0 & (1u << d)))
+              ri[d] = 0;
+        }
+      qsort (row, n_row, sizeof (float), compare_desc);
+      buf[0][o] = rank < n_row ? row[rank] : -INFINITY;
+      for (d = (gint) n_dims - 1; d >= 0; d--)
+        if ((mask0 & (1u << d)) && ++ro[d] < len[d])
+          break;
+        else if (mask0 & (1u << d))
+          ro[d] = 0;
+      if (d < 0)
+        return;
+    }
+}
+
 /* Whether the tap at loop coordinates @g lies inside the pool's window
  * and off the padding, along every spatial axis. */
 static inline gboolean
@@ -1121,6 +1197,18 @@ check_op (OpRun *run, GError **error)
           }
     }
 
+  /* A top-k row, like a softmax row, must be whole on one tile in one
+   * step: the k largest of a row are not a combination of its pieces'. */
+  for (guint d = 0; d < D && fn == R_TOPK; d++)
+    if (!(mask[0] & (1u << d)) && hp->spatial[d] > 1)
+      {
+        g_set_error (error, ELK_CHIP_ERROR, ELK_CHIP_ERROR_RUN,
+                     "chip 'ipu-pod': functional mode runs top-k '%s' only "
+                     "with its reduced axes whole on each tile; the plan "
+                     "splits '%c' %u ways",
+                     op->name, op->dim_names[d], hp->spatial[d]);
+        return FALSE;
+      }
   /* A softmax row must be whole on one tile in one step. */
   for (guint d = 0; d < D && fn == F_SOFTMAX; d++)
     if ((K->softmax & (1u << d)) && hp->spatial[d] > 1)
@@ -1560,6 +1648,9 @@ compute_and_shift (OpRun *run)
             run_pool (K, D, len, lo, bufs, base, S->stride);
           else if (fn == F_SOFTMAX)
             run_softmax (K->softmax, D, len, bufs, base, S->stride);
+          else if (fn == R_TOPK)
+            run_topk (mask[0], op->access[0].dims[op->access[0].n_axes - 1][0],
+                      D, len, lo, bufs, base, S->stride);
           else
             run_kernel (fn, K->imm, D, V, len, bufs, base, S->stride);
           /* The bias joins the sum once per output element: in the one

@@ -1568,7 +1568,7 @@ gated_ffn (Builder *B,
 }
 
 /* The router: the gating MatMul (d x E, plus DeepSeek-V3's score bias),
- * the score function (softmax or sigmoid, one UNARY over the experts) and
+ * the score function (a sigmoid UNARY, or a softmax over the experts) and
  * the top-k (a REDUCE over the experts for each of the k picks: M k E
  * loop points), giving the k gate weights of each token. */
 static gboolean
@@ -1593,8 +1593,13 @@ router (Builder *B, guint layer, const char *x, char **gates, GError **error)
   set_ext (B, 'm', B->M);
   set_ext (B, 'e', m->n_experts);
   set_ext (B, 'j', m->n_experts_used);
-  if (!unary (B, L, n_score, m->router_sigmoid ? "sigmoid" : "softmax", logits,
-              "me", &scores, error))
+  /* A softmax normalises over the experts: max, exp, sum and divide, as
+   * in attention, so that a plan splitting the experts is charged for
+   * combining them (one same-shape UNARY would hide that reduction, and
+   * the emulator's functional mode could not run it split). */
+  if (m->router_sigmoid
+          ? !unary (B, L, n_score, "sigmoid", logits, "me", &scores, error)
+          : !softmax (B, L, n_score, logits, "me", "m", &scores, error))
     return FALSE;
   scores_k = view_of (B, scores, "picks");
   ops[0] = act (scores_k, "mje", B->adtype);
