@@ -507,6 +507,60 @@ test_ops_all_plans (void)
   g_assert_cmpfloat (worst, <, 1e-5);
 }
 
+/* An MoE router's top-k (k = 2 of 6 scores per token) under every plan of
+ * its table: a plan that keeps the experts whole on each tile computes
+ * the k largest; one that splits them is refused with the reason, since
+ * the k largest of a row are not a combination of its pieces'. */
+static void
+test_topk_plans (void)
+{
+  static const OpCase topk
+      = { "router-top-k", "top-k",       ELK_OP_REDUCE,
+          "mje->mj",      "m=3,j=2,e=6", { ELK_TENSOR_ORIGIN_ACTIVATION },
+          FALSE };
+  g_autoptr (ElkChip) chip = func_chip (16);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (ElkChipSpec) spec = elk_chip_dup_spec (chip, &error);
+  g_autoptr (ElkGraph) g = op_graph (&topk);
+  g_autoptr (ElkPlanSet) set = elk_plan_set_new (g, spec, NULL, &error);
+  const ElkPlanTable *tab = elk_plan_set_get_table (set, 0);
+  guint ran = 0, refused = 0;
+
+  g_assert_no_error (error);
+  for (guint k = 0; k < tab->n_plans; k++)
+    {
+      const ElkPlan *plan = &tab->plans[k];
+      g_autofree char *what = g_strdup_printf ("top-k plan %u", k);
+
+      /* Loop dimensions are the output's letters first: m, j, then e. */
+      if (plan->spatial[2] == 1)
+        {
+          run_one (chip, g, plan, plan, what);
+          ran++;
+        }
+      else
+        {
+          g_autoptr (ElkProgram) p = elk_program_new (g);
+          g_autoptr (ElkMetrics) m = NULL;
+          g_autoptr (GError) err = NULL;
+          ElkProgramOp *pop = elk_program_get_op (p, 0);
+
+          pop->exec_plan = pop->preload_plan = *plan;
+          elk_program_add_execute (p, 0);
+          m = elk_test_run_program (chip, p, NULL, &err);
+          g_assert_null (m);
+          g_assert_error (err, ELK_CHIP_ERROR, ELK_CHIP_ERROR_RUN);
+          g_assert_nonnull (strstr (err->message, "runs top-k 'router-top-k' "
+                                                  "only with its reduced axes "
+                                                  "whole on each tile"));
+          refused++;
+        }
+    }
+  g_test_message ("top-k: %u plans ran, %u refused", ran, refused);
+  g_assert_cmpuint (ran, >, 0);
+  g_assert_cmpuint (refused, >, 0);
+}
+
 /* Plans made by hand and checked by elk_plan_evaluate: Cannon's two
  * rotating inputs, a divisibility chain (4 and 2), the output rotating
  * along two dimensions, the output rotating with partial sums left over,
@@ -1059,6 +1113,7 @@ main (int argc, char *argv[])
   g_test_add_func ("/ipu-pod/functional/bad-input", test_bad_input);
   g_test_add_func ("/ipu-pod/functional/llama-decode", test_llama_decode);
   g_test_add_func ("/ipu-pod/functional/moe-decode", test_moe_decode);
+  g_test_add_func ("/ipu-pod/functional/top-k-plans", test_topk_plans);
   ret = g_test_run ();
   g_object_unref (registry);
   return ret;
