@@ -58,8 +58,7 @@ llama_test_corpus_file (const char *name)
   path = g_build_filename (corpus, "gguf", name, NULL);
   if (!g_file_test (path, G_FILE_TEST_IS_REGULAR))
     {
-      g_autofree char *msg = g_strdup_printf ("corpus file %s is absent",
-                                              path);
+      g_autofree char *msg = g_strdup_printf ("corpus file %s is absent", path);
       g_test_skip (msg);
       g_free (path);
       return NULL;
