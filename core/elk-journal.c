@@ -434,14 +434,8 @@ elk__journal_open (const char *dir,
   g_autofree char *path = g_build_filename (dir, JOURNAL_NAME, NULL);
   Journal *journal;
 
-  if (g_mkdir_with_parents (dir, 0755) != 0)
-    {
-      int saved = errno;
-      g_set_error (error, G_FILE_ERROR, g_file_error_from_errno (saved),
-                   "%s: cannot create the output folder: %s", dir,
-                   g_strerror (saved));
-      return NULL;
-    }
+  if (!elk__make_output_dir (dir, error))
+    return NULL;
 
   *finished = NULL;
   if (resume && g_file_test (path, G_FILE_TEST_EXISTS))

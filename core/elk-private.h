@@ -47,6 +47,7 @@ char *elk__param_list_names (GObjectClass *klass);
 /* elk-results-writer.c: results.csv, results.json and timings.csv (the
  * HTML report is core/report/, a separate library). */
 typedef struct _ResultsWriter ResultsWriter;
+gboolean elk__make_output_dir (const char *dir, GError **error);
 ResultsWriter *elk__results_writer_open (const char *dir,
                                          const char *experiment,
                                          const char *hash,

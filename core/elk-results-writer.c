@@ -170,6 +170,22 @@ open_part (const char *path, GError **error)
   return f;
 }
 
+/* Creates the output folder @dir and its parents, if missing; the
+ * results writer and the run journal both write there. */
+gboolean
+elk__make_output_dir (const char *dir, GError **error)
+{
+  if (g_mkdir_with_parents (dir, 0755) != 0)
+    {
+      int saved = errno;
+      g_set_error (error, G_FILE_ERROR, g_file_error_from_errno (saved),
+                   "%s: cannot create the output folder: %s", dir,
+                   g_strerror (saved));
+      return FALSE;
+    }
+  return TRUE;
+}
+
 /**
  * elk__results_writer_open:
  * @dir: the output folder, created if missing
@@ -189,14 +205,8 @@ elk__results_writer_open (const char *dir,
 {
   ResultsWriter *writer;
 
-  if (g_mkdir_with_parents (dir, 0755) != 0)
-    {
-      int saved = errno;
-      g_set_error (error, G_FILE_ERROR, g_file_error_from_errno (saved),
-                   "%s: cannot create the output folder: %s", dir,
-                   g_strerror (saved));
-      return NULL;
-    }
+  if (!elk__make_output_dir (dir, error))
+    return NULL;
 
   writer = g_new0 (ResultsWriter, 1);
   writer->dir = g_strdup (dir);

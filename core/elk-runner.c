@@ -24,6 +24,7 @@
 
 #include "elk-experiment-private.h"
 #include "elk-journal.h"
+#include "elk-spawn.h"
 #include "plan/elk-plan-params.h"
 
 const char *elk__experiment_axis_value_text (ElkExperiment *self,
@@ -541,59 +542,13 @@ run_point_isolated (RunContext *ctx, guint point)
                       ? start + (gint64) (options->timeout_s * G_USEC_PER_SEC)
                       : G_MAXINT64;
   gboolean timed_out = FALSE;
-  int fd_out = -1, fd_err = -1, status = 0;
-  GPid pid;
+  int status = 0;
   PointRecord *record;
   double wall_s;
 
-  if (!g_spawn_async_with_pipes (NULL, (char **) argv, NULL,
-                                 G_SPAWN_DO_NOT_REAP_CHILD, NULL, NULL, &pid,
-                                 NULL, &fd_out, &fd_err, &error))
+  if (!elk__spawn_capture (argv, deadline, out, err, &status, &timed_out,
+                           &error))
     return failed_record (self, point, error->message, 0);
-
-  /* Read both pipes until the child closes them or the deadline passes. */
-  while (fd_out >= 0 || fd_err >= 0)
-    {
-      struct pollfd fds[2] = { { fd_out, POLLIN, 0 }, { fd_err, POLLIN, 0 } };
-      gint64 now = g_get_monotonic_time ();
-      int timeout_ms = deadline == G_MAXINT64
-                         ? 1000
-                         : (int) MAX (0, MIN ((deadline - now) / 1000, 1000));
-      int rc;
-
-      if (now >= deadline)
-        {
-          timed_out = TRUE;
-          kill (pid, SIGKILL);
-          break;
-        }
-      rc = poll (fds, 2, timeout_ms);
-      if (rc < 0 && errno != EINTR)
-        break;
-      for (guint i = 0; i < 2; i++)
-        {
-          char buf[4096];
-          int *fd = i == 0 ? &fd_out : &fd_err;
-          ssize_t n;
-          if (*fd < 0 || (fds[i].revents & (POLLIN | POLLHUP | POLLERR)) == 0)
-            continue;
-          n = read (*fd, buf, sizeof buf);
-          if (n > 0)
-            g_string_append_len (i == 0 ? out : err, buf, n);
-          else if (n == 0 || errno != EINTR)
-            {
-              close (*fd);
-              *fd = -1;
-            }
-        }
-    }
-  if (fd_out >= 0)
-    close (fd_out);
-  if (fd_err >= 0)
-    close (fd_err);
-  while (waitpid (pid, &status, 0) < 0 && errno == EINTR)
-    ;
-  g_spawn_close_pid (pid);
   wall_s = (double) (g_get_monotonic_time () - start) / G_USEC_PER_SEC;
 
   if (!timed_out && WIFEXITED (status) && WEXITSTATUS (status) == 0)

@@ -40,14 +40,8 @@
 #include <mpi.h>
 
 #include "elk-run-mpi.h"
-
-/* Exit codes, as in elk-run.c. */
-enum
-{
-  EXIT_PLUGIN_FAILED = 3,
-  EXIT_RUN_FAILED = 4,
-  EXIT_OUTPUT_FAILED = 5,
-};
+#include "elk-run.h"
+#include "../elk-spawn.h"
 
 /* Message tags.  Workers send HELLO once, then a RESULT per point, and
  * HEARTBEATs while a point runs; rank 0 answers HELLO and each RESULT with
@@ -200,8 +194,7 @@ run_point_in_child (PointRun *run)
                         ? start + (gint64) (timeout_s * G_USEC_PER_SEC)
                         : G_MAXINT64;
   gboolean timed_out = FALSE;
-  int fd_out = -1, fd_err = -1, status = 0;
-  GPid pid;
+  int status = 0;
 
   g_ptr_array_add (argv, (gpointer) run->options->self_exe);
   for (guint i = 0; run->child_args[i] != NULL; i++)
@@ -209,54 +202,10 @@ run_point_in_child (PointRun *run)
   g_ptr_array_add (argv, point_arg);
   g_ptr_array_add (argv, NULL);
 
-  if (!g_spawn_async_with_pipes (NULL, (char **) argv->pdata, NULL,
-                                 G_SPAWN_DO_NOT_REAP_CHILD, NULL, NULL, &pid,
-                                 NULL, &fd_out, &fd_err, &error))
+  if (!elk__spawn_capture ((const char *const *) argv->pdata, deadline, out,
+                           err, &status, &timed_out, &error))
     return elk_experiment_dup_failed_point_line (run->experiment, run->point,
                                                  error->message);
-
-  while (fd_out >= 0 || fd_err >= 0)
-    {
-      struct pollfd fds[2] = { { fd_out, POLLIN, 0 }, { fd_err, POLLIN, 0 } };
-      gint64 now = g_get_monotonic_time ();
-      int timeout_ms = deadline == G_MAXINT64
-                           ? 1000
-                           : (int) MAX (0, MIN ((deadline - now) / 1000, 1000));
-      int rc;
-
-      if (now >= deadline)
-        {
-          timed_out = TRUE;
-          kill (pid, SIGKILL);
-          break;
-        }
-      rc = poll (fds, 2, timeout_ms);
-      if (rc < 0 && errno != EINTR)
-        break;
-      for (guint i = 0; i < 2; i++)
-        {
-          char buf[4096];
-          int *fd = i == 0 ? &fd_out : &fd_err;
-          ssize_t n;
-          if (*fd < 0 || (fds[i].revents & (POLLIN | POLLHUP | POLLERR)) == 0)
-            continue;
-          n = read (*fd, buf, sizeof buf);
-          if (n > 0)
-            g_string_append_len (i == 0 ? out : err, buf, n);
-          else if (n == 0 || errno != EINTR)
-            {
-              close (*fd);
-              *fd = -1;
-            }
-        }
-    }
-  if (fd_out >= 0)
-    close (fd_out);
-  if (fd_err >= 0)
-    close (fd_err);
-  while (waitpid (pid, &status, 0) < 0 && errno == EINTR)
-    ;
-  g_spawn_close_pid (pid);
 
   if (!timed_out && WIFEXITED (status) && WEXITSTATUS (status) == 0
       && out->len > 0)
@@ -770,20 +719,7 @@ coordinator_main (int n_ranks,
                     ? options->output_dir
                     : elk_experiment_get_output_dir (experiment),
                 n_ranks);
-  switch (status)
-    {
-    case ELK_RUN_PLUGIN_FAILED:
-      g_printerr ("elk-run: a plugin failed at some points; see the error "
-                  "column of results.csv\n");
-      return EXIT_PLUGIN_FAILED;
-    case ELK_RUN_POINTS_FAILED:
-      g_printerr ("elk-run: some points failed; see the error column of "
-                  "results.csv\n");
-      return EXIT_RUN_FAILED;
-    case ELK_RUN_OK:
-    default:
-      return EXIT_SUCCESS;
-    }
+  return elk_run_exit_status (status);
 }
 
 /**

@@ -16,6 +16,7 @@
 #include <stdio.h>
 
 #include <elk/elk.h>
+#include "elk-run.h"
 
 #ifdef ELK_HAVE_REPORT
 #include <elk-report.h>
@@ -25,15 +26,6 @@
 #ifdef ELK_HAVE_MPI
 #include "elk-run-mpi.h"
 #endif
-
-enum
-{
-  EXIT_USAGE = 1,
-  EXIT_BAD_EXPERIMENT = 2,
-  EXIT_PLUGIN_FAILED = 3,
-  EXIT_RUN_FAILED = 4,
-  EXIT_OUTPUT_FAILED = 5,
-};
 
 /* The command line. */
 typedef struct
@@ -345,6 +337,14 @@ run_experiment (const Args *a, ElkExperiment *experiment,
                 "feature (cairo), so no figures are drawn\n");
 #endif
 
+  return elk_run_exit_status (status);
+}
+
+/* The exit code of a finished run, with a line on stderr that says where
+ * the failures are (the MPI driver ends the same way). */
+int
+elk_run_exit_status (ElkRunStatus status)
+{
   switch (status)
     {
     case ELK_RUN_PLUGIN_FAILED:
