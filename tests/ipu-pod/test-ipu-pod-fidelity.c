@@ -24,38 +24,38 @@ static ElkRegistry *registry;
  * cost-aware allocator, whose preload layouts need data distribution
  * (0.041 ms of it; on Gemma2-27B b64 that allocator finds no plan for the
  * softmax sums, a compiler matter); %s is the chip's <param>s. */
-static const char reduced_fig17[] =
-  "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-  "<experiment format=\"1\" name=\"fidelity\">\n"
-  "  <frontend name=\"llama\">\n"
-  "    <param name=\"preset\">llama2-13b-paper</param>\n"
-  "    <param name=\"phase\">decode</param>\n"
-  "    <param name=\"layers\">2</param>\n"
-  "  </frontend>\n"
-  "  <chip name=\"ipu-pod\">%s</chip>\n"
-  "  <allocator name=\"reservation\"/>\n"
-  "  <scheduler name=\"basic\" label=\"basic\"/>\n"
-  "  <scheduler name=\"static\" label=\"static\"/>\n"
-  "  <scheduler name=\"elk\" label=\"elk-dyn\">\n"
-  "    <param name=\"order-search\">dyn</param>\n"
-  "    <param name=\"contention\">delay-execution</param>\n"
-  "    <param name=\"load-noc-share\">0.9</param>\n"
-  "    <param name=\"select\">estimate</param>\n"
-  "  </scheduler>\n"
-  "  <scheduler name=\"elk\" label=\"elk-full\">\n"
-  "    <param name=\"order-search\">full</param>\n"
-  "  </scheduler>\n"
-  "  <scheduler name=\"ideal\" bound=\"true\" label=\"ideal\"/>\n"
-  "  <scheduler name=\"elk\" label=\"full-cost-aware\">\n"
-  "    <allocator name=\"cost-aware\"/>\n"
-  "  </scheduler>\n"
-  "  <sweep>\n"
-  "    <axis param=\"frontend.preset\" values=\"llama2-13b-paper "
-  "gemma2-27b-paper opt-30b-paper\"/>\n"
-  "    <axis param=\"frontend.batch\" values=\"%s\"/>\n"
-  "    <axis param=\"frontend.seq\" values=\"%s\"/>\n"
-  "  </sweep>\n"
-  "</experiment>\n";
+static const char reduced_fig17[]
+    = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+      "<experiment format=\"1\" name=\"fidelity\">\n"
+      "  <frontend name=\"llama\">\n"
+      "    <param name=\"preset\">llama2-13b-paper</param>\n"
+      "    <param name=\"phase\">decode</param>\n"
+      "    <param name=\"layers\">2</param>\n"
+      "  </frontend>\n"
+      "  <chip name=\"ipu-pod\">%s</chip>\n"
+      "  <allocator name=\"reservation\"/>\n"
+      "  <scheduler name=\"basic\" label=\"basic\"/>\n"
+      "  <scheduler name=\"static\" label=\"static\"/>\n"
+      "  <scheduler name=\"elk\" label=\"elk-dyn\">\n"
+      "    <param name=\"order-search\">dyn</param>\n"
+      "    <param name=\"contention\">delay-execution</param>\n"
+      "    <param name=\"load-noc-share\">0.9</param>\n"
+      "    <param name=\"select\">estimate</param>\n"
+      "  </scheduler>\n"
+      "  <scheduler name=\"elk\" label=\"elk-full\">\n"
+      "    <param name=\"order-search\">full</param>\n"
+      "  </scheduler>\n"
+      "  <scheduler name=\"ideal\" bound=\"true\" label=\"ideal\"/>\n"
+      "  <scheduler name=\"elk\" label=\"full-cost-aware\">\n"
+      "    <allocator name=\"cost-aware\"/>\n"
+      "  </scheduler>\n"
+      "  <sweep>\n"
+      "    <axis param=\"frontend.preset\" values=\"llama2-13b-paper "
+      "gemma2-27b-paper opt-30b-paper\"/>\n"
+      "    <axis param=\"frontend.batch\" values=\"%s\"/>\n"
+      "    <axis param=\"frontend.seq\" values=\"%s\"/>\n"
+      "  </sweep>\n"
+      "</experiment>\n";
 
 static ElkExperiment *
 load_xml (const char *xml, GError **error)
@@ -66,11 +66,12 @@ load_xml (const char *xml, GError **error)
 
 /* The effects, as the chip names them (elk-ipu-pod-chip.c). */
 static const char *const effects[] = {
-  "emulate-syncs", "emulate-exchange-rate", "emulate-reduction",
-  "emulate-gather", "emulate-distribution", "emulate-ipu-links",
-  "emulate-send-ports", "emulate-hbm-latency", "emulate-hbm-chips",
-  "emulate-unthrottled-preload", "emulate-port-sharing",
-  "emulate-sram-port",
+  "emulate-syncs",        "emulate-exchange-rate",
+  "emulate-reduction",    "emulate-gather",
+  "emulate-distribution", "emulate-ipu-links",
+  "emulate-send-ports",   "emulate-hbm-latency",
+  "emulate-hbm-chips",    "emulate-unthrottled-preload",
+  "emulate-port-sharing", "emulate-sram-port",
 };
 
 /* One compiled program of the reduced sweep. */
@@ -97,12 +98,11 @@ row_clear (gpointer data)
 static GArray *
 compile_rows (void)
 {
-  g_autoptr(GError) error = NULL;
-  g_autofree char *xml = g_strdup_printf (reduced_fig17, "", "16 64",
-                                          "2048");
-  g_autoptr(ElkExperiment) exp = load_xml (xml, &error);
-  g_autoptr(ElkChip) analytic = ELK_CHIP (make (ELK_TYPE_CHIP, "analytic",
-                                                NULL));
+  g_autoptr (GError) error = NULL;
+  g_autofree char *xml = g_strdup_printf (reduced_fig17, "", "16 64", "2048");
+  g_autoptr (ElkExperiment) exp = load_xml (xml, &error);
+  g_autoptr (ElkChip) analytic
+      = ELK_CHIP (make (ELK_TYPE_CHIP, "analytic", NULL));
   GArray *rows = g_array_new (FALSE, TRUE, sizeof (Row));
 
   g_assert_no_error (error);
@@ -113,17 +113,17 @@ compile_rows (void)
     {
       static const guint points[] = { 1, 3, 4 };
       guint p = points[k];
-      g_autoptr(GObject) fe = elk_experiment_create_component (
-        exp, p, ELK_TYPE_FRONTEND, 0, &error);
-      g_autoptr(GObject) chip = NULL;
-      g_autoptr(ElkGraph) graph = NULL;
-      g_autoptr(ElkChipSpec) spec = NULL;
-      g_autoptr(ElkPlanSet) plans = NULL;
+      g_autoptr (GObject) fe
+          = elk_experiment_create_component (exp, p, ELK_TYPE_FRONTEND, 0,
+                                             &error);
+      g_autoptr (GObject) chip = NULL;
+      g_autoptr (ElkGraph) graph = NULL;
+      g_autoptr (ElkChipSpec) spec = NULL;
+      g_autoptr (ElkPlanSet) plans = NULL;
       g_autofree char *point = elk_experiment_dup_point_label (exp, p);
 
       g_assert_no_error (error);
-      chip = elk_experiment_create_component (exp, p, ELK_TYPE_CHIP, 0,
-                                              &error);
+      chip = elk_experiment_create_component (exp, p, ELK_TYPE_CHIP, 0, &error);
       g_assert_no_error (error);
       graph = elk_frontend_load (ELK_FRONTEND (fe), &error);
       g_assert_no_error (error);
@@ -133,9 +133,9 @@ compile_rows (void)
       g_assert_no_error (error);
       for (guint s = 0; s < elk_experiment_get_n_schedulers (exp); s++)
         {
-          g_autoptr(GObject) sched = NULL;
-          g_autoptr(GObject) alloc = NULL;
-          g_autoptr(ElkMetrics) m = NULL;
+          g_autoptr (GObject) sched = NULL;
+          g_autoptr (GObject) alloc = NULL;
+          g_autoptr (ElkMetrics) m = NULL;
           Row r = { 0 };
 
           if (k > 0 && s == 5)
@@ -143,9 +143,8 @@ compile_rows (void)
           sched = elk_experiment_create_component (exp, p, ELK_TYPE_SCHEDULER,
                                                    s, &error);
           g_assert_no_error (error);
-          alloc = elk_experiment_create_component (exp, p,
-                                                   ELK_TYPE_ALLOCATOR, s,
-                                                   &error);
+          alloc = elk_experiment_create_component (exp, p, ELK_TYPE_ALLOCATOR,
+                                                   s, &error);
           g_assert_no_error (error);
           r.program = elk_scheduler_schedule (ELK_SCHEDULER (sched), plans,
                                               ELK_ALLOCATOR (alloc), &error);
@@ -154,9 +153,9 @@ compile_rows (void)
           g_assert_no_error (error);
           r.analytic_s = m->latency_s;
           r.plans = elk_plan_set_ref (plans);
-          r.label = g_strdup_printf ("%s %s", point,
-                                     elk_experiment_get_scheduler_label (exp,
-                                                                         s));
+          r.label
+              = g_strdup_printf ("%s %s", point,
+                                 elk_experiment_get_scheduler_label (exp, s));
           g_array_append_val (rows, r);
         }
     }
@@ -168,9 +167,8 @@ static GArray *rows;
 static double
 run_row (ElkChip *chip, const Row *r)
 {
-  g_autoptr(GError) error = NULL;
-  g_autoptr(ElkMetrics) m = elk_chip_run (chip, r->program, r->plans,
-                                          &error);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (ElkMetrics) m = elk_chip_run (chip, r->program, r->plans, &error);
 
   g_assert_no_error (error);
   return m->latency_s;
@@ -182,8 +180,7 @@ run_row (ElkChip *chip, const Row *r)
 static void
 test_analytic_equals (void)
 {
-  g_autoptr(ElkChip) chip = ELK_CHIP (make (ELK_TYPE_CHIP, "ipu-pod",
-                                            NULL));
+  g_autoptr (ElkChip) chip = ELK_CHIP (make (ELK_TYPE_CHIP, "ipu-pod", NULL));
   double worst = 0;
 
   g_object_set (chip, "fidelity", 1 /* analytic */, NULL);
@@ -194,8 +191,9 @@ test_analytic_equals (void)
       double t = run_row (chip, r);
 
       g_test_message ("%s: analytic %.6f ms, ipu-pod fidelity=analytic "
-                      "%.6f ms (%+.3f %%)", r->label, r->analytic_s * 1e3,
-                      t * 1e3, (t / r->analytic_s - 1) * 100);
+                      "%.6f ms (%+.3f %%)",
+                      r->label, r->analytic_s * 1e3, t * 1e3,
+                      (t / r->analytic_s - 1) * 100);
       g_assert_cmpfloat (fabs (t / r->analytic_s - 1), <, 0.03);
       worst = MAX (worst, fabs (t / r->analytic_s - 1));
     }
@@ -209,10 +207,12 @@ test_analytic_equals (void)
 /* The largest relative change, over the rows, from @base to the chip
  * with @fidelity and then @effect set to @on. */
 static double
-largest_change (const double *base, gint fidelity, const char *effect,
+largest_change (const double *base,
+                gint fidelity,
+                const char *effect,
                 gboolean on)
 {
-  g_autoptr(ElkChip) chip = ELK_CHIP (make (ELK_TYPE_CHIP, "ipu-pod", NULL));
+  g_autoptr (ElkChip) chip = ELK_CHIP (make (ELK_TYPE_CHIP, "ipu-pod", NULL));
   double worst = 0;
 
   g_object_set (chip, "fidelity", fidelity, effect, on, NULL);
@@ -234,7 +234,7 @@ test_each_effect_acts (void)
 {
   g_autofree double *analytic = g_new (double, rows->len);
   g_autofree double *full = g_new (double, rows->len);
-  g_autoptr(ElkChip) chip = ELK_CHIP (make (ELK_TYPE_CHIP, "ipu-pod", NULL));
+  g_autoptr (ElkChip) chip = ELK_CHIP (make (ELK_TYPE_CHIP, "ipu-pod", NULL));
 
   for (guint k = 0; k < rows->len; k++)
     {
@@ -243,12 +243,12 @@ test_each_effect_acts (void)
     }
   for (guint e = 0; e < G_N_ELEMENTS (effects); e++)
     {
-      double on = largest_change (analytic, 1 /* analytic */, effects[e],
-                                  TRUE);
+      double on = largest_change (analytic, 1 /* analytic */, effects[e], TRUE);
       double off = largest_change (full, 0 /* full */, effects[e], FALSE);
 
       g_test_message ("%s: largest change on alone %+.3f %%, off alone "
-                      "%+.3f %%", effects[e], on * 100, off * 100);
+                      "%+.3f %%",
+                      effects[e], on * 100, off * 100);
       g_assert_cmpfloat (MAX (fabs (on), fabs (off)), >, 1e-6);
     }
 }
@@ -259,23 +259,22 @@ test_each_effect_acts (void)
 static void
 test_properties (void)
 {
-  g_autoptr(GError) error = NULL;
-  g_autofree char *xml = g_strdup_printf (
-    reduced_fig17, "<param name=\"fidelity\">analytic</param>"
-                   "<param name=\"emulate-sram-port\">true</param>",
-    "16", "2048");
-  g_autoptr(ElkExperiment) exp = load_xml (xml, &error);
-  g_autoptr(GObject) chip = NULL;
-  g_autoptr(ElkChip) plain = ELK_CHIP (make (ELK_TYPE_CHIP, "ipu-pod",
-                                             NULL));
+  g_autoptr (GError) error = NULL;
+  g_autofree char *xml
+      = g_strdup_printf (reduced_fig17,
+                         "<param name=\"fidelity\">analytic</param>"
+                         "<param name=\"emulate-sram-port\">true</param>",
+                         "16", "2048");
+  g_autoptr (ElkExperiment) exp = load_xml (xml, &error);
+  g_autoptr (GObject) chip = NULL;
+  g_autoptr (ElkChip) plain = ELK_CHIP (make (ELK_TYPE_CHIP, "ipu-pod", NULL));
   gint fidelity = -1;
   gboolean on = FALSE;
 
   g_assert_no_error (error);
   chip = elk_experiment_create_component (exp, 0, ELK_TYPE_CHIP, 0, &error);
   g_assert_no_error (error);
-  g_object_get (chip, "fidelity", &fidelity, "emulate-sram-port", &on,
-                NULL);
+  g_object_get (chip, "fidelity", &fidelity, "emulate-sram-port", &on, NULL);
   g_assert_cmpint (fidelity, ==, 2 /* custom */);
   g_assert_true (on);
   g_object_get (chip, "emulate-syncs", &on, NULL);
@@ -321,10 +320,10 @@ test_bad_values (void)
 
   for (guint k = 0; k < G_N_ELEMENTS (cases); k++)
     {
-      g_autoptr(GError) error = NULL;
-      g_autofree char *xml = g_strdup_printf (reduced_fig17, cases[k].param,
-                                              "16", "2048");
-      g_autoptr(ElkExperiment) exp = load_xml (xml, &error);
+      g_autoptr (GError) error = NULL;
+      g_autofree char *xml
+          = g_strdup_printf (reduced_fig17, cases[k].param, "16", "2048");
+      g_autoptr (ElkExperiment) exp = load_xml (xml, &error);
 
       g_assert_null (exp);
       g_assert_nonnull (error);
