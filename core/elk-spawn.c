@@ -38,8 +38,8 @@ elk__spawn_capture (const char *const *argv,
       struct pollfd fds[2] = { { fd_out, POLLIN, 0 }, { fd_err, POLLIN, 0 } };
       gint64 now = g_get_monotonic_time ();
       int timeout_ms = deadline == G_MAXINT64
-                         ? 1000
-                         : (int) MAX (0, MIN ((deadline - now) / 1000, 1000));
+                           ? 1000
+                           : (int) MAX (0, MIN ((deadline - now) / 1000, 1000));
       int rc;
 
       if (now >= deadline)
