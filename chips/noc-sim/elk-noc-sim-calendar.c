@@ -531,7 +531,74 @@ elk__noc_ring_drain (NocSim *s)
     }
 }
 
-/* One FIFO service of the transfer in pool slot @slot at link @li. */
+/* Whether link @li is a shared link that carries several transfers at
+ * once (see link_share_end()): the HBM controllers' attachments and the
+ * inter-chip link.  The core links (ports, mesh, torus and ring links)
+ * stay FIFO servers of one transfer at a time: a core's egress port is
+ * its network agent, whose 1/G is the core's rate whatever it sends, and
+ * a core link's bandwidth (5.5 GB/s) is about one capped transfer's
+ * (4.73 GB/s) anyway.  So do the all-to-all's private preload ports: a
+ * throttled preload copy's cap is the program's preload share of its
+ * holder's port (elk__noc_preload_analytic_s() delivers a core's cold
+ * bytes at share * link-bw), a budget of the port, not of one copy. */
+G_ALWAYS_INLINE static inline gboolean
+link_is_shared (const NocSim *s, guint32 li)
+{
+  return li >= s->n_core_links && (s->priv_base == 0 || li < s->priv_base);
+}
+
+/* The service of @bytes, capped at @cap, at shared link @li of bandwidth
+ * B, whose head arrives at @head and whose tail left the previous link
+ * at @tail: returns when its tail leaves this link, and sets *@st to
+ * when its head enters the link and *@slot, *@occ to the capacity it
+ * took.
+ *
+ * A shared link is much wider than what one transfer may carry (the
+ * inter-chip link's 640 GB/s against a core's 1/G = 4.73 GB/s), so it
+ * carries many transfers at once.  It is modelled as a virtual clock:
+ * the link accepts transfers in arrival order, each for bytes/B of its
+ * capacity, its slot (*@slot, *@occ: free_at advances by bytes/B only),
+ * so that over any busy period the link never accepts more than B times
+ * its length; each transfer streams at its own rate, min (cap, B), and
+ * enters the link as late as lets it finish by the end of its slot (but
+ * not before its head arrived), so its tail leaves at the latest of its
+ * slot's end, its head plus its own time, and its tail from the previous
+ * link plus the hop latency.  For transfers of one cap that is exactly B
+ * / cap lanes: N transfers of S bytes reaching the link together leave
+ * B / cap at a time, in max (N S / B, S / cap) in all, the fluid
+ * optimum.  A lanes model would need a lane width per cap when preload
+ * copies (capped at a preload share, or not at all) and core transfers
+ * share a link; the virtual clock takes them all.  The old model, one
+ * FIFO server at each transfer's own cap, let a 640 GB/s link carry core
+ * traffic at 4.73 GB/s (issue 18, docs/fidelity.md). */
+G_ALWAYS_INLINE static inline double
+link_share_end (NocSim *s,
+                guint32 li,
+                double head,
+                double tail,
+                double bytes,
+                double cap,
+                double *st,
+                double *slot,
+                double *occ)
+{
+  NocLinkState *l = &s->ls[li];
+  double bw = s->links[li].bw, own = bytes / MIN (cap, bw);
+  double end, vend, lat = s->cfg.hop_latency;
+
+  *occ = bytes / bw;
+  *slot = head > l->free_at ? head : l->free_at;
+  vend = *slot + *occ;
+  l->free_at = vend;
+  *st = vend - own > head ? vend - own : head;
+  end = *st + own;
+  if (end < tail + lat)
+    end = tail + lat;
+  return end;
+}
+
+/* One service of the transfer in pool slot @slot at link @li: FIFO on a
+ * core link, shared on the attachments and the inter-chip link. */
 G_ALWAYS_INLINE static inline void
 train_serve (NocSim *s, guint32 li, guint32 slot)
 {
@@ -539,25 +606,31 @@ train_serve (NocSim *s, guint32 li, guint32 slot)
   NocTrain *t = &s->pool[slot];
   /* Every link a transfer crosses has the hop latency; the attachments
    * and the inter-chip link have their own bandwidth. */
-  double ser = t->ser, st, end, lat = s->cfg.hop_latency;
+  double ser = t->ser, st, vslot = 0, end, lat = s->cfg.hop_latency;
+  gboolean shared = link_is_shared (s, li);
 
-  if (G_UNLIKELY (li >= s->n_core_links))
+  if (G_UNLIKELY (shared))
+    end = link_share_end (s, li, t->head, t->tail, t->bytes,
+                          elk__noc_train_cap (s, t), &st, &vslot, &ser);
+  else
     {
-      double bw = s->links[li].bw;
-      ser = t->bytes / MIN (elk__noc_train_cap (s, t), bw);
+      if (G_UNLIKELY (li >= s->n_core_links))
+        ser = t->bytes / MIN (elk__noc_train_cap (s, t), s->links[li].bw);
+      st = t->head > l->free_at ? t->head : l->free_at;
+      end = st + ser;
+      /* The tail cannot leave before it arrived from the previous link. */
+      if (end < t->tail + lat)
+        end = t->tail + lat;
+      l->free_at = end;
     }
-  st = t->head > l->free_at ? t->head : l->free_at;
-  end = st + ser;
-  /* The tail cannot leave before it arrived from the previous link. */
-  if (end < t->tail + lat)
-    end = t->tail + lat;
-  l->free_at = end;
   l->busy += ser;
   l->bytes += t->bytes;
+  /* The trace shows a shared link's slots (what it accepted), so that
+   * its spans do not overlap. */
   if (G_UNLIKELY (s->link_tracks) && s->trace != NULL
       && s->links[li].track >= 0)
-    elk_trace_add_span (s->trace, (guint) s->links[li].track, s->cur_name, st,
-                        end - st);
+    elk_trace_add_span (s->trace, (guint) s->links[li].track, s->cur_name,
+                        shared ? vslot : st, shared ? ser : end - st);
   t->tail = end;
   t->hops++;
   train_cross (s, t);
@@ -734,25 +807,36 @@ elk__noc_walk_path (NocSim *s, NocWalk *w, double bytes, double rate, guint n)
     {
       guint32 li = s->path[i];
       NocLinkState *ls = &s->ls[li];
-      double st, end, ser = ser_core;
-      if (G_UNLIKELY (li >= s->n_core_links))
+      double st, slot = 0, end, ser = ser_core;
+      gboolean shared = link_is_shared (s, li);
+      if (G_UNLIKELY (shared))
+        end = link_share_end (s, li, w->head, w->tail, bytes, rate, &st, &slot,
+                              &ser);
+      else
         {
-          double bw = s->links[li].bw;
-          ser = bytes / (bw < rate ? bw : rate);
+          if (G_UNLIKELY (li >= s->n_core_links))
+            {
+              double bw = s->links[li].bw;
+              ser = bytes / (bw < rate ? bw : rate);
+            }
+          st = w->head > ls->free_at ? w->head : ls->free_at;
+          end = st + ser;
+          if (end < w->tail + lat)
+            end = w->tail + lat;
+          ls->free_at = end;
         }
-      st = w->head > ls->free_at ? w->head : ls->free_at;
-      end = st + ser;
-      if (end < w->tail + lat)
-        end = w->tail + lat;
-      ls->free_at = end;
       ls->busy += ser;
       ls->bytes += bytes;
       if (G_UNLIKELY (s->link_tracks) && s->trace != NULL
           && s->links[li].track >= 0)
         elk_trace_add_span (s->trace, (guint) s->links[li].track, s->cur_name,
-                            st, end - st);
+                            shared ? slot : st, shared ? ser : end - st);
       w->head = st + lat;
       w->tail = end;
+      /* The ideal counts a shared link at the transfer's own rate, as
+       * elk__noc_train_arrive() does. */
+      if (shared)
+        ser = bytes / MIN (s->links[li].bw, rate);
       if (ser > w->max_ser)
         w->max_ser = ser;
     }

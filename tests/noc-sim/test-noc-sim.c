@@ -679,6 +679,89 @@ test_reduce_split (void)
   }
 }
 
+/* The inter-chip link carries many transfers at once (issue 18).  The
+ * MatMul split 32 ways along k over two chips of 16 cores (all-to-all),
+ * without a preload: every core holds 4 KiB of partial sums of the whole
+ * output and sends each of the 31 other holders the 128 B chunk it
+ * reduces, back to back through its egress port at its 1/G (one chunk
+ * time s = 128 G each), 16 of them to the other chip: 32 x 16 x 128 B =
+ * 64 KiB over the link.  The link has B = 2/G, twice a core's rate and a
+ * tenth of what the cores offer it: it is the bottleneck and must be busy
+ * from the first crossing chunk's head (one hop after the start) for
+ * 64 KiB / B = 256 s, two chunks at a time; the last chunk leaves it at
+ * the end of its slot, one hop later reaches its holder's ingress port,
+ * idle by then, and is in one hop after that: 256 s + 3 hops.  (The old
+ * model, one FIFO server at each transfer's cap, took 64 KiB x G = 512
+ * s.)  Then the barrier, the add of 32 chunks, and the shuffle of each
+ * reduced 128 B chunk to the next core, two of which cross the link
+ * together, both at once: s + 3 hops and 2 + 4 barriers.  With a link
+ * of 1000/G a transfer still goes no faster than its core: the exchange
+ * is then bound by the ports, 31 s + 3 hops. */
+static ElkProgram *
+split_k_program (void)
+{
+  g_autoptr (ElkGraph) g = matmul_graph_from (1, ELK_TENSOR_ORIGIN_ACTIVATION);
+  ElkProgram *prog = elk_program_new (g);
+  ElkProgramOp *pop = elk_program_get_op (prog, 0);
+  ElkPlan *p;
+
+  fill_op (pop, FALSE);
+  p = &pop->exec_plan;
+  p->spatial[1] = 1;
+  p->spatial[2] = 32;
+  p->cores_used = 32;
+  p->operand_bytes[0] = 4096;
+  p->operand_bytes[1] = 16;
+  p->operand_bytes[2] = 32768;
+  p->replicas[1] = 1;
+  pop->preload_plan = *p;
+  pop->hbm_bytes = 0;
+  elk_program_add_execute (prog, 0);
+  return prog;
+}
+
+static void
+test_inter_chip_link (void)
+{
+  g_autoptr (ElkProgram) prog = split_k_program ();
+  g_autoptr (ElkChipSpec) spec = NULL;
+  g_autoptr (GError) error = NULL;
+  double s = 128 * GAP, add, after;
+
+  for (guint wide = 0; wide < 2; wide++)
+    {
+      /* B in the artifact's GB/s. */
+      double bw = (wide ? 1000 : 2) / GAP;
+      g_autoptr (GObject) chip
+          = make_chip ("noc-sim", "chips", 2, "cores", 32, "hbm-channels", 4,
+                       "hbm-bw-gbps", 4.0, "inter-chip-bw-gbps", bw / GBPS,
+                       NULL);
+      g_autoptr (ElkMetrics) m = NULL;
+      double hand;
+
+      if (wide == 0)
+        elk_test_complete_plans (ELK_CHIP (chip), prog);
+      g_clear_pointer (&spec, elk_chip_spec_free);
+      spec = elk_chip_dup_spec (ELK_CHIP (chip), &error);
+      g_assert_no_error (error);
+      g_assert_cmpuint (spec->n_chips, ==, 2);
+      g_assert_cmpuint (spec->topology, ==, ELK_TOPOLOGY_ALL_TO_ALL);
+      g_assert_cmpfloat (fabs (spec->inter_chip_bw - bw), <=, 1e-6 * bw);
+      add = (spec->cost.reduce_slope * (128 / 2) * 32 + spec->cost.reduce_fixed)
+            / CLOCK;
+      after = 2 * SYNC + add + s + 3 * HOP + 6 * SYNC;
+      hand = COMPUTE + (wide ? 31 * s : 32 * 16 * 128 / bw) + 3 * HOP + after;
+      m = run_chip (chip, prog);
+      g_test_message ("inter-chip link of %.3g GB/s: noc-sim %.9g s, hand "
+                      "%.9g s (a FIFO at the core's rate: %.9g s)",
+                      bw / 1e9, m->latency_s, hand,
+                      COMPUTE + 32 * 16 * s + 3 * HOP + after);
+      g_assert_cmpfloat_with_epsilon (m->latency_s, hand, 1e-12);
+      /* 31 chunks and one shuffle chunk from each core. */
+      g_assert_cmpfloat_with_epsilon (m->noc_bytes, 32 * 32 * 128, 0.5);
+    }
+}
+
 /* The same program on a 4x4 mesh whose controllers sit on one edge: the
  * preload crosses several hops and shares column links, so it is slower
  * than on all-to-all with the same link bandwidth, and every topology
@@ -1019,6 +1102,7 @@ main (int argc, char *argv[])
   g_test_add_func ("/noc-sim/reduce", test_reduce);
   g_test_add_func ("/noc-sim/reduce-2d", test_reduce_2d);
   g_test_add_func ("/noc-sim/reduce-split", test_reduce_split);
+  g_test_add_func ("/noc-sim/inter-chip-link", test_inter_chip_link);
   g_test_add_func ("/noc-sim/topologies", test_topologies);
   g_test_add_func ("/noc-sim/bad-input", test_bad_input);
   g_test_add_func ("/noc-sim/ladder-analytic", test_ladder_analytic);
