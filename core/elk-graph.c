@@ -228,6 +228,7 @@ elk_dtype_get_size (ElkDType dtype)
       return 2;
     case ELK_DTYPE_F8:
     case ELK_DTYPE_I8:
+    case ELK_DTYPE_U8:
       return 1;
     case ELK_DTYPE_I64:
     case ELK_DTYPE_F64:
@@ -250,8 +251,9 @@ elk_dtype_get_size (ElkDType dtype)
 const char *
 elk_dtype_to_string (ElkDType dtype)
 {
-  static const char *const names[] = { "f32", "f16", "bf16", "f8", "i8",
-                                       "i32", "i64", "f64", "quantized" };
+  static const char *const names[]
+      = { "f32", "f16", "bf16", "f8",        "i8",
+          "i32", "i64", "f64",  "quantized", "u8" };
   return (guint) dtype < G_N_ELEMENTS (names) ? names[dtype] : "invalid";
 }
 

@@ -68,6 +68,15 @@ typedef enum
   F_MUL3,
   F_MAX3,
   F_MIN3,
+  /* Quantization (docs/frontend-onnx.md, "Quantized operators"): the
+   * saturation bounds of the output's integer type are imm[0] and imm[1]
+   * (set from the output tensor's element type, not from the graph). */
+  F_QUANT,    /* saturate (rint (a / b) + c), c = 0 without a 3rd input */
+  F_DEQUANT,  /* (a - c) * b, c = 0 without a 3rd input */
+  F_REQUANT,  /* saturate (rint ((double) a * b) + c) */
+  F_QSCALE,   /* a * b / c: the requantization multiplier */
+  F_DQ_SCALE, /* (max (a, 0) - min (b, 0)) / 255 */
+  F_DQ_ZP,    /* saturate (rint (-min (b, 0) / scale)), scale as above */
   U_RELU,
   U_SILU,
   U_GELU,
@@ -91,6 +100,7 @@ typedef enum
   U_LEAKY_RELU,   /* immediates: alpha */
   U_HARD_SIGMOID, /* immediates: alpha, beta */
   U_ELU,          /* immediates: alpha */
+  U_ROUND,        /* half to even, as ONNX's Round */
   R_SUM,
   R_MAX,
   R_MIN,
@@ -137,6 +147,12 @@ static const KernelName kernel_names[] = {
   { "prelu", ELK_OP_ELEMENTWISE, F_PRELU, 0, POST_NONE },
   { "batchnorm", ELK_OP_ELEMENTWISE, F_AFFINE, 0, POST_NONE },
   { "where", ELK_OP_ELEMENTWISE, F_WHERE, 0, POST_NONE },
+  { "quantize-linear", ELK_OP_ELEMENTWISE, F_QUANT, 0, POST_NONE },
+  { "dequantize-linear", ELK_OP_ELEMENTWISE, F_DEQUANT, 0, POST_NONE },
+  { "requantize", ELK_OP_ELEMENTWISE, F_REQUANT, 0, POST_NONE },
+  { "requantize-scale", ELK_OP_ELEMENTWISE, F_QSCALE, 0, POST_NONE },
+  { "dynamic-quant-scale", ELK_OP_ELEMENTWISE, F_DQ_SCALE, 0, POST_NONE },
+  { "dynamic-quant-zero-point", ELK_OP_ELEMENTWISE, F_DQ_ZP, 0, POST_NONE },
   /* Softmax: the immediates are the output axes it normalises over. */
   { "softmax", ELK_OP_REDUCE, F_SOFTMAX, 0, POST_NONE },
   { "relu", ELK_OP_UNARY, U_RELU, 0, POST_NONE },
@@ -163,6 +179,7 @@ static const KernelName kernel_names[] = {
   { "leakyrelu", ELK_OP_UNARY, U_LEAKY_RELU, 1, POST_NONE },
   { "hardsigmoid", ELK_OP_UNARY, U_HARD_SIGMOID, 2, POST_NONE },
   { "elu", ELK_OP_UNARY, U_ELU, 1, POST_NONE },
+  { "round", ELK_OP_UNARY, U_ROUND, 0, POST_NONE },
   { "sum", ELK_OP_REDUCE, R_SUM, 0, POST_NONE },
   { "max", ELK_OP_REDUCE, R_MAX, 0, POST_NONE },
   { "min", ELK_OP_REDUCE, R_MIN, 0, POST_NONE },
@@ -421,6 +438,39 @@ pool_axes (const ElkOp *op, Kernel *k, GError **error)
   return TRUE;
 }
 
+/* The saturation bounds of a quantizing kernel, from its output's element
+ * type: ONNX quantizes to uint8 and int8 only. */
+static gboolean
+quant_bounds (const ElkGraph *g, const ElkOp *op, Kernel *k, GError **error)
+{
+  const ElkTensor *out = elk_graph_get_tensor (g, op->tensors[0]);
+
+  if (k->fn != F_QUANT && k->fn != F_REQUANT && k->fn != F_DQ_ZP)
+    return TRUE;
+  if (out->dtype == ELK_DTYPE_U8)
+    {
+      k->imm[0] = 0;
+      k->imm[1] = 255;
+    }
+  else if (out->dtype == ELK_DTYPE_I8)
+    {
+      k->imm[0] = -128;
+      k->imm[1] = 127;
+    }
+  else
+    {
+      g_set_error (error, ELK_CHIP_ERROR, ELK_CHIP_ERROR_RUN,
+                   "chip 'ipu-pod': operator '%s' of type '%s' quantizes to "
+                   "'%s' of element type %s; functional mode saturates to u8 "
+                   "or i8 only",
+                   op->name, op->type, out->name,
+                   elk_dtype_to_string (out->dtype));
+      return FALSE;
+    }
+  k->n_imm = 2;
+  return TRUE;
+}
+
 static gboolean
 find_kernel (const ElkGraph *g, const ElkOp *op, Kernel *k, GError **error)
 {
@@ -495,24 +545,29 @@ find_kernel (const ElkGraph *g, const ElkOp *op, Kernel *k, GError **error)
                && (k->fn == F_ADD || k->fn == F_MUL || k->fn == F_MAX2
                    || k->fn == F_MIN2))
         k->ternary = TRUE;
-      else if (k->fn != F_AFFINE && k->fn != F_WHERE)
+      else if (k->fn != F_AFFINE && k->fn != F_WHERE && k->fn != F_QUANT
+               && k->fn != F_DEQUANT && k->fn != F_REQUANT && k->fn != F_QSCALE)
         {
           g_set_error (error, ELK_CHIP_ERROR, ELK_CHIP_ERROR_RUN,
                        "chip 'ipu-pod': operator '%s' of type '%s' has 3 "
                        "inputs; functional mode runs 3 inputs only for a "
                        "matrix product or convolution with a bias, "
-                       "batchnorm, and add, mul, max, min of three",
+                       "batchnorm, where, the quantization kernels, and "
+                       "add, mul, max, min of three",
                        op->name, op->type);
           return FALSE;
         }
     }
-  else if (k->fn == F_AFFINE || k->fn == F_WHERE)
+  else if (k->fn == F_AFFINE || k->fn == F_WHERE || k->fn == F_REQUANT
+           || k->fn == F_QSCALE)
     {
       g_set_error (error, ELK_CHIP_ERROR, ELK_CHIP_ERROR_RUN,
                    "chip 'ipu-pod': '%s' of type '%s' needs 3 inputs, it "
                    "has %u", op->name, op->type, op->n_operands - 1);
       return FALSE;
     }
+  if (!quant_bounds (g, op, k, error))
+    return FALSE;
   /* Gemm's alpha and beta scale the product and the bias. */
   if (k->fn == F_MAC && k->n_imm != 0 && k->n_imm != 2)
     {
@@ -569,8 +624,25 @@ apply_unary (FuncKind fn, const float *imm, float a)
     case U_HARD_SIGMOID: return fmaxf (0.0f, fminf (1.0f, imm[0] * a
                                                             + imm[1]));
     case U_ELU: return a >= 0 ? a : imm[0] * (expf (a) - 1.0f);
+    case U_ROUND:
+      return rintf (a);
     default: return a;
     }
+}
+
+/* Saturation to imm[0] .. imm[1]; NaN (0 / 0) saturates to imm[0]. */
+static inline float
+saturate (float v, const float *imm)
+{
+  return fminf (fmaxf (v, imm[0]), imm[1]);
+}
+
+/* DynamicQuantizeLinear's scale from the maximum and minimum, in float32
+ * as ONNX computes it: the range always includes 0. */
+static inline float
+dq_scale (float mx, float mn)
+{
+  return (fmaxf (mx, 0.0f) - fminf (mn, 0.0f)) / 255.0f;
 }
 
 /* One kernel call on a tile: the box lo[d]..lo[d]+len[d] of the iteration
@@ -637,6 +709,29 @@ run_kernel (FuncKind fn,
             case F_SUB_EXP: *o = expf (x - y); break;
             case F_MAX2: *o = fmaxf (x, y); break;
             case F_MIN2: *o = fminf (x, y); break;
+            case F_QUANT:
+              *o = saturate (rintf (x / y)
+                                 + (n_operands > 3 ? z[off[3] + i * sz] : 0.0f),
+                             imm);
+              break;
+            case F_DEQUANT:
+              *o = (x - (n_operands > 3 ? z[off[3] + i * sz] : 0.0f)) * y;
+              break;
+            case F_REQUANT:
+              *o = saturate ((float) rint ((double) x * (double) y)
+                                 + z[off[3] + i * sz],
+                             imm);
+              break;
+            case F_QSCALE:
+              *o = x * y / z[off[3] + i * sz];
+              break;
+            case F_DQ_SCALE:
+              *o = dq_scale (x, y);
+              break;
+            case F_DQ_ZP:
+              *o = saturate (rintf (0.0f - fminf (y, 0.0f) / dq_scale (x, y)),
+                             imm);
+              break;
             case F_COPY_LAST: *o = z[off[n_operands - 1] + i * sz]; break;
             case R_SUM: *o += x; break;
             case R_MAX: *o = fmaxf (*o, x); break;
@@ -1876,6 +1971,35 @@ reduce_outputs (OpRun *run, GError **error)
   return TRUE;
 }
 
+/* Functional mode keeps every element as a float32, which holds every
+ * integer up to 2^24 exactly: an integer tensor (an int32 accumulator of
+ * MatMulInteger or ConvInteger, say) whose values go beyond would no
+ * longer be ONNX's exact result, so the run stops there rather than
+ * return a rounded one. */
+static gboolean
+check_exact (const ElkOp *op,
+             const ElkTensor *out_t,
+             const float *flat,
+             GError **error)
+{
+  if (out_t->dtype != ELK_DTYPE_I8 && out_t->dtype != ELK_DTYPE_U8
+      && out_t->dtype != ELK_DTYPE_I32 && out_t->dtype != ELK_DTYPE_I64)
+    return TRUE;
+  for (guint64 e = 0; e < out_t->n_elements; e++)
+    if (!(fabsf (flat[e]) <= 0x1.0p24f))
+      {
+        g_set_error (error, ELK_CHIP_ERROR, ELK_CHIP_ERROR_RUN,
+                     "chip 'ipu-pod': element %" G_GUINT64_FORMAT " of '%s' "
+                     "(%s), written by operator '%s', is %.9g; functional "
+                     "mode holds integers as float32, exact only up to 2^24 "
+                     "in magnitude",
+                     e, out_t->name, elk_dtype_to_string (out_t->dtype),
+                     op->name, (double) flat[e]);
+        return FALSE;
+      }
+  return TRUE;
+}
+
 static gboolean
 execute_op (Func *F, guint i, const ElkPlan *hp, gboolean preloaded,
             GError **error)
@@ -1911,6 +2035,7 @@ execute_op (Func *F, guint i, const ElkPlan *hp, gboolean preloaded,
       float *flat = g_new (float, MAX (out_t->n_elements, 1));
       for (guint64 e = 0; e < out_t->n_elements; e++)
         flat[e] = outl->bufs[outl->tile[e]][outl->off[e]];
+      ok = check_exact (run.op, out_t, flat, error);
       g_hash_table_replace (F->f->tensors, g_strdup (out_t->name),
                             g_bytes_new_take (flat, out_t->n_elements
                                                       * sizeof (float)));

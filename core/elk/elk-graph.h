@@ -52,6 +52,8 @@ G_BEGIN_DECLS
  * @ELK_DTYPE_F64: 64-bit float.
  * @ELK_DTYPE_QUANTIZED: block-quantized storage (GGUF Q4_K and friends)
  *   whose byte size is given explicitly per tensor.
+ * @ELK_DTYPE_U8: 8-bit unsigned integer (ONNX uint8 quantized tensors).
+ *   Appended after %ELK_DTYPE_QUANTIZED so that no earlier value moves.
  *
  * Element types of tensors.
  */
@@ -66,6 +68,7 @@ typedef enum
   ELK_DTYPE_I64,
   ELK_DTYPE_F64,
   ELK_DTYPE_QUANTIZED,
+  ELK_DTYPE_U8,
 } ElkDType;
 
 /**

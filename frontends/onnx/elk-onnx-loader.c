@@ -45,6 +45,7 @@ static const OpFamily *const families[] = {
   &elk__onnx_layout_family,  &elk__onnx_linear_family,
   &elk__onnx_norm_family,    &elk__onnx_elementwise_family,
   &elk__onnx_control_family, &elk__onnx_recurrent_family,
+  &elk__onnx_quant_family,
 };
 
 const OpInfo *

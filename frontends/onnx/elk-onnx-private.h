@@ -4,8 +4,8 @@
  * Types are unprefixed and functions shared across files are elk__onnx_*
  * (the style guide's naming rules).  An operator is an OpInfo in its
  * family's table (elk-onnx-layout.c, -linear.c, -norm.c, -elementwise.c,
- * -control.c); the driver (elk-onnx-loader.c) looks operators up in every
- * family's table.
+ * -control.c, -recurrent.c, -quant.c); the driver (elk-onnx-loader.c)
+ * looks operators up in every family's table.
  */
 #pragma once
 
@@ -169,6 +169,7 @@ extern const OpFamily elk__onnx_norm_family;
 extern const OpFamily elk__onnx_elementwise_family;
 extern const OpFamily elk__onnx_control_family;
 extern const OpFamily elk__onnx_recurrent_family;
+extern const OpFamily elk__onnx_quant_family;
 
 /* A node a survey cannot import, and why (the error message without the
  * file name). */

@@ -159,6 +159,8 @@ elk__onnx_dtype_to_elk (Loader *l, int dt, ElkDType *out)
       *out = ELK_DTYPE_F64;
       break;
     case DT_UINT8:
+      *out = ELK_DTYPE_U8;
+      break;
     case DT_INT8:
     case DT_BOOL:
       *out = ELK_DTYPE_I8;
