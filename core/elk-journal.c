@@ -565,6 +565,21 @@ elk__results_write (const char *dir,
   for (guint i = 0; i < records->len; i++)
     {
       const PointRecord *r = records->pdata[i];
+      guint n_fields = elk__results_writer_get_n_columns () + header->axes->len;
+
+      /* A journal an elk with other columns wrote cannot be read by
+       * column. */
+      if (r->n_rows > 0 && r->n_fields != n_fields)
+        {
+          g_set_error (error, ELK_EXPERIMENT_ERROR,
+                       ELK_EXPERIMENT_ERROR_INVALID,
+                       "%s: the journal's point %u has %u fields per row; "
+                       "this elk writes %u (the journal comes from another "
+                       "elk build: run again without --resume)",
+                       dir, r->point, r->n_fields, n_fields);
+          elk__results_writer_abort (writer);
+          return FALSE;
+        }
       for (guint row = 0; row < r->n_rows; row++)
         if (!elk__results_writer_add_row (writer,
                                           (const char *const *) r->fields

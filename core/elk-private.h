@@ -64,6 +64,8 @@ gboolean elk__results_writer_commit (ResultsWriter *writer, GError **error);
 void elk__results_writer_abort (ResultsWriter *writer);
 const char *const *elk__results_writer_get_columns (void);
 guint elk__results_writer_get_n_columns (void);
+char *elk__breakdown_to_string (const ElkBreakdown *breakdown);
+GPtrArray *elk__breakdown_split (const char *text);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (xmlDoc, xmlFreeDoc)
 

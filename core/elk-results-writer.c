@@ -1,4 +1,5 @@
-/* elk-results-writer.c: results.csv, results.json and timings.csv.
+/* elk-results-writer.c: results.csv, results.json, timings.csv and
+ * breakdown.csv.
  *
  * Rows are streamed into files named "<name>.part" in the output folder as
  * points finish (in point order), and the files are renamed into place
@@ -6,6 +7,12 @@
  * that looks complete.  Results hold only deterministic values; wall-clock
  * figures (compile_s, run_s, peak_rss) go to timings.csv, so that the same
  * experiment gives byte-identical results whatever --jobs is.
+ *
+ * A row's last column, "breakdown", is where the chip said the time went
+ * (ElkBreakdown, carried as elk__breakdown_to_string() text through the
+ * journal).  It is not a column of results.csv: it becomes one line of
+ * breakdown.csv per (group, component) cell, and a list of objects in the
+ * row of results.json.
  */
 #include "config.h"
 
@@ -19,14 +26,29 @@
 /* The columns of DESIGN.md §4 (except the wall-clock ones, which are in
  * timings.csv), then elk's own additions, then one column per sweep axis. */
 static const char *const columns[] = {
-  "experiment", "point", "model", "phase", "batch", "seq", "chip",
-  "topology", "cores", "sram_per_core", "hbm_bw", "noc_bw", "frontend",
-  "scheduler", "allocator", "backend", "latency_s", "ideal_s", "bound_s",
-  "flops", "hbm_bytes", "noc_bytes", "hbm_util", "noc_util",
-  "achieved_flops", "preload_only_s", "execute_only_s", "overlap_s",
-  "stall_s", "n_ops", "n_orders", "label", "status", "error",
-  "estimate_s", "metrics_model", "assumptions",
+  "experiment",     "point",          "model",
+  "phase",          "batch",          "seq",
+  "chip",           "topology",       "cores",
+  "sram_per_core",  "hbm_bw",         "noc_bw",
+  "frontend",       "scheduler",      "allocator",
+  "backend",        "latency_s",      "ideal_s",
+  "bound_s",        "flops",          "hbm_bytes",
+  "noc_bytes",      "hbm_util",       "noc_util",
+  "achieved_flops", "preload_only_s", "execute_only_s",
+  "overlap_s",      "stall_s",        "n_ops",
+  "n_orders",       "label",          "status",
+  "error",          "estimate_s",     "metrics_model",
+  "assumptions",    "breakdown",
 };
+
+/* The columns of a row that breakdown.csv repeats to say which point and
+ * design a cell belongs to. */
+static const char *const breakdown_keys[] = {
+  "experiment", "point",  "model", "phase",   "batch",
+  "seq",        "hbm_bw", "label", "backend", "latency_s",
+};
+
+#define BREAKDOWN_COLUMN (G_N_ELEMENTS (columns) - 1)
 
 static const char *const timing_columns[] = {
   "experiment", "point", "label", "plan_s", "compile_s", "run_s",
@@ -36,10 +58,11 @@ static const char *const timing_columns[] = {
 struct _ResultsWriter
 {
   char *dir;
-  char *csv_path, *json_path, *timing_path;
-  char *csv_part, *json_part, *timing_part;
-  FILE *csv, *json, *timing;
+  char *csv_path, *json_path, *timing_path, *breakdown_path;
+  char *csv_part, *json_part, *timing_part, *breakdown_part;
+  FILE *csv, *json, *timing, *breakdown;
   GPtrArray *axis_names;
+  guint key_index[G_N_ELEMENTS (breakdown_keys)];
   guint n_rows;
 };
 
@@ -213,9 +236,11 @@ elk__results_writer_open (const char *dir,
   writer->csv_path = g_build_filename (dir, "results.csv", NULL);
   writer->json_path = g_build_filename (dir, "results.json", NULL);
   writer->timing_path = g_build_filename (dir, "timings.csv", NULL);
+  writer->breakdown_path = g_build_filename (dir, "breakdown.csv", NULL);
   writer->csv_part = g_strconcat (writer->csv_path, ".part", NULL);
   writer->json_part = g_strconcat (writer->json_path, ".part", NULL);
   writer->timing_part = g_strconcat (writer->timing_path, ".part", NULL);
+  writer->breakdown_part = g_strconcat (writer->breakdown_path, ".part", NULL);
   writer->axis_names = g_ptr_array_new_with_free_func (g_free);
   for (guint i = 0; axis_names[i] != NULL; i++)
     g_ptr_array_add (writer->axis_names, g_strdup (axis_names[i]));
@@ -224,13 +249,15 @@ elk__results_writer_open (const char *dir,
   writer->json = writer->csv ? open_part (writer->json_part, error) : NULL;
   writer->timing = writer->json ? open_part (writer->timing_part, error)
                                 : NULL;
-  if (writer->timing == NULL)
+  writer->breakdown
+      = writer->timing ? open_part (writer->breakdown_part, error) : NULL;
+  if (writer->breakdown == NULL)
     {
       elk__results_writer_abort (writer);
       return NULL;
     }
 
-  for (guint i = 0; i < G_N_ELEMENTS (columns); i++)
+  for (guint i = 0; i < BREAKDOWN_COLUMN; i++)
     fprintf (writer->csv, "%s%s", i > 0 ? "," : "", columns[i]);
   for (guint i = 0; i < writer->axis_names->len; i++)
     {
@@ -242,6 +269,21 @@ elk__results_writer_open (const char *dir,
   for (guint i = 0; i < G_N_ELEMENTS (timing_columns); i++)
     fprintf (writer->timing, "%s%s", i > 0 ? "," : "", timing_columns[i]);
   fputc ('\n', writer->timing);
+
+  for (guint k = 0; k < G_N_ELEMENTS (breakdown_keys); k++)
+    {
+      fprintf (writer->breakdown, "%s,", breakdown_keys[k]);
+      for (guint i = 0; i < G_N_ELEMENTS (columns); i++)
+        if (strcmp (columns[i], breakdown_keys[k]) == 0)
+          writer->key_index[k] = i;
+    }
+  fputs ("group,component,seconds", writer->breakdown);
+  for (guint i = 0; i < writer->axis_names->len; i++)
+    {
+      fputc (',', writer->breakdown);
+      write_csv_field (writer->breakdown, writer->axis_names->pdata[i]);
+    }
+  fputc ('\n', writer->breakdown);
 
   fputs ("{\n  \"elk_version\": ", writer->json);
   write_json_string (writer->json, ELK_VERSION);
@@ -259,6 +301,54 @@ elk__results_writer_open (const char *dir,
   return writer;
 }
 
+/* One line of breakdown.csv per cell of the row's breakdown: the row's
+ * key columns, the cell, the row's sweep values. */
+static void
+write_breakdown_rows (ResultsWriter *writer,
+                      const char *const *values,
+                      GPtrArray *cells)
+{
+  guint n_axes = writer->axis_names->len;
+
+  for (guint c = 0; c + 2 < cells->len; c += 3)
+    {
+      for (guint k = 0; k < G_N_ELEMENTS (breakdown_keys); k++)
+        {
+          write_csv_field (writer->breakdown, values[writer->key_index[k]]);
+          fputc (',', writer->breakdown);
+        }
+      fprintf (writer->breakdown, "%s,%s,%s", (char *) cells->pdata[c],
+               (char *) cells->pdata[c + 1], (char *) cells->pdata[c + 2]);
+      for (guint a = 0; a < n_axes; a++)
+        {
+          fputc (',', writer->breakdown);
+          write_csv_field (writer->breakdown,
+                           values[G_N_ELEMENTS (columns) + a]);
+        }
+      fputc ('\n', writer->breakdown);
+    }
+}
+
+/* The breakdown as a JSON list of {group, component, seconds}, or null
+ * when the row has none. */
+static void
+write_json_breakdown (FILE *out, const char *value, GPtrArray *cells)
+{
+  if (value == NULL || *value == '\0')
+    {
+      fputs ("null", out);
+      return;
+    }
+  fputc ('[', out);
+  for (guint c = 0; c + 2 < cells->len; c += 3)
+    fprintf (out,
+             "%s{\"group\": \"%s\", \"component\": \"%s\", "
+             "\"seconds\": %s}",
+             c > 0 ? ", " : "", (char *) cells->pdata[c],
+             (char *) cells->pdata[c + 1], (char *) cells->pdata[c + 2]);
+  fputc (']', out);
+}
+
 /**
  * elk__results_writer_add_row:
  * @values: one string per column (NULL or "" for empty), then one per
@@ -270,14 +360,27 @@ elk__results_writer_add_row (ResultsWriter *writer,
                              GError **error)
 {
   guint n = G_N_ELEMENTS (columns) + writer->axis_names->len;
+  g_autoptr (GPtrArray) cells = elk__breakdown_split (values[BREAKDOWN_COLUMN]);
 
+  if (cells == NULL)
+    {
+      g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_INVAL,
+                   "%s: row %u: the breakdown '%s' is not "
+                   "'group/component=seconds' cells joined by ';'",
+                   writer->csv_part, writer->n_rows + 1,
+                   values[BREAKDOWN_COLUMN]);
+      return FALSE;
+    }
   for (guint i = 0; i < n; i++)
     {
+      if (i == BREAKDOWN_COLUMN)
+        continue;
       if (i > 0)
         fputc (',', writer->csv);
       write_csv_field (writer->csv, values[i]);
     }
   fputc ('\n', writer->csv);
+  write_breakdown_rows (writer, values, cells);
 
   fputs (writer->n_rows > 0 ? ",\n    {" : "\n    {", writer->json);
   for (guint i = 0; i < n; i++)
@@ -289,12 +392,16 @@ elk__results_writer_add_row (ResultsWriter *writer,
       fputs (i > 0 ? ", " : "", writer->json);
       write_json_string (writer->json, name);
       fputs (": ", writer->json);
-      write_json_value (writer->json, values[i]);
+      if (i == BREAKDOWN_COLUMN)
+        write_json_breakdown (writer->json, values[i], cells);
+      else
+        write_json_value (writer->json, values[i]);
     }
   fputc ('}', writer->json);
   writer->n_rows++;
   return check_io (writer, writer->csv, writer->csv_part, error)
-         && check_io (writer, writer->json, writer->json_part, error);
+         && check_io (writer, writer->json, writer->json_part, error)
+         && check_io (writer, writer->breakdown, writer->breakdown_part, error);
 }
 
 gboolean
@@ -322,6 +429,8 @@ writer_free (ResultsWriter *writer)
   g_free (writer->csv_part);
   g_free (writer->json_part);
   g_free (writer->timing_part);
+  g_free (writer->breakdown_path);
+  g_free (writer->breakdown_part);
   g_ptr_array_unref (writer->axis_names);
   g_free (writer);
 }
@@ -369,6 +478,11 @@ elk__results_writer_commit (ResultsWriter *writer, GError **error)
   ok = close_file (&writer->csv, writer->csv_part, error)
        && close_file (&writer->json, writer->json_part, error)
        && close_file (&writer->timing, writer->timing_part, error)
+       && close_file (&writer->breakdown, writer->breakdown_part, error)
+       /* breakdown.csv first, so that results.csv is never in place
+        * without it. */
+       && move_into_place (writer->breakdown_part, writer->breakdown_path,
+                           error)
        && move_into_place (writer->csv_part, writer->csv_path, error)
        && move_into_place (writer->json_part, writer->json_path, error)
        && move_into_place (writer->timing_part, writer->timing_path, error);
@@ -395,8 +509,11 @@ elk__results_writer_abort (ResultsWriter *writer)
     fclose (writer->json);
   if (writer->timing != NULL)
     fclose (writer->timing);
+  if (writer->breakdown != NULL)
+    fclose (writer->breakdown);
   g_unlink (writer->csv_part);
   g_unlink (writer->json_part);
   g_unlink (writer->timing_part);
+  g_unlink (writer->breakdown_part);
   writer_free (writer);
 }

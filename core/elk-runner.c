@@ -31,7 +31,7 @@ const char *elk__experiment_axis_value_text (ElkExperiment *self,
                                              guint point,
                                              guint a);
 
-#define N_COLUMNS 37
+#define N_COLUMNS 38
 
 enum
 {
@@ -45,7 +45,11 @@ enum
   COL_ASSUMPTIONS,
 };
 
-G_STATIC_ASSERT (COL_ASSUMPTIONS + 1 == N_COLUMNS);
+/* The last field of a row is not a column of results.csv: the results
+ * writer turns it into the lines of breakdown.csv and a "breakdown" list
+ * in results.json. */
+#define COL_BREAKDOWN (COL_ASSUMPTIONS + 1)
+G_STATIC_ASSERT (COL_BREAKDOWN + 1 == N_COLUMNS);
 
 typedef struct
 {
@@ -267,6 +271,7 @@ run_design (ElkExperiment *self,
   set (row, COL_OVERLAP, fmt_double (metrics->overlap_s));
   set (row, COL_STALL, fmt_double (metrics->stall_s));
   set (row, COL_METRICS_MODEL, g_strdup (metrics->model));
+  set (row, COL_BREAKDOWN, elk__breakdown_to_string (metrics->breakdown));
 }
 
 static const char *

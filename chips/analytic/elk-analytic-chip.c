@@ -91,6 +91,48 @@ elk_analytic_chip_dup_spec (ElkChip *chip, GError **error)
   return spec;
 }
 
+/* Where the time went, operator by operator in execution order: the
+ * execute plan's compute, shift and shuffle (its output stage) times and
+ * the program's data distribution, all as elk_program_derive() derived
+ * them, the contention stall the timeline added, and the time since the
+ * previous execution ended, which the chip spent waiting for this
+ * operator's preload.  The pieces of one operator add up to the time from
+ * the previous execution's end to its own, so the cells add up to the
+ * latency (to rounding). */
+static ElkBreakdown *
+breakdown_from_timeline (ElkProgram *program,
+                         const ElkOpCost *costs,
+                         const double *exec_start,
+                         const double *exec_end,
+                         const double *exec_stall)
+{
+  ElkGraph *graph = elk_program_get_graph (program);
+  ElkBreakdown *breakdown = elk_breakdown_new ();
+  guint n_steps = elk_program_get_n_steps (program);
+  double prev_end = 0;
+
+  for (guint s = 0; s < n_steps; s++)
+    {
+      const ElkStep *step = elk_program_get_step (program, s);
+      const ElkPlan *plan;
+      double t[ELK_TIME_N_COMPONENTS] = { 0 };
+      guint i = step->op;
+
+      if (step->kind != ELK_STEP_EXECUTE)
+        continue;
+      plan = &elk_program_peek_op (program, i)->exec_plan;
+      t[ELK_TIME_COMPUTE] = plan->compute_s;
+      t[ELK_TIME_SHIFT] = plan->shift_s;
+      t[ELK_TIME_OUTPUT] = plan->shuffle_s;
+      t[ELK_TIME_RELAYOUT] = costs[i].warmup_s;
+      t[ELK_TIME_STALL] = exec_stall[i];
+      t[ELK_TIME_PRELOAD_WAIT] = MAX (0, exec_start[i] - prev_end);
+      elk_breakdown_add_op (breakdown, elk_graph_get_op (graph, i), t);
+      prev_end = exec_end[i];
+    }
+  return breakdown;
+}
+
 static ElkMetrics *
 elk_analytic_chip_run (ElkChip *chip,
                        ElkProgram *program,
@@ -104,6 +146,7 @@ elk_analytic_chip_run (ElkChip *chip,
   g_autofree ElkTimelineOp *ops = NULL;
   g_autofree ElkStep *steps = NULL;
   g_autofree ElkOpCost *costs = NULL;
+  g_autofree double *exec_start = NULL, *exec_end = NULL, *exec_stall = NULL;
   ElkTimelineResult r;
   ElkMetrics *metrics;
   double bound_compute = 0, bound_hbm, hbm_bytes = 0;
@@ -134,11 +177,15 @@ elk_analytic_chip_run (ElkChip *chip,
                                       : spec->vector_flops);
     }
 
-  if (!elk_timeline_run (spec, self->load_noc_share,
-                         self->priority == ELK_NOC_PRIORITY_PRELOAD
-                           ? ELK_TIMELINE_PRELOAD_FIRST
-                           : ELK_TIMELINE_EXECUTION_FIRST,
-                         n, ops, n_steps, steps, &r, error))
+  exec_start = g_new0 (double, n);
+  exec_end = g_new0 (double, n);
+  exec_stall = g_new0 (double, n);
+  if (!elk_timeline_run_timed (spec, self->load_noc_share,
+                               self->priority == ELK_NOC_PRIORITY_PRELOAD
+                                   ? ELK_TIMELINE_PRELOAD_FIRST
+                                   : ELK_TIMELINE_EXECUTION_FIRST,
+                               n, ops, n_steps, steps, &r, exec_start, exec_end,
+                               exec_stall, error))
     return NULL;
 
   bound_hbm = hbm_bytes / spec->hbm_bw;
@@ -177,6 +224,8 @@ elk_analytic_chip_run (ElkChip *chip,
   metrics->execute_only_s = r.execute_only_s;
   metrics->overlap_s = r.overlap_s;
   metrics->stall_s = r.stall_s;
+  metrics->breakdown = breakdown_from_timeline (program, costs, exec_start,
+                                                exec_end, exec_stall);
   return metrics;
 }
 

@@ -63,6 +63,15 @@ typedef enum
 static const char *const what_names[] = { "input", "compute", "shift",
                                           "reduce", "sync" };
 
+/* The breakdown component each kind of phase's time goes to: an input
+ * phase re-lays data out (distribution and gathered activations), a
+ * reduce phase is the output stage. */
+static const ElkTimeComponent what_component[] = {
+  ELK_TIME_RELAYOUT, ELK_TIME_COMPUTE, ELK_TIME_SHIFT,
+  ELK_TIME_OUTPUT,   ELK_TIME_SYNC,
+};
+G_STATIC_ASSERT (G_N_ELEMENTS (what_component) == G_N_ELEMENTS (what_names));
+
 typedef struct
 {
   guint8 kind;
@@ -1663,6 +1672,9 @@ typedef struct
   gint pr_op;
   double pr_start, pr_deliver, pr_share;
   double breakdown[4]; /* pre, exec, overlap, stall */
+  /* Per operator, ELK_TIME_N_COMPONENTS seconds: where its execution's
+   * time went, and the time the chip waited for it to be able to start. */
+  double *op_time;
   gboolean private_preload;
 } Emu;
 
@@ -2211,6 +2223,36 @@ set_rates (Emu *e, const Phase *ph, double *dt_out, double *stall_out)
   *stall_out = stall_frac;
 }
 
+/* Accounts @dt to an operator's cell of the execution-time breakdown:
+ * the execute in flight's phase (its share lost to a busy port, and its
+ * analytic stall phase, as stall), or, when nothing executes, the wait of
+ * the next operator to execute.  Every dt goes to exactly one operator,
+ * so the cells add up to the latency. */
+static void
+account_op_time (Emu *e, const Phase *ph, double dt, double stall_frac)
+{
+  double *t;
+
+  if (e->ex_op >= 0)
+    {
+      t = &e->op_time[(gsize) e->ex_op * ELK_TIME_N_COMPONENTS];
+      if (e->ex_stalling)
+        t[ELK_TIME_STALL] += dt;
+      else
+        {
+          t[ELK_TIME_STALL] += dt * stall_frac;
+          t[what_component[ph->what]] += dt * (1 - stall_frac);
+        }
+      return;
+    }
+  /* A preload still running after the last execute cannot happen in a
+   * valid program (every preload precedes its execute); were it to, its
+   * time would go to the last operator's wait. */
+  t = &e->op_time[(gsize) MIN (e->execs_done, e->n_ops - 1)
+                  * ELK_TIME_N_COMPONENTS];
+  t[ELK_TIME_PRELOAD_WAIT] += dt;
+}
+
 /* Accounts @dt to the report and the Fig 18 breakdown, and advances
  * every activity by it. */
 static void
@@ -2318,6 +2360,7 @@ advance (Emu *e, const Phase *ph, double dt, double stall_frac)
     }
   else
     e->breakdown[0] += dt;
+  account_op_time (e, ph, dt, stall_frac);
   if (e->pr_op >= 0)
     report->preload_busy_s += dt;
   e->now += dt;
@@ -2367,6 +2410,7 @@ elk__ipu_emulate (const IpuMachine *m,
   e.pre_order = pre_order;
   e.ex_op = -1;
   e.pr_op = -1;
+  e.op_time = g_new0 (double, (gsize) MAX (n_ops, 1) * ELK_TIME_N_COMPONENTS);
   e.debug = g_getenv ("ELK_IPU_POD_DEBUG") != NULL;
   e.debug_phases
       = e.debug && g_strcmp0 (g_getenv ("ELK_IPU_POD_DEBUG"), "2") == 0;
@@ -2450,9 +2494,14 @@ elk__ipu_emulate (const IpuMachine *m,
   metrics->execute_only_s = e.breakdown[1];
   metrics->overlap_s = e.breakdown[2];
   metrics->stall_s = e.breakdown[3];
+  metrics->breakdown = elk_breakdown_new ();
+  for (guint i = 0; i < n_ops; i++)
+    elk_breakdown_add_op (metrics->breakdown, elk_graph_get_op (graph, i),
+                          &e.op_time[(gsize) i * ELK_TIME_N_COMPONENTS]);
   ok = TRUE;
 
 out:
+  g_free (e.op_time);
   g_free (e.sim.segs);
   g_free (e.sim.old);
   g_free (e.sim.used);

@@ -110,6 +110,52 @@ elk_timeline_run (const ElkChipSpec *spec,
                    ElkTimelineResult *result,
                    GError **error)
 {
+  return elk_timeline_run_timed (spec, preload_share, priority, n_ops, ops,
+                                 n_steps, steps, result, NULL, NULL, NULL,
+                                 error);
+}
+
+/**
+ * elk_timeline_run_timed:
+ * @spec: the chip, as for elk_timeline_run()
+ * @preload_share: as for elk_timeline_run()
+ * @priority: as for elk_timeline_run()
+ * @n_ops: number of operators
+ * @ops: (array length=n_ops): per operator, what the timeline needs
+ * @n_steps: number of steps
+ * @steps: (array length=n_steps): the program's device calls, in order
+ * @result: (out caller-allocates): what the run measures
+ * @exec_start: (array length=n_ops) (out caller-allocates) (optional):
+ *   when each operator's execution starts
+ * @exec_end: (array length=n_ops) (out caller-allocates) (optional): when
+ *   it ends
+ * @exec_stall: (array length=n_ops) (out caller-allocates) (optional):
+ *   the part of it that waited for interconnect time
+ *   (%ELK_TIMELINE_PRELOAD_FIRST; 0 otherwise)
+ * @error: return location for a #GError
+ *
+ * elk_timeline_run(), also reporting when each operator executed, which
+ * is what a chip needs to say where its time went (#ElkBreakdown): an
+ * execution lasts its #ElkTimelineOp exec_s plus its stall, and the time
+ * between one execution's end and the next one's start is the chip
+ * waiting for a preload.
+ *
+ * Returns: as elk_timeline_run().
+ */
+gboolean
+elk_timeline_run_timed (const ElkChipSpec *spec,
+                        double preload_share,
+                        ElkTimelinePriority priority,
+                        guint n_ops,
+                        const ElkTimelineOp *ops,
+                        guint n_steps,
+                        const ElkStep *steps,
+                        ElkTimelineResult *result,
+                        double *exec_start,
+                        double *exec_end,
+                        double *exec_stall,
+                        GError **error)
+{
   g_autofree double *ls = g_new0 (double, n_ops);
   g_autofree double *le = g_new0 (double, n_ops);
   g_autofree double *lnoc = g_new0 (double, n_ops);
@@ -227,6 +273,12 @@ elk_timeline_run (const ElkChipSpec *spec,
           g_array_append_vals (events, x, 4);
         }
       result->latency_s = MAX (result->latency_s, ee[i]);
+      if (exec_start != NULL)
+        exec_start[i] = es[i];
+      if (exec_end != NULL)
+        exec_end[i] = ee[i];
+      if (exec_stall != NULL)
+        exec_stall[i] = est[i];
     }
   g_array_sort (events, event_cmp);
   for (guint k = 0; k + 1 <= events->len; k++)

@@ -37,9 +37,10 @@ G_BEGIN_DECLS
  * others.  tests/core/test-abi-layout.c pins every such layout for the
  * current number and fails on a change without a bump.  2: ElkProgramOp
  * split into decisions, checked declarations and predictions;
- * ElkAllocRequest.contention and exec_fixed replace noc_share.
+ * ElkAllocRequest.contention and exec_fixed replace noc_share.  3:
+ * ElkMetrics.breakdown (where the time went) appended.
  */
-#define ELK_PLUGIN_ABI_VERSION 2u
+#define ELK_PLUGIN_ABI_VERSION 3u
 
 /**
  * ElkPlugin:

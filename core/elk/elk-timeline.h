@@ -110,4 +110,17 @@ ELK_API gboolean elk_timeline_run (const ElkChipSpec *spec,
                                    ElkTimelineResult *result,
                                    GError **error);
 
+ELK_API gboolean elk_timeline_run_timed (const ElkChipSpec *spec,
+                                         double preload_share,
+                                         ElkTimelinePriority priority,
+                                         guint n_ops,
+                                         const ElkTimelineOp *ops,
+                                         guint n_steps,
+                                         const ElkStep *steps,
+                                         ElkTimelineResult *result,
+                                         double *exec_start,
+                                         double *exec_end,
+                                         double *exec_stall,
+                                         GError **error);
+
 G_END_DECLS

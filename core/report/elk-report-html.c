@@ -139,6 +139,105 @@ append_summary_table (GString *html, const ReportResults *results)
   g_string_append (html, "</table></div>\n");
 }
 
+/* One line of the breakdown table: the row's point, sweep values and
+ * design, @group, and its time per component (@t) and in all, in ms. */
+static void
+append_breakdown_line (GString *html,
+                       const ReportResults *results,
+                       const ReportRow *row,
+                       const char *group,
+                       const double *t)
+{
+  char buf[G_ASCII_DTOSTR_BUF_SIZE];
+  double total = 0;
+
+  g_string_append_printf (html, "<tr><td class=\"n\">%u</td>", row->point);
+  for (guint a = 0; a < results->axes->len; a++)
+    append_cell (html,
+                 elk__row_get (results, row,
+                               elk__results_column (results,
+                                                    results->axes->pdata[a])),
+                 NULL);
+  g_string_append (html, "<td>");
+  append_escaped (html, results->designs->pdata[row->design]);
+  g_string_append (html, "</td><td>");
+  append_escaped (html, group);
+  g_string_append (html, "</td>");
+  for (guint k = 0; k < ELK_REPORT_N_COMPONENTS; k++)
+    {
+      total += t[k];
+      g_string_append_printf (html, "<td class=\"n\">%s</td>",
+                              g_ascii_formatd (buf, sizeof buf, "%.4f",
+                                               t[k] * 1e3));
+    }
+  g_string_append_printf (html, "<td class=\"n\">%s</td></tr>\n",
+                          g_ascii_formatd (buf, sizeof buf, "%.4f",
+                                           total * 1e3));
+}
+
+/* The execution-time breakdown: per row that has one, a line per
+ * operator group with its time in every component and their sum, in ms,
+ * and a line "all" of the row's totals, which add up to its latency. */
+static void
+append_breakdown_section (GString *html, const ReportResults *results)
+{
+  guint n_groups = results->op_groups->len;
+  gboolean any = FALSE;
+  g_autofree double *t = NULL;
+
+  for (guint i = 0; i < results->rows->len && !any; i++)
+    any = g_array_index (results->rows, ReportRow, i).breakdown != NULL;
+  if (!any)
+    return;
+  t = g_new (double, (n_groups + 1) * ELK_REPORT_N_COMPONENTS);
+  g_string_append (html,
+                   "<section id=\"breakdown-section\">\n<h2>Where execution "
+                   "time goes</h2>\n<p>Per design and operator group, the "
+                   "time the chip spent in each component, in ms "
+                   "(<a href=\"breakdown.csv\">breakdown.csv</a> has it in "
+                   "seconds, one line per cell).  The lines of a row add up "
+                   "to its line 'all', whose total is its latency.</p>\n"
+                   "<div class=\"scroll\"><table id=\"breakdown\">\n<tr>"
+                   "<th>point</th>");
+  for (guint a = 0; a < results->axes->len; a++)
+    {
+      g_string_append (html, "<th>");
+      append_escaped (html, results->axes->pdata[a]);
+      g_string_append (html, "</th>");
+    }
+  g_string_append (html, "<th>design</th><th>group</th>");
+  for (guint k = 0; k < ELK_REPORT_N_COMPONENTS; k++)
+    g_string_append_printf (html, "<th>%s</th>", elk__time_components[k]);
+  g_string_append (html, "<th>total</th></tr>\n");
+
+  for (guint i = 0; i < results->rows->len; i++)
+    {
+      const ReportRow *row = &g_array_index (results->rows, ReportRow, i);
+      g_autofree gboolean *present = NULL;
+
+      if (row->breakdown == NULL)
+        continue;
+      present = g_new0 (gboolean, n_groups + 1);
+      present[n_groups] = TRUE;
+      memset (t, 0, (n_groups + 1) * ELK_REPORT_N_COMPONENTS * sizeof *t);
+      for (guint k = 0; k < row->breakdown->len; k++)
+        {
+          const ReportBreakdownCell *c
+              = &g_array_index (row->breakdown, ReportBreakdownCell, k);
+          t[c->group * ELK_REPORT_N_COMPONENTS + c->component] += c->seconds;
+          t[n_groups * ELK_REPORT_N_COMPONENTS + c->component] += c->seconds;
+          present[c->group] = TRUE;
+        }
+      for (guint g = 0; g <= n_groups; g++)
+        if (present[g])
+          append_breakdown_line (html, results, row,
+                                 g == n_groups ? "all"
+                                               : results->op_groups->pdata[g],
+                                 &t[g * ELK_REPORT_N_COMPONENTS]);
+    }
+  g_string_append (html, "</table></div>\n</section>\n");
+}
+
 static void
 append_full_table (GString *html, const ReportResults *results)
 {
@@ -247,6 +346,7 @@ elk__html_build (const ReportResults *results,
   if (figures->len == 0)
     g_string_append (html, "<p>No rows, so no figures.</p>\n");
 
+  append_breakdown_section (html, results);
   g_string_append (html, "<section id=\"rows-section\">\n<h2>Rows</h2>\n"
                          "<p>One row per point and design, in point order. "
                          " Times in ms, utilisation in percent; failed rows "

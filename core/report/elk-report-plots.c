@@ -37,6 +37,16 @@ const char *const elk__breakdown_columns[4] = {
 static const char *const breakdown_names[4] = {
   "preload only", "execute only", "overlapped", "interconnect stall",
 };
+/* The execution-time components, in elk__time_components order. */
+const guint8 elk__component_colors[ELK_REPORT_N_COMPONENTS][3] = {
+  { 0x00, 0x72, 0xb2 }, /* compute */
+  { 0x56, 0xb4, 0xe9 }, /* shift (rotation) */
+  { 0x00, 0x9e, 0x73 }, /* output shuffle and reduction */
+  { 0xcc, 0x79, 0xa7 }, /* re-layout */
+  { 0xf0, 0xe4, 0x42 }, /* sync */
+  { 0xd5, 0x5e, 0x00 }, /* contention stall */
+  { 0xe6, 0x9f, 0x00 }, /* waiting for a preload */
+};
 
 #define FONT_FAMILY "DejaVu Sans"
 #define MARGIN 16.0
@@ -406,7 +416,7 @@ typedef struct
   char *title;
   char *unit;
   double scale;       /* multiplies the values for display */
-  guint n_stack;      /* 1, or 4 for the breakdown */
+  guint n_stack;      /* 1, or the number of stacked components */
   double *values;     /* [(group * n_series + series) * n_stack + k] */
   CellState *states;  /* [group * n_series + series] */
 } BarPanel;
@@ -418,6 +428,7 @@ typedef struct
   GPtrArray *panels;  /* BarPanel * */
   char *group_axis;   /* what the group labels are, or NULL */
   gboolean stacked;
+  const guint8 (*stack_colors)[3]; /* one per stacked component */
   GArray *legend;
   double bar_w, group_gap;
   double label_h;     /* space under a panel for the labels */
@@ -540,7 +551,7 @@ draw_bar_figure (const ReportFigure *figure, cairo_t *cr)
                     double h = v / scale.max * BAR_PLOT_H;
                     if (!(h > 0))
                       continue;
-                    set_rgb (cr, bars->stacked ? elk__breakdown_colors[k]
+                    set_rgb (cr, bars->stacked ? bars->stack_colors[k]
                                                : design_color (s));
                     cairo_rectangle (cr, bx + 0.5, base - h,
                                      bars->bar_w - 1, h);
@@ -683,8 +694,12 @@ axes_caption (const ReportResults *results)
   return g_string_free (text, FALSE);
 }
 
+/* A bar figure with a group of bars per configuration and a bar per
+ * entry of @series in each group. */
 static BarFigure *
-bar_figure_new (const ReportResults *results, gboolean stacked)
+bar_figure_new_series (const ReportResults *results,
+                       gboolean stacked,
+                       GPtrArray *series)
 {
   BarFigure *bars = g_new0 (BarFigure, 1);
   double widest = 0, widest_series = 0;
@@ -693,11 +708,12 @@ bar_figure_new (const ReportResults *results, gboolean stacked)
   for (guint c = 0; c < results->configs->len; c++)
     g_ptr_array_add (bars->groups, g_strdup (results->configs->pdata[c]));
   bars->series = g_ptr_array_new_with_free_func (g_free);
-  for (guint d = 0; d < results->designs->len; d++)
-    g_ptr_array_add (bars->series, g_strdup (results->designs->pdata[d]));
+  for (guint d = 0; d < series->len; d++)
+    g_ptr_array_add (bars->series, g_strdup (series->pdata[d]));
   bars->panels = g_ptr_array_new_with_free_func (bar_panel_free);
   bars->legend = legend_new ();
   bars->stacked = stacked;
+  bars->stack_colors = elk__breakdown_colors;
   bars->group_axis = axes_caption (results);
   bars->n_failed = results->n_failed;
 
@@ -724,6 +740,13 @@ bar_figure_new (const ReportResults *results, gboolean stacked)
   bars->label_h = bars->rotate_groups ? widest * sin (-LABEL_ANGLE) + 16
                                       : TICK_SIZE + 10;
   return bars;
+}
+
+/* A bar per design in each configuration's group. */
+static BarFigure *
+bar_figure_new (const ReportResults *results, gboolean stacked)
+{
+  return bar_figure_new_series (results, stacked, results->designs);
 }
 
 static ReportFigure *
@@ -815,6 +838,82 @@ breakdown_figure (const ReportResults *results)
     "Each bar splits latency_s into preload only (HBM busy, cores idle), "
     "execute only, preload overlapped with execution, and stalls on a busy "
     "interconnect (preload_only_s, execute_only_s, overlap_s, stall_s).");
+}
+
+/* Whether some row that ran carries an execution-time breakdown. */
+static gboolean
+has_op_breakdown (const ReportResults *results)
+{
+  for (guint i = 0; i < results->rows->len; i++)
+    {
+      const ReportRow *row = &g_array_index (results->rows, ReportRow, i);
+      if (row->ok && row->breakdown != NULL && row->breakdown->len > 0)
+        return TRUE;
+    }
+  return FALSE;
+}
+
+/* One panel per design; in it, a group of bars per configuration and a
+ * bar per operator group, stacked by component. */
+static ReportFigure *
+op_breakdown_figure (const ReportResults *results)
+{
+  BarFigure *bars = bar_figure_new_series (results, TRUE, results->op_groups);
+  guint n_series = results->op_groups->len;
+  double factor, max = 0;
+  const char *unit;
+  g_autofree char *axis = NULL;
+
+  bars->stack_colors = elk__component_colors;
+  for (guint i = 0; i < results->rows->len; i++)
+    {
+      const ReportRow *row = &g_array_index (results->rows, ReportRow, i);
+      for (guint k = 0;
+           row->ok && row->breakdown != NULL && k < row->breakdown->len; k++)
+        max = MAX (max, g_array_index (row->breakdown, ReportBreakdownCell, k)
+                            .seconds);
+    }
+  time_unit (max, &factor, &unit);
+  axis = g_strdup_printf ("time (%s)", unit);
+  for (guint k = 0; k < ELK_REPORT_N_COMPONENTS; k++)
+    legend_add (bars->legend, elk__time_components[k], elk__component_colors[k],
+                SWATCH_BOX);
+  for (guint d = 0; d < results->designs->len; d++)
+    {
+      BarPanel *panel = bar_panel_new (bars, results->designs->pdata[d], axis,
+                                       factor, ELK_REPORT_N_COMPONENTS);
+      for (guint i = 0; i < results->rows->len; i++)
+        {
+          const ReportRow *row = &g_array_index (results->rows, ReportRow, i);
+          guint first = row->config * n_series;
+
+          if (row->design != d)
+            continue;
+          for (guint g = 0; !row->ok && g < n_series; g++)
+            panel->states[first + g] = CELL_FAILED;
+          for (guint k = 0;
+               row->ok && row->breakdown != NULL && k < row->breakdown->len;
+               k++)
+            {
+              const ReportBreakdownCell *c
+                  = &g_array_index (row->breakdown, ReportBreakdownCell, k);
+              guint cell = first + c->group;
+              panel->values[cell * ELK_REPORT_N_COMPONENTS + c->component]
+                  += c->seconds;
+              panel->states[cell] = CELL_VALUE;
+            }
+        }
+      g_ptr_array_add (bars->panels, panel);
+    }
+  return bar_figure_wrap (
+      bars, "op-breakdown", "Where execution time goes, per operator group",
+      "One panel per design, one bar per operator group (named under it) at "
+      "each configuration, stacked by where the chip says the time went: "
+      "compute, shift (rotation), output (output shuffle and partial-sum "
+      "reduction), relayout (data distribution and gathered inputs), sync, "
+      "stall (interconnect contention) and preload-wait (no operator runs: "
+      "the next one waits for its preload).  The bars of a panel add up to "
+      "the design's latency.  Data: breakdown.csv.");
 }
 
 static ReportFigure *
@@ -1433,6 +1532,8 @@ check_plot_column (const ReportResults *results,
  *
  * Every results table gets the latency bars.  The breakdown and the
  * utilisation figures come when some row that ran has their columns, the
+ * execution-time breakdown per operator group when some row that ran has
+ * one, the
  * roofline when rows have bound_s, and one line figure per numeric sweep
  * axis with at least two values.
  *
@@ -1461,6 +1562,8 @@ elk__figures_choose (const ReportResults *results,
     breakdown &= column_has_values (results, elk__breakdown_columns[k]);
   if (breakdown)
     g_ptr_array_add (figures, breakdown_figure (results));
+  if (has_op_breakdown (results))
+    g_ptr_array_add (figures, op_breakdown_figure (results));
   if (column_has_values (results, "hbm_util")
       || column_has_values (results, "noc_util")
       || column_has_values (results, "achieved_flops"))

@@ -29,9 +29,23 @@ typedef struct
   char *string;
 } ReportValue;
 
+/* One cell of a row's execution-time breakdown (the "breakdown" list of
+ * results.json): seconds of one operator group in one component. */
+typedef struct
+{
+  guint group;     /* index into ReportResults.op_groups */
+  guint component; /* index into elk__time_components */
+  double seconds;
+} ReportBreakdownCell;
+
+#define ELK_REPORT_N_COMPONENTS 7
+extern const char *const elk__time_components[ELK_REPORT_N_COMPONENTS];
+extern const guint8 elk__component_colors[ELK_REPORT_N_COMPONENTS][3];
+
 typedef struct
 {
   ReportValue *values; /* one per column of ReportResults */
+  GArray *breakdown;   /* ReportBreakdownCell, or NULL when none */
   guint point;
   guint design;     /* index into ReportResults.designs */
   guint config;     /* index into ReportResults.configs */
@@ -51,6 +65,7 @@ typedef struct
   GPtrArray *designs;   /* char *, labels in order of first appearance */
   GPtrArray *configs;   /* char *, the axis values of each point, joined */
   GArray *config_points; /* guint, the point of each config */
+  GPtrArray *op_groups;  /* char *, breakdown groups, first-seen order */
   guint n_failed;
 } ReportResults;
 

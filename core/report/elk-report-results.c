@@ -30,6 +30,8 @@ elk__results_free (ReportResults *results)
       for (guint c = 0; c < results->columns->len; c++)
         value_clear (&row->values[c]);
       g_free (row->values);
+      if (row->breakdown != NULL)
+        g_array_unref (row->breakdown);
     }
   g_array_unref (results->rows);
   g_ptr_array_unref (results->plugins);
@@ -39,6 +41,7 @@ elk__results_free (ReportResults *results)
   g_ptr_array_unref (results->designs);
   g_ptr_array_unref (results->configs);
   g_array_unref (results->config_points);
+  g_ptr_array_unref (results->op_groups);
   g_free (results->elk_version);
   g_free (results->experiment);
   g_free (results->experiment_sha256);
@@ -285,7 +288,8 @@ read_columns (ReportResults *results, JsonArray *rows, const char *const *axes,
         }
       json_object_iter_init_ordered (&iter, json_node_get_object (item));
       while (json_object_iter_next_ordered (&iter, &name, NULL))
-        add_column (results, name);
+        if (strcmp (name, "breakdown") != 0)
+          add_column (results, name);
     }
 
   if (axes != NULL)
@@ -313,6 +317,75 @@ read_columns (ReportResults *results, JsonArray *rows, const char *const *axes,
   return TRUE;
 }
 
+/* The names of ElkTimeComponent, in its order (libelk's
+ * elk_time_component_to_string(); the report does not link libelk). */
+const char *const elk__time_components[ELK_REPORT_N_COMPONENTS] = {
+  "compute", "shift", "output", "relayout", "sync", "stall", "preload-wait",
+};
+
+/* A row's "breakdown": null, or a list of {group, component, seconds}. */
+static gboolean
+read_breakdown (ReportResults *results,
+                JsonNode *node,
+                GArray **out,
+                const char *path,
+                guint row,
+                GError **error)
+{
+  JsonArray *array;
+
+  if (JSON_NODE_HOLDS_NULL (node))
+    return TRUE;
+  if (!JSON_NODE_HOLDS_ARRAY (node))
+    goto bad;
+  array = json_node_get_array (node);
+  *out = g_array_new (FALSE, FALSE, sizeof (ReportBreakdownCell));
+  for (guint k = 0; k < json_array_get_length (array); k++)
+    {
+      JsonNode *item = json_array_get_element (array, k);
+      JsonObject *cell
+          = JSON_NODE_HOLDS_OBJECT (item) ? json_node_get_object (item) : NULL;
+      JsonNode *seconds
+          = cell != NULL ? json_object_get_member (cell, "seconds") : NULL;
+      const char *group, *component;
+      ReportBreakdownCell c = { 0 };
+
+      if (cell == NULL || seconds == NULL || !JSON_NODE_HOLDS_VALUE (seconds)
+          || (json_node_get_value_type (seconds) != G_TYPE_DOUBLE
+              && json_node_get_value_type (seconds) != G_TYPE_INT64))
+        goto bad;
+      group = json_object_get_string_member_with_default (cell, "group", NULL);
+      component = json_object_get_string_member_with_default (cell, "component",
+                                                              NULL);
+      if (group == NULL || component == NULL)
+        goto bad;
+      c.component = ELK_REPORT_N_COMPONENTS;
+      for (guint n = 0; n < ELK_REPORT_N_COMPONENTS; n++)
+        if (strcmp (component, elk__time_components[n]) == 0)
+          c.component = n;
+      if (c.component == ELK_REPORT_N_COMPONENTS)
+        {
+          g_set_error (error, ELK_REPORT_ERROR, ELK_REPORT_ERROR_RESULTS,
+                       "%s: rows[%u].breakdown[%u]: unknown component '%s' "
+                       "(expected compute, shift, output, relayout, sync, "
+                       "stall or preload-wait)",
+                       path, row, k, component);
+          return FALSE;
+        }
+      c.group = intern (results->op_groups, group);
+      c.seconds = json_node_get_double (seconds);
+      g_array_append_val (*out, c);
+    }
+  return TRUE;
+
+bad:
+  g_set_error (error, ELK_REPORT_ERROR, ELK_REPORT_ERROR_RESULTS,
+               "%s: rows[%u].breakdown: expected null or a list of "
+               "{\"group\", \"component\", \"seconds\"} objects",
+               path, row);
+  return FALSE;
+}
+
 /* Row @i: its cells, point, status, design and configuration. */
 static gboolean
 read_row (ReportResults *results, JsonObject *object, guint i, const char *path,
@@ -330,10 +403,17 @@ read_row (ReportResults *results, JsonObject *object, guint i, const char *path,
   g_array_append_val (results->rows, row);
   json_object_iter_init_ordered (&iter, object);
   while (json_object_iter_next_ordered (&iter, &name, &member))
-    if (!read_value (member, &row.values[elk__results_column (results,
-                                                               name)],
-                     path, i, name, error))
-      return FALSE;
+    if (strcmp (name, "breakdown") == 0
+            ? !read_breakdown (results, member, &row.breakdown, path, i, error)
+            : !read_value (member,
+                           &row.values[elk__results_column (results, name)],
+                           path, i, name, error))
+      {
+        g_array_index (results->rows, ReportRow, i).breakdown = row.breakdown;
+        return FALSE;
+      }
+  /* The table owns the breakdown from here, whatever fails below. */
+  g_array_index (results->rows, ReportRow, i).breakdown = row.breakdown;
 
   cell = elk__row_get (results, &row,
                        elk__results_column (results, "point"));
@@ -409,6 +489,7 @@ elk__results_load (const char *path, const char *const *axes, GError **error)
   results->designs = g_ptr_array_new_with_free_func (g_free);
   results->configs = g_ptr_array_new_with_free_func (g_free);
   results->config_points = g_array_new (FALSE, FALSE, sizeof (guint));
+  results->op_groups = g_ptr_array_new_with_free_func (g_free);
 
   if (!json_parser_load_from_mapped_file (parser, path, &local_error))
     {

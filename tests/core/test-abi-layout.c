@@ -23,7 +23,7 @@
 #include <elk/elk.h>
 
 /* The plugin ABI the table below was measured for. */
-#define PINNED_ABI 2u
+#define PINNED_ABI 3u
 
 typedef struct
 {
@@ -233,6 +233,7 @@ static const Pin current[] = {
   FIELD (ElkMetrics, overlap_s),
   FIELD (ElkMetrics, stall_s),
   FIELD (ElkMetrics, model),
+  FIELD (ElkMetrics, breakdown),
   SIZE (ElkAllocRequest),
   FIELD (ElkAllocRequest, plans),
   FIELD (ElkAllocRequest, exec_op),
@@ -477,7 +478,7 @@ static const Pin pinned[] = {
   { "ElkTimelineResult", "execute_only_s", 40 },
   { "ElkTimelineResult", "overlap_s", 48 },
   { "ElkTimelineResult", "stall_s", 56 },
-  { "ElkMetrics", NULL, 96 },
+  { "ElkMetrics", NULL, 104 },
   { "ElkMetrics", "latency_s", 0 },
   { "ElkMetrics", "flops", 8 },
   { "ElkMetrics", "hbm_bytes", 16 },
@@ -490,6 +491,7 @@ static const Pin pinned[] = {
   { "ElkMetrics", "overlap_s", 72 },
   { "ElkMetrics", "stall_s", 80 },
   { "ElkMetrics", "model", 88 },
+  { "ElkMetrics", "breakdown", 96 },
   { "ElkAllocRequest", NULL, 56 },
   { "ElkAllocRequest", "plans", 0 },
   { "ElkAllocRequest", "exec_op", 8 },

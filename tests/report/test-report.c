@@ -409,6 +409,42 @@ test_bad_inputs (Fixture *fixture, gconstpointer data)
   g_assert_false (elk_report_build (fixture->dir, NULL, NULL, &error));
   g_assert_error (error, ELK_REPORT_ERROR, ELK_REPORT_ERROR_RESULTS);
   g_assert_nonnull (strstr (error->message, results));
+  g_clear_error (&error);
+
+  /* A row's execution-time breakdown that is not a list of cells, or
+   * names a component elk does not have. */
+  {
+    static const struct
+    {
+      const char *breakdown;
+      const char *message;
+    } bad[] = {
+      { "3", "rows[0].breakdown: expected null or a list" },
+      { "[{\"group\": \"matmul\", \"component\": \"compute\"}]",
+        "rows[0].breakdown: expected null or a list" },
+      { "[{\"group\": \"matmul\", \"component\": \"idle\", "
+        "\"seconds\": 1}]",
+        "rows[0].breakdown[0]: unknown component 'idle'" },
+    };
+    g_autofree char *good = NULL;
+
+    report_test_write_results (fixture->dir, all_ok, G_N_ELEMENTS (all_ok));
+    good = read_text (results);
+    for (guint i = 0; i < G_N_ELEMENTS (bad); i++)
+      {
+        g_autofree char *with = g_strdup_printf ("\"breakdown\": %s, "
+                                                 "\"label\": ",
+                                                 bad[i].breakdown);
+        g_autoptr (GString) edited = g_string_new (good);
+        g_string_replace (edited, "\"label\": ", with, 1);
+        g_file_set_contents (results, edited->str, -1, &error);
+        g_assert_no_error (error);
+        g_assert_false (elk_report_build (fixture->dir, NULL, NULL, &error));
+        g_assert_error (error, ELK_REPORT_ERROR, ELK_REPORT_ERROR_RESULTS);
+        g_assert_nonnull (strstr (error->message, bad[i].message));
+        g_clear_error (&error);
+      }
+  }
 }
 
 /* Every id of the page is unique: the figures' glyph ids would otherwise
@@ -527,7 +563,18 @@ test_quickstart (Fixture *fixture, gconstpointer data)
   g_assert_nonnull (strstr (html, "<h1>elk report: quickstart</h1>"));
   g_assert_nonnull (strstr (html, "llama2-13b-paper"));
   g_assert_cmpuint (report_test_count (html, "<figure class=\"elk-figure\""),
-                    ==, 4);
+                    ==, 5);
+  {
+    g_autofree char *svg = g_build_filename (out, "op-breakdown.svg", NULL);
+    /* Five designs' panels, a compute bar for each of the six operator
+     * groups of the paper's Llama2-13B graph, and a legend swatch. */
+    g_assert_cmpuint (report_test_count_paths (svg, "fill",
+                                               elk__component_colors[0]),
+                      ==, 5 * 6 + 1);
+  }
+  /* The breakdown table: per design, a line per group and one of totals. */
+  g_assert_nonnull (strstr (html, "<table id=\"breakdown\">"));
+  g_assert_cmpuint (report_test_count (html, "<td>all</td>"), ==, 5);
   assert_unique_ids (html);
 }
 
