@@ -376,3 +376,34 @@ elk_test_schedule_and_run (ElkRegistry *registry,
     return NULL;
   return elk_chip_run (chip, program, plans, error);
 }
+
+/**
+ * elk_test_load_llama:
+ *
+ * The first @layers layers of the llama frontend's @preset in decode at
+ * @batch sequences reading @seq KV-cache entries.  Returns: (transfer
+ * full) (nullable): the graph, or %NULL after g_test_skip() when the
+ * llama frontend is not built.
+ */
+ElkGraph *
+elk_test_load_llama (ElkRegistry *registry,
+                     const char *preset,
+                     guint batch,
+                     guint seq,
+                     guint layers)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GObject) fe = NULL;
+  ElkGraph *graph;
+
+  if (elk_registry_lookup (registry, ELK_TYPE_FRONTEND, "llama") == NULL)
+    {
+      g_test_skip ("the llama frontend is not built");
+      return NULL;
+    }
+  fe = elk_test_make (registry, ELK_TYPE_FRONTEND, "llama", "preset", preset,
+                      "batch", batch, "seq", seq, "layers", layers, NULL);
+  graph = elk_frontend_load (ELK_FRONTEND (fe), &error);
+  g_assert_no_error (error);
+  return graph;
+}

@@ -45,3 +45,8 @@ ElkMetrics *elk_test_schedule_and_run (ElkRegistry *registry,
                                        const char *scheduler,
                                        const char *allocator,
                                        GError **error);
+ElkGraph *elk_test_load_llama (ElkRegistry *registry,
+                               const char *preset,
+                               guint batch,
+                               guint seq,
+                               guint layers);

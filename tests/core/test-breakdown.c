@@ -271,19 +271,13 @@ have_llama (void)
 static void
 test_analytic_llama (void)
 {
-  g_autoptr (GError) error = NULL;
-  g_autoptr (GObject) fe = NULL;
+  g_autoptr (ElkGraph) graph
+      = elk_test_load_llama (registry, "llama2-13b-paper", 32, 2048, 2);
   g_autoptr (GObject) chip = NULL;
-  g_autoptr (ElkGraph) graph = NULL;
 
-  if (!have_llama ())
+  if (graph == NULL)
     return;
-  fe = elk_test_make (registry, ELK_TYPE_FRONTEND, "llama", "preset",
-                      "llama2-13b-paper", "batch", 32u, "seq", 2048u, "layers",
-                      2u, NULL);
   chip = elk_test_make (registry, ELK_TYPE_CHIP, "analytic", NULL);
-  graph = elk_frontend_load (ELK_FRONTEND (fe), &error);
-  g_assert_no_error (error);
   check_designs (graph, ELK_CHIP (chip));
 }
 
