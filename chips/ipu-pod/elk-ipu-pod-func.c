@@ -101,6 +101,15 @@ typedef enum
   U_HARD_SIGMOID, /* immediates: alpha, beta */
   U_ELU,          /* immediates: alpha */
   U_ROUND,        /* half to even, as ONNX's Round */
+  /* A binary operator with a scalar constant: immediates c and its side
+   * (0: c is the first operand, c - a; 1: the second, a - c). */
+  U_ADD_C,
+  U_SUB_C,
+  U_MUL_C,
+  U_DIV_C,
+  U_POW_C,
+  U_MAX_C,
+  U_MIN_C,
   R_SUM,
   R_MAX,
   R_MIN,
@@ -180,6 +189,13 @@ static const KernelName kernel_names[] = {
   { "hardsigmoid", ELK_OP_UNARY, U_HARD_SIGMOID, 2, POST_NONE },
   { "elu", ELK_OP_UNARY, U_ELU, 1, POST_NONE },
   { "round", ELK_OP_UNARY, U_ROUND, 0, POST_NONE },
+  { "add", ELK_OP_UNARY, U_ADD_C, 2, POST_NONE },
+  { "sub", ELK_OP_UNARY, U_SUB_C, 2, POST_NONE },
+  { "mul", ELK_OP_UNARY, U_MUL_C, 2, POST_NONE },
+  { "div", ELK_OP_UNARY, U_DIV_C, 2, POST_NONE },
+  { "pow", ELK_OP_UNARY, U_POW_C, 2, POST_NONE },
+  { "max", ELK_OP_UNARY, U_MAX_C, 2, POST_NONE },
+  { "min", ELK_OP_UNARY, U_MIN_C, 2, POST_NONE },
   { "sum", ELK_OP_REDUCE, R_SUM, 0, POST_NONE },
   { "max", ELK_OP_REDUCE, R_MAX, 0, POST_NONE },
   { "min", ELK_OP_REDUCE, R_MIN, 0, POST_NONE },
@@ -626,6 +642,20 @@ apply_unary (FuncKind fn, const float *imm, float a)
     case U_ELU: return a >= 0 ? a : imm[0] * (expf (a) - 1.0f);
     case U_ROUND:
       return rintf (a);
+    case U_ADD_C:
+      return a + imm[0];
+    case U_SUB_C:
+      return imm[1] != 0 ? a - imm[0] : imm[0] - a;
+    case U_MUL_C:
+      return a * imm[0];
+    case U_DIV_C:
+      return imm[1] != 0 ? a / imm[0] : imm[0] / a;
+    case U_POW_C:
+      return imm[1] != 0 ? powf (a, imm[0]) : powf (imm[0], a);
+    case U_MAX_C:
+      return fmaxf (a, imm[0]);
+    case U_MIN_C:
+      return fminf (a, imm[0]);
     default: return a;
     }
 }
@@ -667,6 +697,15 @@ run_kernel (FuncKind fn,
   const float alpha = fn == F_MAC ? imm[0] : 1.0f;
   const float beta = fn == F_BIAS ? imm[1] : 1.0f;
 
+  /* No loop dimension (an operator on scalars): one point, the box's
+   * origin, as one dimension of extent 1. */
+  if (n_dims == 0)
+    {
+      static const guint64 one = 1;
+      guint64 sd0[ELK_MAX_OPERANDS][ELK_MAX_DIMS] = { { 0 } };
+      run_kernel (fn, imm, 1, n_operands, &one, buf, base, sd0);
+      return;
+    }
   for (guint d = 0; d < n_dims; d++)
     if (len[d] == 0)
       return;
@@ -1251,10 +1290,10 @@ check_op (OpRun *run, GError **error)
   guint8 *mask = run->mask;
   FuncKind fn;
 
-  if (op->n_dims == 0 || V < 2 || V > 4)
+  if (V < 2 || V > 4)
     {
       g_set_error (error, ELK_CHIP_ERROR, ELK_CHIP_ERROR_RUN,
-                   "chip 'ipu-pod': functional mode runs operators of 1 to "
+                   "chip 'ipu-pod': functional mode runs operators of 0 to "
                    "8 loop dimensions and 1 to 3 inputs; '%s' has %u and %u",
                    op->name, op->n_dims, V - 1);
       return FALSE;

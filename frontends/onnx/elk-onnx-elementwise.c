@@ -216,6 +216,35 @@ unary_immediates (Loader *l, Node *n, GError **error)
   return TRUE;
 }
 
+/* A binary operator one of whose inputs is a dropped scalar constant
+ * (x / sqrt(d), Pow (x, 2), Min (x, 0)) is a unary operator of the other
+ * input: its immediates are the constant and the constant's position (0:
+ * the first input, as in 0 - x; 1: the second, as in x - 0). */
+static void
+scalar_immediates (Loader *l, Node *n)
+{
+  static const char *const binary[]
+      = { "Add", "Sub", "Mul", "Div", "Pow", "Max", "Min" };
+  gboolean known = FALSE;
+
+  for (guint i = 0; i < G_N_ELEMENTS (binary); i++)
+    known = known || strcmp (n->p->op_type, binary[i]) == 0;
+  if (!known || n->n_in != 2)
+    return;
+  for (guint i = 0; i < 2; i++)
+    {
+      const double *d;
+      double v[2];
+      if (n->in[i] == NULL || !elk__onnx_is_dropped_constant (n->in[i])
+          || (d = elk__onnx_value_data (l, n->in[i])) == NULL)
+        continue;
+      v[0] = d[0];
+      v[1] = i;
+      elk__onnx_set_immediates (l, n->name, v, 2);
+      return;
+    }
+}
+
 static gboolean
 lower_elementwise (Loader *l, Node *n, GError **error)
 {
@@ -269,6 +298,8 @@ lower_elementwise (Loader *l, Node *n, GError **error)
                              n_ops == 1 ? ELK_OP_UNARY : ELK_OP_ELEMENTWISE,
                              n->info->flops * (double) out->n_elements, error);
   elk__onnx_ob_clear (&b);
+  if (ok && n_ops == 1)
+    scalar_immediates (l, n);
   return ok && (n_ops > 1 || unary_immediates (l, n, error));
 }
 
