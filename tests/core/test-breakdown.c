@@ -427,10 +427,12 @@ test_unwritable (gconstpointer data)
   g_assert_false (g_file_test (results, G_FILE_TEST_EXISTS));
 }
 
-/* Rewrites every record of @dir's journal as an elk without the breakdown
- * field would have written it: one field fewer per row, a new checksum. */
+/* Rewrites every record of @dir's journal, with a new checksum: with
+ * @replacement NULL, as an elk without the breakdown field would have
+ * written it (one field fewer per row); else with @replacement as every
+ * row's breakdown. */
 static void
-drop_breakdown_field (const char *dir)
+rewrite_breakdown_field (const char *dir, const char *replacement)
 {
   g_autofree char *text = elk_test_read_file (dir, "points.journal");
   g_auto (GStrv) lines = g_strsplit (text, "\n", -1);
@@ -453,24 +455,31 @@ drop_breakdown_field (const char *dir)
       n_fields = (guint) g_ascii_strtoull (f[5], NULL, 10);
       line = g_string_new (NULL);
       g_string_append_printf (line, "R\t%s\t%s\t%s\t%u\t%u", f[1], f[2], f[3],
-                              n_rows, n_fields - 1);
+                              n_rows, n_fields - (replacement == NULL));
       /* The breakdown is the last field before the one sweep value. */
       for (guint i = 6; i + 1 < n; i++)
         if (i >= 6 + n_rows * n_fields || (i - 6) % n_fields != n_fields - 2)
           g_string_append_printf (line, "\t%s", f[i]);
+        else if (replacement != NULL)
+          g_string_append_printf (line, "\t%s", replacement);
       sum = g_compute_checksum_for_string (G_CHECKSUM_SHA1, line->str, -1);
       g_string_append_printf (out, "%s\t%s\n", line->str, sum);
     }
   g_assert_true (g_file_set_contents (path, out->str, -1, NULL));
 }
 
-/* --resume on a journal an elk with fewer columns wrote: refused, naming
- * the journal's and this elk's field counts, rather than read out of
- * bounds. */
+/* --resume on a journal an elk with fewer columns wrote, or whose
+ * breakdown field is not one (it is checksummed, so only a tool could
+ * write it): refused with what is wrong, rather than read out of bounds
+ * or copied into the results. */
 static void
-test_old_journal (void)
+test_bad_journal (gconstpointer data)
 {
-  g_autofree char *out = g_build_filename (tmpdir, "old-journal", NULL);
+  const char *replacement = data;
+  g_autofree char *out
+      = g_build_filename (tmpdir,
+                          replacement == NULL ? "old-journal" : "bad-field",
+                          NULL);
   g_autofree char *err = NULL;
   g_autofree char *xml = g_build_filename (tmpdir, "breakdown.xml", NULL);
   g_auto (GStrv) env = elk_test_tool_env (g_getenv ("ELK_PLUGIN_PATH"));
@@ -480,9 +489,15 @@ test_old_journal (void)
   if (!have_llama ())
     return;
   g_assert_cmpint (run_elk (out, "-j1", NULL), ==, 0);
-  drop_breakdown_field (out);
+  rewrite_breakdown_field (out, replacement);
   g_assert_cmpint (elk_test_spawn (argv, env, NULL, &err), !=, 0);
-  g_assert_nonnull (strstr (err, "has 38 fields per row; this elk writes 39"));
+  if (replacement == NULL)
+    g_assert_nonnull (
+        strstr (err, "has 38 fields per row; this elk writes 39"));
+  else
+    g_assert_nonnull (strstr (err, "results.csv.part: row 1: the breakdown "
+                                   "'matmul/idle=1' is not "
+                                   "'group/component=seconds' cells"));
 }
 
 int
@@ -503,7 +518,10 @@ main (int argc, char *argv[])
                         "breakdown.csv.part", test_unwritable);
   g_test_add_data_func ("/breakdown/elk-run/cannot-rename", "breakdown.csv",
                         test_unwritable);
-  g_test_add_func ("/breakdown/elk-run/old-journal", test_old_journal);
+  g_test_add_data_func ("/breakdown/elk-run/old-journal", NULL,
+                        test_bad_journal);
+  g_test_add_data_func ("/breakdown/elk-run/bad-field", "matmul/idle=1",
+                        test_bad_journal);
   rc = g_test_run ();
   elk_test_remove_tree (tmpdir);
   g_free (tmpdir);
