@@ -156,6 +156,52 @@ elk_chip_dup_spec (ElkChip *self, GError **error)
 }
 
 /**
+ * elk_chip_dup_cost_model:
+ * @self: a chip backend
+ * @plans: the analytic plan set built on @self's spec
+ * @error: return location for a #GError
+ *
+ * Asks the backend for the cost model schedulers should plan with on it
+ * (#ElkChipInterface.dup_cost_model).  A backend without one, or one that
+ * returns %NULL without an error, plans with the analytic model, which
+ * this function returns then.
+ *
+ * Returns: (transfer full) (nullable): the model, or %NULL with @error set
+ *
+ * Since: 0.2
+ */
+ElkCostModel *
+elk_chip_dup_cost_model (ElkChip *self, const ElkPlanSet *plans, GError **error)
+{
+  ElkChipInterface *iface;
+  GError *local_error = NULL;
+  ElkCostModel *model = NULL;
+
+  g_return_val_if_fail (ELK_IS_CHIP (self), NULL);
+  g_return_val_if_fail (plans != NULL, NULL);
+  g_return_val_if_fail (error == NULL || *error == NULL, NULL);
+
+  iface = ELK_CHIP_GET_IFACE (self);
+  if (iface->dup_cost_model != NULL)
+    model = iface->dup_cost_model (self, plans, &local_error);
+  if (local_error != NULL)
+    {
+      g_clear_object (&model);
+      g_propagate_error (error, local_error);
+      return NULL;
+    }
+  if (model != NULL && !ELK_IS_COST_MODEL (model))
+    {
+      g_set_error (error, ELK_PLUGIN_ERROR, ELK_PLUGIN_ERROR_CONTRACT,
+                   "%s: dup_cost_model() returned a %s, not an ElkCostModel",
+                   G_OBJECT_TYPE_NAME (self), G_OBJECT_TYPE_NAME (model));
+      g_object_unref (model);
+      return NULL;
+    }
+  return model != NULL ? model : elk_cost_model_new_analytic ();
+}
+
+/**
  * elk_chip_run:
  * @self: a chip backend
  * @program: the program to run

@@ -212,12 +212,15 @@ run_design (ElkExperiment *self,
       g_autofree char *name = g_strdup_printf ("trace-%u-%s.json", point,
                                                row->values[COL_LABEL]);
       g_autofree char *path = g_build_filename (trace_dir, name, NULL);
-      metrics = elk_chip_run_traced (chip, program, plans, trace, &error);
+      metrics
+          = elk_chip_run_traced (chip, program, elk_plan_set_get_base (plans),
+                                 trace, &error);
       if (metrics != NULL && !elk_trace_write (trace, path, &error))
         g_clear_pointer (&metrics, elk_metrics_free);
     }
   else if (program != NULL)
-    metrics = elk_chip_run (chip, program, plans, &error);
+    metrics
+        = elk_chip_run (chip, program, elk_plan_set_get_base (plans), &error);
   t2 = g_get_monotonic_time ();
 
   row->timing[4] = fmt_double ((double) (t1 - t0) / G_USEC_PER_SEC);
@@ -357,6 +360,7 @@ run_point (ElkExperiment *self,
   g_autoptr (ElkGraph) graph = NULL;
   g_autoptr (ElkChipSpec) spec = NULL;
   g_autoptr (ElkPlanSet) plans = NULL;
+  g_autoptr (ElkPlanSet) priced = NULL;
   gint64 start = g_get_monotonic_time ();
   ElkPlanOptions options = { 0 };
   double ideal = NAN;
@@ -385,6 +389,23 @@ run_point (ElkExperiment *self,
       elk__plan_params_get_options (ELK_PLAN_PARAMS (plan_params), &options);
       options.n_threads = plan_threads;
       plans = elk_plan_set_new (graph, spec, &options, &error);
+      /* Schedulers plan with the chip's cost model unless the experiment
+       * asks for the analytic one (cost-model=analytic, the ablation);
+       * the chip runs the programs against the analytic set it was built
+       * on, as before. */
+      if (plans != NULL
+          && elk__plan_params_get_cost_model (ELK_PLAN_PARAMS (plan_params))
+                 == ELK_COST_MODEL_CHIP)
+        {
+          g_autoptr (ElkCostModel) model
+              = elk_chip_dup_cost_model (ELK_CHIP (chip), plans, &error);
+          if (model != NULL)
+            priced = elk_plan_set_new_priced (plans, model, &error);
+          if (priced == NULL)
+            g_clear_pointer (&plans, elk_plan_set_unref);
+        }
+      else if (plans != NULL)
+        priced = elk_plan_set_ref (plans);
       plan_s = (double) (g_get_monotonic_time () - t0) / G_USEC_PER_SEC;
     }
 
@@ -393,7 +414,7 @@ run_point (ElkExperiment *self,
       Row *row = new_row (self, point, s, graph, spec);
 
       if (plans != NULL)
-        run_design (self, point, s, graph, spec, plans, ELK_CHIP (chip),
+        run_design (self, point, s, graph, spec, priced, ELK_CHIP (chip),
                     trace_dir, row, result);
       else
         {

@@ -107,8 +107,12 @@ elk_engine_build_program (const ElkEngine *engine,
       pop->est_exec_s = eo->exec_s;
       pop->est_warmup_s = eo->warmup_s;
       pop->est_load_s = eo->load_s;
-      pop->est_noc_s = elk_plan_get_noc_demand (&pop->exec_plan,
-                                                engine->noc_demand);
+      {
+        ElkOpPrice price;
+
+        elk_plan_set_get_op_price (engine->plans, i, eo->entry, &price);
+        pop->est_noc_s = price.noc_s;
+      }
       /* A bound such as Ideal holds preloads as an even shard, distributes
        * for free and runs its execution traffic on a network of its own,
        * so it never contends with preloads (elk-paper.md §5.3).  The

@@ -616,6 +616,7 @@ choose_candidate (Run *run, guint i, Best *best, gboolean *infeasible,
                   ? run->n_cand - 1 - ci : ci;
       const Candidate *cd = &run->cand[c];
       ElkEngineCandidate ec;
+      ElkOpPrice price;
       double start, shift;
 
       /* No candidate ends after the next operator starts, so once even
@@ -651,8 +652,10 @@ choose_candidate (Run *run, guint i, Best *best, gboolean *infeasible,
           best->start = -INFINITY;
         }
       start = cd->deadline - (ec.exec_s + ec.warmup_s + ec.extra_s);
-      shift = elk_plan_get_noc_demand (
-        &t->plans[t->cold_hot[ec.entry].hot_plan], engine->noc_demand);
+      /* The execution's own traffic as the plan set's cost model prices
+       * it (the plan's analytic demand on an analytic set). */
+      elk_plan_set_get_op_price (engine->plans, i, ec.entry, &price);
+      shift = price.noc_s;
       if (policy->fit_contention && run->params->delay_exec)
         start = MIN (start, noc_start (run->ops, run->grp, run->n_unc + 1,
                                        cd->len, cd->deadline, shift));
@@ -678,7 +681,6 @@ static void
 apply_best (Run *run, guint i, const Best *best)
 {
   const ElkEngine *engine = run->engine;
-  const ElkPlanTable *t = engine->tables[i];
   ElkEngineOp *ops = run->ops;
 
   ops[i].entry = best->entry;
@@ -696,9 +698,14 @@ apply_best (Run *run, guint i, const Best *best)
         ops[j].warmup_s = engine->tables[j]->cold_hot[ops[j].entry].warmup_s;
       }
   if (run->policy->fit_contention && !run->params->delay_exec)
-    push_loads (ops, run->order, run->placed_ptr, run->pos, run->grp,
-                run->n_unc + 1, best->len, best->start, best->deadline,
-                t->plans[t->cold_hot[best->entry].hot_plan].compute_s);
+    {
+      ElkOpPrice price;
+
+      elk_plan_set_get_op_price (engine->plans, i, best->entry, &price);
+      push_loads (ops, run->order, run->placed_ptr, run->pos, run->grp,
+                  run->n_unc + 1, best->len, best->start, best->deadline,
+                  price.compute_s);
+    }
 }
 
 /* Places, as late as possible and in preload order, every load whose
@@ -713,17 +720,16 @@ place_loads (Run *run, guint i)
   while (run->placed_ptr > 0 && run->order[run->placed_ptr - 1] >= i)
     {
       guint32 j = run->order[--run->placed_ptr];
-      const ElkPlanTable *tj = engine->tables[j];
       double end = ops[j].exe_start, noc, tl;
-      guint64 cold = run->policy->preload_size
-                         == ELK_ENGINE_PRELOAD_SIZE_MINIMUM
-                       ? tj->min_cold_bytes
-                       : tj->cold_hot[ops[j].entry].cold_bytes;
+      /* -1: the even shard, as the plan set's load price names it. */
+      gint entry = run->policy->preload_size == ELK_ENGINE_PRELOAD_SIZE_MINIMUM
+                       ? -1
+                       : (gint) ops[j].entry;
 
       if (run->placed_ptr + 1 < n)
         end = MIN (end, ops[run->order[run->placed_ptr + 1]].load_start);
-      tl = elk_chip_spec_get_load_time (engine->spec, tj->hbm_bytes, cold,
-                                        run->params->theta, &noc);
+      tl = elk_plan_set_get_load_time (engine->plans, j, entry,
+                                       run->params->theta, &noc);
       ops[j].load_end = end;
       ops[j].load_start = end - tl;
       ops[j].load_s = tl;

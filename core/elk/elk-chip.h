@@ -12,6 +12,7 @@
 #include <elk/elk-program.h>
 #include <elk/elk-metrics.h>
 #include <elk/elk-trace.h>
+#include <elk/elk-cost-model.h>
 
 G_BEGIN_DECLS
 
@@ -41,6 +42,9 @@ G_DECLARE_INTERFACE (ElkChip, elk_chip, ELK, CHIP, GObject)
  * @run_traced: optional; like @run, and also records timelines in @trace.
  *   A backend without it cannot serve experiments that ask for traces,
  *   which the experiment loader reports as an error.
+ * @dup_cost_model: optional (since 0.2); the cost model schedulers plan
+ *   with on this chip (docs/plugin-guide.md, "A chip's cost model").
+ *   %NULL, or returning %NULL without an error, means the analytic model.
  *
  * Since: 0.1
  */
@@ -60,6 +64,9 @@ struct _ElkChipInterface
                              const ElkPlanSet *plans,
                              ElkTrace *trace,
                              GError **error);
+  ElkCostModel *(*dup_cost_model) (ElkChip *self,
+                                   const ElkPlanSet *plans,
+                                   GError **error);
   /* Append new vfuncs here only; give them defaults in default_init. */
 };
 
@@ -101,7 +108,22 @@ struct _ElkChipInterface
  *   set.
  */
 
+/**
+ * ElkChipInterface::dup_cost_model:
+ * @self: a chip backend
+ * @plans: the analytic plan set the runner built on the chip's spec
+ * @error: return location for a #GError
+ *
+ * The chip's own cost model, for compiling for this chip.  Optional.
+ *
+ * Returns: (transfer full) (nullable): a new model; %NULL without @error
+ *   for the analytic model, %NULL with @error set on failure.
+ */
+
 ELK_API ElkChipSpec *elk_chip_dup_spec (ElkChip *self, GError **error);
+ELK_API ElkCostModel *elk_chip_dup_cost_model (ElkChip *self,
+                                               const ElkPlanSet *plans,
+                                               GError **error);
 ELK_API ElkMetrics *elk_chip_run (ElkChip *self,
                                   ElkProgram *program,
                                   const ElkPlanSet *plans,

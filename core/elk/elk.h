@@ -15,6 +15,7 @@
 #include <elk/elk-frontend.h>
 #include <elk/elk-scheduler.h>
 #include <elk/elk-allocator.h>
+#include <elk/elk-cost-model.h>
 #include <elk/elk-chip.h>
 #include <elk/elk-plugin.h>
 #include <elk/elk-registry.h>

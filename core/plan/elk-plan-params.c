@@ -18,6 +18,7 @@ struct _ElkPlanParams
   ElkNocDemand noc_demand;
   double padding_floor;
   double utilisation_floor;
+  ElkCostModelChoice cost_model;
 };
 
 G_DEFINE_FINAL_TYPE (ElkPlanParams, elk__plan_params, G_TYPE_OBJECT)
@@ -29,6 +30,7 @@ enum
   PROP_NOC_DEMAND,
   PROP_PADDING_FLOOR,
   PROP_UTILISATION_FLOOR,
+  PROP_COST_MODEL,
   N_PROPS
 };
 
@@ -53,6 +55,9 @@ plan_params_set_property (GObject *object,
       break;
     case PROP_UTILISATION_FLOOR:
       self->utilisation_floor = g_value_get_double (value);
+      break;
+    case PROP_COST_MODEL:
+      self->cost_model = g_value_get_enum (value);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, id, pspec);
@@ -80,6 +85,9 @@ plan_params_get_property (GObject *object,
       break;
     case PROP_UTILISATION_FLOOR:
       g_value_set_double (value, self->utilisation_floor);
+      break;
+    case PROP_COST_MODEL:
+      g_value_set_enum (value, self->cost_model);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, id, pspec);
@@ -127,6 +135,15 @@ elk__plan_params_class_init (ElkPlanParamsClass *klass)
                          "Minimum ratio of used to available cores, 0 for "
                          "T10's size-dependent default",
                          0.0, 1.0, 0.0, flags));
+  g_object_class_install_property (
+      object_class, PROP_COST_MODEL,
+      g_param_spec_enum ("cost-model", "Cost model",
+                         "The cost model schedulers plan with: chip (the "
+                         "chip's own model when it supplies one, else the "
+                         "analytic model; the default) or analytic (the "
+                         "paper's model whatever the chip, for ablations)",
+                         ELK_TYPE_COST_MODEL_CHOICE, ELK_COST_MODEL_CHIP,
+                         flags));
 }
 
 static void
@@ -145,4 +162,14 @@ elk__plan_params_get_options (ElkPlanParams *self, ElkPlanOptions *options)
   options->noc_demand = self->noc_demand;
   options->padding_floor = self->padding_floor;
   options->utilisation_floor = self->utilisation_floor;
+}
+
+/* The "cost-model" option: not part of #ElkPlanOptions, since the tables
+ * are built on the chip spec alone and the runner re-prices them
+ * (elk_plan_set_new_priced()) for the schedulers. */
+ElkCostModelChoice
+elk__plan_params_get_cost_model (ElkPlanParams *self)
+{
+  g_return_val_if_fail (ELK_IS_PLAN_PARAMS (self), ELK_COST_MODEL_CHIP);
+  return self->cost_model;
 }

@@ -25,6 +25,14 @@ struct _ElkPlanSet
   guint n_tables;
   ElkPlanTable *tables;   /* distinct, in order of first operator */
   guint *op_table;        /* operator -> index into tables */
+  /* A set priced by a chip's cost model (elk_plan_set_new_priced()): the
+   * analytic set it re-prices, the model, and per distinct table the
+   * prices of its cold-hot entries and of its preloads (n_cold_hot + 1,
+   * the last one at the even shard).  All NULL for an analytic set. */
+  ElkPlanSet *base;
+  ElkCostModel *model;
+  ElkOpPrice **prices;
+  ElkLoadPrice **loads;
 };
 
 /* libelk's G_DEFINE_BOXED_TYPE without the -Wpedantic trip (elk-private.h). */
@@ -146,7 +154,17 @@ static void
 plan_set_free (ElkPlanSet *set)
 {
   for (guint i = 0; i < set->n_tables; i++)
-    elk__plan_table_clear (&set->tables[i]);
+    {
+      elk__plan_table_clear (&set->tables[i]);
+      if (set->prices != NULL)
+        g_free (set->prices[i]);
+      if (set->loads != NULL)
+        g_free (set->loads[i]);
+    }
+  g_free (set->prices);
+  g_free (set->loads);
+  g_clear_object (&set->model);
+  g_clear_pointer (&set->base, elk_plan_set_unref);
   g_free (set->tables);
   g_free (set->op_table);
   g_clear_pointer (&set->spec, elk_chip_spec_free);
@@ -752,4 +770,225 @@ elk__plan_set_check_plan (const ElkPlanSet *set,
       return FALSE;
     }
   return TRUE;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Sets priced by a chip's cost model (elk-cost-model.h)                  */
+/* ---------------------------------------------------------------------- */
+
+/* Prices distinct table @k of @set (a copy of @base's) with @model. */
+static gboolean
+price_table (ElkPlanSet *set,
+             ElkPlanSet *base,
+             ElkCostModel *model,
+             guint k,
+             GError **error)
+{
+  ElkPlanTable *t = &set->tables[k];
+  guint op = t->op;
+
+  set->prices[k] = g_new (ElkOpPrice, MAX (t->n_cold_hot, 1u));
+  set->loads[k] = g_new (ElkLoadPrice, t->n_cold_hot + 1);
+  for (guint e = 0; e < t->n_cold_hot; e++)
+    {
+      ElkOpPrice *p = &set->prices[k][e];
+      if (!elk_cost_model_price_op (model, base, op, e, p, error)
+          || !elk_cost_model_price_load (model, base, op, (gint) e,
+                                         &set->loads[k][e], error))
+        return FALSE;
+      /* Allocators and policies read a choice's time from the table, so
+       * the copy carries the model's numbers. */
+      t->cold_hot[e].exec_s = p->exec_s;
+      t->cold_hot[e].warmup_s = p->warmup_s;
+    }
+  return elk_cost_model_price_load (model, base, op, -1,
+                                    &set->loads[k][t->n_cold_hot], error);
+}
+
+/**
+ * elk_plan_set_new_priced:
+ * @base: an analytic plan set (from elk_plan_set_new())
+ * @model: the cost model to price it with
+ * @error: return location for a #GError
+ *
+ * Re-prices @base's tables with @model: the copy has the same plans and
+ * cold-hot entries, each entry's exec_s and warmup_s are @model's, and
+ * elk_plan_set_get_op_price() and elk_plan_set_get_load_time() answer
+ * with @model's prices, so that schedulers, the engine and allocators
+ * plan with it.  Each distinct table is priced once, in table order, so
+ * the result is deterministic.  The analytic model gives back @base
+ * itself (a new reference): it is what @base already holds.
+ *
+ * Returns: (transfer full) (nullable): the priced set, or %NULL with
+ *   @error set when @model fails or breaks its contract
+ *
+ * Since: 0.2
+ */
+ElkPlanSet *
+elk_plan_set_new_priced (ElkPlanSet *base, ElkCostModel *model, GError **error)
+{
+  ElkPlanSet *set;
+  guint n_ops;
+
+  g_return_val_if_fail (base != NULL, NULL);
+  g_return_val_if_fail (ELK_IS_COST_MODEL (model), NULL);
+  g_return_val_if_fail (base->base == NULL, NULL);
+  g_return_val_if_fail (error == NULL || *error == NULL, NULL);
+
+  if (elk_cost_model_is_analytic (model))
+    return elk_plan_set_ref (base);
+  n_ops = elk_graph_get_n_ops (base->graph);
+  set = g_new0 (ElkPlanSet, 1);
+  g_atomic_ref_count_init (&set->ref_count);
+  set->graph = elk_graph_ref (base->graph);
+  set->spec = elk_chip_spec_copy (base->spec);
+  set->options = base->options;
+  set->n_tables = base->n_tables;
+  set->op_table = g_memdup2 (base->op_table, sizeof (guint) * MAX (n_ops, 1u));
+  set->tables = g_new0 (ElkPlanTable, MAX (set->n_tables, 1u));
+  set->base = elk_plan_set_ref (base);
+  set->model = g_object_ref (model);
+  set->prices = g_new0 (ElkOpPrice *, MAX (set->n_tables, 1u));
+  set->loads = g_new0 (ElkLoadPrice *, MAX (set->n_tables, 1u));
+  for (guint k = 0; k < set->n_tables; k++)
+    {
+      const ElkPlanTable *b = &base->tables[k];
+      ElkPlanTable *t = &set->tables[k];
+
+      *t = *b;
+      t->plans = g_memdup2 (b->plans, sizeof (ElkPlan) * b->n_plans);
+      t->hot_front = g_memdup2 (b->hot_front, sizeof (guint32) * b->n_hot);
+      t->cold_hot
+          = g_memdup2 (b->cold_hot, sizeof (ElkColdHot) * b->n_cold_hot);
+    }
+  for (guint k = 0; k < set->n_tables; k++)
+    if (!price_table (set, base, model, k, error))
+      {
+        g_prefix_error (error, "pricing the plan tables of '%s' with %s: ",
+                        elk_graph_get_name (base->graph),
+                        G_OBJECT_TYPE_NAME (model));
+        plan_set_free (set);
+        return NULL;
+      }
+  return set;
+}
+
+/**
+ * elk_plan_set_get_cost_model:
+ * @set: a plan set
+ *
+ * Returns: (transfer none) (nullable): the model that priced @set, or
+ *   %NULL for an analytic set
+ *
+ * Since: 0.2
+ */
+ElkCostModel *
+elk_plan_set_get_cost_model (const ElkPlanSet *set)
+{
+  g_return_val_if_fail (set != NULL, NULL);
+  return set->model;
+}
+
+/**
+ * elk_plan_set_get_base:
+ * @set: a plan set
+ *
+ * Returns: (transfer none): the analytic set @set re-prices, or @set
+ *   itself when it is analytic.  Chips run programs against it.
+ *
+ * Since: 0.2
+ */
+const ElkPlanSet *
+elk_plan_set_get_base (const ElkPlanSet *set)
+{
+  g_return_val_if_fail (set != NULL, NULL);
+  return set->base != NULL ? set->base : set;
+}
+
+/**
+ * elk_plan_set_get_op_price:
+ * @set: a plan set
+ * @op: an operator of @set's graph
+ * @entry: an index into @op's cold-hot table
+ * @price: (out caller-allocates): the price
+ *
+ * The price of one cold-hot entry of @op under @set's cost model: the
+ * analytic numbers of the table and the plan for an analytic set.
+ *
+ * Since: 0.2
+ */
+void
+elk_plan_set_get_op_price (const ElkPlanSet *set,
+                           guint op,
+                           guint entry,
+                           ElkOpPrice *price)
+{
+  const ElkPlanTable *t;
+  const ElkColdHot *ch;
+
+  g_return_if_fail (set != NULL && price != NULL);
+  g_return_if_fail (op < elk_graph_get_n_ops (set->graph));
+  t = &set->tables[set->op_table[op]];
+  g_return_if_fail (entry < t->n_cold_hot);
+  if (set->prices != NULL)
+    {
+      *price = set->prices[set->op_table[op]][entry];
+      return;
+    }
+  ch = &t->cold_hot[entry];
+  *price = (ElkOpPrice){
+    .exec_s = ch->exec_s,
+    .compute_s = t->plans[ch->hot_plan].compute_s,
+    .noc_s = elk_plan_get_noc_demand (&t->plans[ch->hot_plan],
+                                      set->options.noc_demand),
+    .warmup_s = ch->warmup_s,
+  };
+}
+
+/**
+ * elk_plan_set_get_load_time:
+ * @set: a plan set
+ * @op: an operator of @set's graph
+ * @entry: an index into @op's cold-hot table, or -1 for the even,
+ *   unreplicated shard of its HBM data
+ * @share: the preload's share of each core's port, in (0, 1]
+ * @noc_s: (out) (optional): the interconnect time of the delivery
+ *
+ * How long @op's preload at @entry's preload state lasts under @set's
+ * cost model: elk_chip_spec_get_load_time() for an analytic set,
+ * max(hbm_s, deliver_s / @share) of the model's #ElkLoadPrice otherwise.
+ *
+ * Returns: the preload duration in seconds (0 for an operator that reads
+ *   nothing from HBM)
+ *
+ * Since: 0.2
+ */
+double
+elk_plan_set_get_load_time (
+    const ElkPlanSet *set, guint op, gint entry, double share, double *noc_s)
+{
+  const ElkPlanTable *t;
+  const ElkLoadPrice *lp;
+
+  g_return_val_if_fail (set != NULL, 0);
+  g_return_val_if_fail (op < elk_graph_get_n_ops (set->graph), 0);
+  t = &set->tables[set->op_table[op]];
+  g_return_val_if_fail (entry < (gint) t->n_cold_hot, 0);
+  if (set->loads == NULL)
+    return elk_chip_spec_get_load_time (set->spec, t->hbm_bytes,
+                                        entry < 0
+                                            ? t->min_cold_bytes
+                                            : t->cold_hot[entry].cold_bytes,
+                                        share, noc_s);
+  lp = &set->loads[set->op_table[op]]
+                  [entry < 0 ? t->n_cold_hot : (guint) entry];
+  if (t->hbm_bytes == 0)
+    {
+      if (noc_s != NULL)
+        *noc_s = 0;
+      return 0;
+    }
+  if (noc_s != NULL)
+    *noc_s = lp->deliver_s;
+  return MAX (lp->hbm_s, lp->deliver_s / share);
 }

@@ -294,6 +294,15 @@ static const Pin current[] = {
   FIELD (ElkChipInterface, dup_spec),
   FIELD (ElkChipInterface, run),
   FIELD (ElkChipInterface, run_traced),
+  FIELD (ElkChipInterface, dup_cost_model),
+  SIZE (ElkOpPrice),
+  FIELD (ElkOpPrice, exec_s),
+  FIELD (ElkOpPrice, compute_s),
+  FIELD (ElkOpPrice, noc_s),
+  FIELD (ElkOpPrice, warmup_s),
+  SIZE (ElkLoadPrice),
+  FIELD (ElkLoadPrice, hbm_s),
+  FIELD (ElkLoadPrice, deliver_s),
 };
 
 /* Measured for PINNED_ABI on LP64. */
@@ -547,11 +556,20 @@ static const Pin pinned[] = {
   { "ElkSchedulerInterface", NULL, 24 },
   { "ElkSchedulerInterface", "parent_iface", 0 },
   { "ElkSchedulerInterface", "schedule", 16 },
-  { "ElkChipInterface", NULL, 40 },
+  { "ElkChipInterface", NULL, 48 },
   { "ElkChipInterface", "parent_iface", 0 },
   { "ElkChipInterface", "dup_spec", 16 },
   { "ElkChipInterface", "run", 24 },
   { "ElkChipInterface", "run_traced", 32 },
+  { "ElkChipInterface", "dup_cost_model", 40 },
+  { "ElkOpPrice", NULL, 32 },
+  { "ElkOpPrice", "exec_s", 0 },
+  { "ElkOpPrice", "compute_s", 8 },
+  { "ElkOpPrice", "noc_s", 16 },
+  { "ElkOpPrice", "warmup_s", 24 },
+  { "ElkLoadPrice", NULL, 16 },
+  { "ElkLoadPrice", "hbm_s", 0 },
+  { "ElkLoadPrice", "deliver_s", 8 },
 };
 
 static void

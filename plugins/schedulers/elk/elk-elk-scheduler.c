@@ -251,6 +251,7 @@ choose_by_timeline (const ElkElkScheduler *self,
                     GError **error)
 {
   const ElkPlanSet *plans = elk_engine_get_plans (engine);
+  ElkCostModel *model = elk_plan_set_get_cost_model (plans);
   ElkTimelinePriority priority = self->select == ELK_SELECT_TIMELINE
                                      ? ELK_TIMELINE_PRELOAD_FIRST
                                      : ELK_TIMELINE_EXECUTION_FIRST;
@@ -263,9 +264,21 @@ choose_by_timeline (const ElkElkScheduler *self,
       ElkProgram *program = build_pick (engine, p, error);
       ElkTimelineResult tr;
 
-      if (program == NULL
-          || !elk_timeline_run_program (elk_plan_set_get_spec (plans), 1.0,
-                                        priority, program, plans, &tr, error))
+      /* A plan set priced by the chip's cost model is priced by that
+       * model's own measure of a program; an analytic one by the analytic
+       * chip's. */
+      if (program != NULL && model != NULL)
+        {
+          if (!elk_cost_model_price_program (model, program, plans, priority,
+                                             &tr.latency_s, error))
+            g_clear_pointer (&program, elk_program_unref);
+        }
+      else if (program != NULL
+               && !elk_timeline_run_program (elk_plan_set_get_spec (plans), 1.0,
+                                             priority, program, plans, &tr,
+                                             error))
+        g_clear_pointer (&program, elk_program_unref);
+      if (program == NULL)
         {
           g_clear_pointer (&program, elk_program_unref);
           g_clear_pointer (&best, elk_program_unref);
