@@ -354,6 +354,9 @@ elk_breakdown_add_op (ElkBreakdown *breakdown,
  * elk_breakdown_get_n_cells:
  * @breakdown: a breakdown
  *
+ * Counts the cells of @breakdown, for iterating them with
+ * elk_breakdown_get_cell().
+ *
  * Returns: how many (group, component) cells @breakdown has.
  */
 guint
@@ -463,6 +466,9 @@ elk_time_component_to_string (ElkTimeComponent component)
  * elk_time_component_from_string:
  * @name: a component's name, as elk_time_component_to_string() writes it
  * @component: (out): the component
+ *
+ * Reads a component's name back, as breakdown.csv and results.json
+ * write it.
  *
  * Returns: %TRUE if @name names a component.
  */
