@@ -209,6 +209,7 @@ struct _ElkNocSimChip
   char *report_dir;
   guint n_runs;
   gint fidelity;
+  gint steady;       /* NocSwitch: auto and on extrapolate */
   gint fx[NOC_FX_N]; /* NocSwitch per effect */
 };
 
@@ -235,6 +236,7 @@ enum
   PROP_REPORT_DIR,
   PROP_TRACE_LINKS,
   PROP_FIDELITY,
+  PROP_STEADY_STATE,
   PROP_EFFECT0,
   N_PROPS = PROP_EFFECT0 + NOC_FX_N
 };
@@ -473,6 +475,7 @@ build_sim (ElkNocSimChip *self, const ElkChipSpec *spec, GError **error)
   cfg.inter_chip_bw = spec->inter_chip_bw;
   cfg.packet_bytes = self->packet_bytes;
   cfg.effects_off = effects_off (self);
+  cfg.steady_off = self->steady == NOC_SWITCH_OFF;
   if (cfg.placement == NOC_PLACE_COORDS
       && (cfg.topology == ELK_TOPOLOGY_MESH
           || cfg.topology == ELK_TOPOLOGY_TORUS)
@@ -604,23 +607,38 @@ elk_noc_sim_chip_run_traced (ElkChip *chip,
     return NULL;
   {
     char buf[64];
+    /* Which path produced the numbers: some layers advanced in closed
+     * form (steady-state extrapolation) or every layer simulated. */
+    g_autofree char *steady
+        = stats.steady_why == NULL
+              ? g_strdup_printf ("steady state: layers %d-%d of %u advanced in "
+                                 "closed form (period %u)",
+                                 stats.steady_from + 1,
+                                 stats.steady_from + (gint) stats.steady_layers,
+                                 elk_graph_get_n_layers (
+                                     elk_program_get_graph (program)),
+                                 stats.steady_period)
+              : g_strdup_printf ("every layer simulated (%s)",
+                                 stats.steady_why);
     g_autofree char *model = g_strdup_printf (
-      "noc-sim: event-driven %s, %u chips, %g GB/s links, %g GB/s HBM on %u "
-      "controllers; links mean %.1f%% max %.1f%% (%s), HBM controllers mean "
-      "%.1f%% max %.1f%%, inter-chip %.1f%%; %" G_GUINT64_FORMAT " events, %"
-      G_GUINT64_FORMAT " link hops%s",
-      elk_topology_to_string (spec->topology), spec->n_chips,
-      self->props.link_bw_gbps, total_hbm_gbps (self), spec->hbm_channels,
-      100 * stats.link_util_mean, 100 * stats.link_util_max,
-      elk__noc_sim_link_name (sim, stats.link_util_max_index, buf, sizeof buf),
-      100 * stats.hbm_util_mean, 100 * stats.hbm_util_max,
-      100 * stats.interchip_util, stats.events, stats.hops,
-      /* The simulator moves every byte the plans move: a bound's
-       * assumptions (free distribution, a private preload network) are
-       * not applied, and the results say so. */
-      elk_program_get_assumptions (program) != ELK_PROGRAM_ASSUME_NONE
-        ? "; the program's assumptions are not applied (every transfer "
-          "simulated)" : "");
+        "noc-sim: event-driven %s, %u chips, %g GB/s links, %g GB/s HBM on %u "
+        "controllers; links mean %.1f%% max %.1f%% (%s), HBM controllers mean "
+        "%.1f%% max %.1f%%, inter-chip %.1f%%; %" G_GUINT64_FORMAT
+        " events, %" G_GUINT64_FORMAT " link hops; %s%s",
+        elk_topology_to_string (spec->topology), spec->n_chips,
+        self->props.link_bw_gbps, total_hbm_gbps (self), spec->hbm_channels,
+        100 * stats.link_util_mean, 100 * stats.link_util_max,
+        elk__noc_sim_link_name (sim, stats.link_util_max_index, buf,
+                                sizeof buf),
+        100 * stats.hbm_util_mean, 100 * stats.hbm_util_max,
+        100 * stats.interchip_util, stats.events, stats.hops, steady,
+        /* The simulator moves every byte the plans move: a bound's
+         * assumptions (free distribution, a private preload network) are
+         * not applied, and the results say so. */
+        elk_program_get_assumptions (program) != ELK_PROGRAM_ASSUME_NONE
+            ? "; the program's assumptions are not applied (every transfer "
+              "simulated)"
+            : "");
     g_free (m->model);
     m->model = g_steal_pointer (&model);
   }
@@ -692,15 +710,10 @@ elk_noc_sim_chip_run (ElkChip *chip,
   return elk_noc_sim_chip_run_traced (chip, program, plans, NULL, error);
 }
 
-ElkCostModel *elk__noc_sim_dup_cost_model (ElkChip *chip,
-                                           const ElkPlanSet *plans,
-                                           GError **error);
-
 static void
 elk_noc_sim_chip_iface_init (ElkChipInterface *iface)
 {
   iface->dup_spec = elk_noc_sim_chip_dup_spec;
-  iface->dup_cost_model = elk__noc_sim_dup_cost_model;
   iface->run = elk_noc_sim_chip_run;
   iface->run_traced = elk_noc_sim_chip_run_traced;
 }
@@ -735,6 +748,9 @@ elk_noc_sim_chip_get_property (GObject *object, guint prop_id, GValue *value,
     case PROP_GATEWAY: g_value_set_enum (value, self->gateway); break;
     case PROP_REPORT_DIR: g_value_set_string (value, self->report_dir); break;
     case PROP_TRACE_LINKS: g_value_set_uint (value, self->trace_links); break;
+    case PROP_STEADY_STATE:
+      g_value_set_enum (value, self->steady);
+      break;
     case PROP_FIDELITY:
       g_value_set_enum (value, self->fidelity);
       break;
@@ -784,6 +800,9 @@ elk_noc_sim_chip_set_property (GObject *object, guint prop_id,
     case PROP_TRACE_LINKS: self->trace_links = g_value_get_uint (value); break;
     case PROP_FIDELITY:
       self->fidelity = g_value_get_enum (value);
+      break;
+    case PROP_STEADY_STATE:
+      self->steady = g_value_get_enum (value);
       break;
     default:
       if (prop_id >= PROP_EFFECT0 && prop_id < N_PROPS)
@@ -887,6 +906,13 @@ elk_noc_sim_chip_class_init (ElkNocSimChipClass *klass)
       "whose effect-* switch is auto, analytic none of them (the analytic "
       "chip's quantities instead; all-to-all only)",
       noc_fidelity_get_type (), NOC_FIDELITY_FULL, FLAGS);
+  properties[PROP_STEADY_STATE] = g_param_spec_enum (
+      "steady-state", NULL,
+      "Steady-state layer extrapolation (docs/chip-noc-sim.md): once the "
+      "simulator's state at a layer boundary repeats a layer earlier's up "
+      "to a time shift, the remaining identical layers are advanced in "
+      "closed form (auto, on); off simulates every layer",
+      noc_switch_get_type (), NOC_SWITCH_AUTO, FLAGS);
   for (guint i = 0; i < NOC_FX_N; i++)
     properties[PROP_EFFECT0 + i]
         = g_param_spec_enum (effects[i].name, NULL, effects[i].blurb,

@@ -33,6 +33,8 @@ elk__noc_advance (NocSim *s, double now)
         break;
       s->pc++;
       elk__noc_exec_start (s, st->op, now);
+      if (s->steady != NULL)
+        elk__noc_steady_exec_started (s, st->op, now);
     }
 }
 
@@ -284,6 +286,8 @@ run_events (NocSim *s)
 
   s->cur_w = -1;
   elk__noc_advance (s, 0);
+  /* A layer that starts at time 0 has nothing before it to repeat. */
+  s->steady_pending = FALSE;
   for (;;)
     {
       /* The next window with anything in it. */
@@ -327,6 +331,13 @@ run_events (NocSim *s)
                   break;
                 default:
                   g_assert_not_reached ();
+                }
+              if (G_UNLIKELY (s->steady_pending))
+                {
+                  /* A layer boundary: it may advance the run by whole
+                   * layers, to another window. */
+                  elk__noc_steady_boundary (s, e.t);
+                  w = s->cur_w;
                 }
             }
           elk__noc_serve_window (s);
@@ -405,6 +416,10 @@ collect_metrics (NocSim *s, gint64 t0, NocStats *stats)
       stats->interchip_util = s->interchip != G_MAXUINT && latency > 0
                                   ? s->ls[s->interchip].busy / latency
                                   : 0;
+      stats->steady_from = s->steady_from;
+      stats->steady_layers = s->steady_layers;
+      stats->steady_period = s->steady_period;
+      stats->steady_why = s->steady_why;
     }
   return m;
 }
@@ -424,7 +439,9 @@ elk__noc_sim_run (NocSim *s,
     return NULL;
   alloc_scratch (s);
   add_trace_tracks (s, trace);
+  elk__noc_steady_start (s, trace != NULL);
   run_events (s);
+  elk__noc_steady_finish (s);
 
   if (s->pc < s->n_steps)
     {

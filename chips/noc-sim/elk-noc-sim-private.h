@@ -313,6 +313,16 @@ struct _NocSim
   guint64 events, hops;
   guint64 kind_hops[6]; /* link hops per round kind, 5 = preload */
   guint64 read_hops;
+
+  /* Steady-state layer extrapolation (elk-noc-sim-steady.c): its state
+   * (NULL when off or not applicable), whether an execute has just opened
+   * a layer, and what the run did: the first layer advanced in closed
+   * form, how many, the period in layers, or why it simulated in full. */
+  struct _NocSteady *steady;
+  gboolean steady_pending;
+  gint steady_from;
+  guint steady_layers, steady_period;
+  const char *steady_why;
 };
 
 typedef struct
@@ -389,5 +399,11 @@ double elk__noc_preload_analytic_s (const NocSim *s, guint op_id);
 
 /* elk-noc-sim-driver.c */
 void elk__noc_advance (NocSim *s, double now);
+
+/* elk-noc-sim-steady.c */
+void elk__noc_steady_start (NocSim *s, gboolean tracing);
+void elk__noc_steady_finish (NocSim *s);
+void elk__noc_steady_exec_started (NocSim *s, guint op_id, double now);
+void elk__noc_steady_boundary (NocSim *s, double now);
 
 G_END_DECLS

@@ -132,6 +132,8 @@ typedef struct
   double packet_bytes;
   guint32 effects_off; /* NocEffect bits switched off (0: all on, the
                         * default) */
+  gboolean steady_off; /* simulate every layer, no steady-state
+                        * extrapolation (FALSE: extrapolate, the default) */
 } NocConfig;
 
 /* What one run measured, beyond ElkMetrics. */
@@ -148,6 +150,13 @@ typedef struct
   double hbm_util_mean;
   double hbm_util_max;
   double interchip_util;
+  /* Steady-state extrapolation: the first layer advanced in closed form
+   * (-1: none), how many layers, the period in layers, and otherwise why
+   * every layer was simulated (a static string, NULL when some were
+   * extrapolated). */
+  gint steady_from;
+  guint steady_layers, steady_period;
+  const char *steady_why;
 } NocStats;
 
 typedef struct _NocSim NocSim;
