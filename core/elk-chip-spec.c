@@ -74,7 +74,7 @@ elk_topology_to_string (ElkTopology topology)
 void
 elk_cost_coeffs_init_ipu_mk2 (ElkCostCoeffs *cost)
 {
-  *cost = (ElkCostCoeffs) {
+  *cost = (ElkCostCoeffs){
     .block_m = 6,
     .block_k = 16,
     .block_n = 16,
@@ -105,6 +105,12 @@ elk_cost_coeffs_init_ipu_mk2 (ElkCostCoeffs *cost)
     .reduce_small_n = 480,
     .reduce_align = 48,
     .gather_per_index = 1,
+    /* An assumption: the IPU's public documentation gives AMP rates for
+     * FP32 and FP16 only (the Programmer's Guide: "single-precision ...
+     * or half-precision floating-point"), no integer mode, so int8
+     * products run at the FP16 rate of the formula above, 6 x 16 x 16
+     * MACs per 24 cycles (docs/plan-space.md). */
+    .int8_macs_per_cycle = 64,
   };
 }
 
@@ -329,6 +335,9 @@ elk_chip_spec_validate (const ElkChipSpec *spec, GError **error)
   REQUIRE (spec->cost.block_m > 0 && spec->cost.block_k > 0
              && spec->cost.block_n > 0,
            "chip '%s': MatMul block sizes must be positive", name);
+  REQUIRE (spec->cost.int8_macs_per_cycle > 0,
+           "chip '%s': int8 MACs per cycle must be positive (it is %g)", name,
+           spec->cost.int8_macs_per_cycle);
 #undef REQUIRE
   return TRUE;
 }

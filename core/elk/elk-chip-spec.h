@@ -114,6 +114,14 @@ typedef struct
 
   /* Gather: cycles per index (see above). */
   double gather_per_index;
+
+  /* Integer MatMul and convolution (every input operand of an integer
+   * type: the int8 and uint8 products of quantized models): multiply-
+   * accumulates per cycle per core.  Such a product costs the AMP formula
+   * above with matmul_inner scaled by (block_m * block_k * block_n /
+   * matmul_inner) / int8_macs_per_cycle, the floating-point rate over
+   * this one, at any operand width. */
+  double int8_macs_per_cycle;
 } ElkCostCoeffs;
 
 /**

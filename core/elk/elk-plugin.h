@@ -38,7 +38,9 @@ G_BEGIN_DECLS
  * current number and fails on a change without a bump.  2: ElkProgramOp
  * split into decisions, checked declarations and predictions;
  * ElkAllocRequest.contention and exec_fixed replace noc_share.  3:
- * ElkMetrics.breakdown (where the time went) appended.
+ * ElkMetrics.breakdown (where the time went) appended;
+ * ElkCostCoeffs.int8_macs_per_cycle (integer products) appended, which
+ * grows ElkChipSpec (the same session's change, no second bump).
  */
 #define ELK_PLUGIN_ABI_VERSION 3u
 

@@ -49,6 +49,21 @@ gcd32 (guint32 a, guint32 b)
   return a;
 }
 
+/* Whether every input of @op has an integer element type: a product of
+ * quantized operands (frontends/onnx/elk-onnx-quant.c). */
+static gboolean
+integer_inputs (const ElkGraph *graph, const ElkOp *op)
+{
+  for (guint v = 1; v < op->n_operands; v++)
+    {
+      ElkDType dt = elk_graph_get_tensor (graph, op->tensors[v])->dtype;
+      if (dt != ELK_DTYPE_I8 && dt != ELK_DTYPE_U8 && dt != ELK_DTYPE_I32
+          && dt != ELK_DTYPE_I64)
+        return FALSE;
+    }
+  return op->n_operands > 1;
+}
+
 PlanSearch *
 elk__plan_search_new (const ElkGraph *graph,
                       const ElkOp *op,
@@ -125,10 +140,20 @@ elk__plan_search_new (const ElkGraph *graph,
 
   /* The artifact scales the AMP formula by the element size: an FP32
    * block takes twice the cycles and covers half the k extent.  Smaller
-   * types run at the FP16 rate (MK2 has no faster AMP mode). */
+   * float types run at the FP16 rate (MK2 has no faster AMP mode).  An
+   * integer product runs at the chip's int8 rate whatever its operands'
+   * width (a zero-point-shifted int32 operand holds 9-bit values). */
   s->mm_inner = spec->cost.matmul_inner;
   s->mm_block_k = spec->cost.block_k;
-  if (s->n_operands > 1 && s->elem_bytes[1] >= 4.0)
+  if ((op->kind == ELK_OP_MATMUL || op->kind == ELK_OP_CONV)
+      && integer_inputs (graph, op))
+    {
+      const ElkCostCoeffs *c = &spec->cost;
+      double fp_macs
+          = (double) c->block_m * c->block_k * c->block_n / c->matmul_inner;
+      s->mm_inner *= fp_macs / c->int8_macs_per_cycle;
+    }
+  else if (s->n_operands > 1 && s->elem_bytes[1] >= 4.0)
     {
       s->mm_inner *= 2.0;
       s->mm_block_k = MAX (spec->cost.block_k / 2, 1.0);

@@ -474,6 +474,88 @@ test_runs_on_every_chip (void)
     }
 }
 
+/* The plan cost model prices an integer product at the chip's int8 rate
+ * (ElkCostCoeffs.int8_macs_per_cycle): MatMulInteger of a [32, 64] uint8
+ * activation by a [64, 12] int8 weight on one core is 6 x 4 x 1 = 24 AMP
+ * blocks of 6 x 16 x 16 (the larger of m and n plays m), each 24 cycles at
+ * the default 64 MACs per cycle (the FP16 rate), 12 at 128 and 48 at 32;
+ * the rest of the formula does not change. */
+static void
+test_integer_mac_rate (void)
+{
+  static const QCase c = {
+    "MatMulInteger", 13, { "a:UINT8:32x64", "b:INT8:64x12:1" }, { "y" }, NULL
+  };
+  static const double rates[] = { 64, 128, 32 };
+  g_autoptr (GError) error = NULL;
+  g_autoptr (ElkGraph) g = load_case (&c, "mac-rate", &error);
+  g_autoptr (ElkChipSpec) spec = elk_chip_spec_new_ipu_pod4 ();
+  double base = 0;
+  const ElkOp *op;
+
+  g_assert_no_error (error);
+  op = op_named (g, "q");
+  g_assert_cmpfloat (spec->cost.int8_macs_per_cycle, ==, 64);
+  for (guint i = 0; i < G_N_ELEMENTS (rates); i++)
+    {
+      ElkPlan plan = { 0 };
+      double inner = 24 * 64 / rates[i];
+
+      spec->cost.int8_macs_per_cycle = rates[i];
+      plan.n_dims = (guint8) op->n_dims;
+      plan.n_operands = (guint8) op->n_operands;
+      for (guint d = 0; d < op->n_dims; d++)
+        {
+          plan.spatial[d] = 1;
+          for (guint v = 0; v < op->n_operands; v++)
+            plan.temporal[d][v] = 1;
+        }
+      g_assert_true (elk_plan_evaluate (g, op->id, spec, &plan, &error));
+      g_assert_no_error (error);
+      if (i == 0)
+        base = plan.compute_s * spec->clock_hz - 24 * 24;
+      g_assert_cmpfloat_with_epsilon (plan.compute_s * spec->clock_hz,
+                                      base + 24 * inner, 1e-6);
+    }
+  /* A rate of 0 would divide by zero: the spec is refused. */
+  spec->cost.int8_macs_per_cycle = 0;
+  g_assert_false (elk_chip_spec_validate (spec, &error));
+  g_assert_nonnull (strstr (error->message,
+                            "int8 MACs per cycle must be positive (it is 0)"));
+}
+
+/* A binary operator with a scalar constant is a unary operator of the
+ * other input whose immediates are the constant and its position: how
+ * DynamicQuantizeLinear's expanded form computes 0 - min / scale and
+ * Min (x, 0), run in functional mode by tests/ipu-pod. */
+static void
+test_scalar_immediates (void)
+{
+  static const struct
+  {
+    QCase c;
+    const char *immediates;
+  } cases[] = {
+    { { "Sub", 13, { "zero:FLOAT:-:0", "x:FLOAT:2x3" }, { "y" }, NULL },
+      "0,0" },
+    { { "Div", 13, { "x:FLOAT:2x3", "c:FLOAT:-:2.5" }, { "y" }, NULL },
+      "2.5,1" },
+    { { "Min", 13, { "x:FLOAT:4", "c:FLOAT:1:0" }, { "y" }, NULL }, "0,1" },
+  };
+
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      g_autofree char *name = g_strdup_printf ("scalar-%u", i);
+      g_autoptr (GError) error = NULL;
+      g_autoptr (ElkGraph) g = load_case (&cases[i].c, name, &error);
+
+      g_assert_no_error (error);
+      g_assert_cmpint (op_named (g, "q")->kind, ==, ELK_OP_UNARY);
+      g_assert_cmpstr (elk_graph_get_attribute (g, "immediates:q"), ==,
+                       cases[i].immediates);
+    }
+}
+
 /* ---- Refusals ---- */
 
 static void
@@ -575,6 +657,8 @@ main (int argc, char *argv[])
   g_test_add_func ("/onnx/quant/quantize-axis", test_quantize_axis);
   g_test_add_func ("/onnx/quant/refused", test_refused);
   g_test_add_func ("/onnx/quant/runs-on-every-chip", test_runs_on_every_chip);
+  g_test_add_func ("/onnx/quant/integer-mac-rate", test_integer_mac_rate);
+  g_test_add_func ("/onnx/quant/scalar-immediates", test_scalar_immediates);
   ret = g_test_run ();
   elk_test_remove_tree (tmpdir);
   g_free (tmpdir);
