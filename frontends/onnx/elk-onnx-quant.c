@@ -494,23 +494,6 @@ product_node (Node *n, Value **in, guint n_in, Value **out, const char *name)
   return t;
 }
 
-typedef struct
-{
-  guint a, a_zp, b, b_zp; /* input indices; G_MAXUINT: none */
-  guint bias;
-} ProductInputs;
-
-static void
-product_inputs (const Node *n, ProductInputs *p)
-{
-  gboolean qlinear = g_str_has_prefix (n->p->op_type, "QLinear");
-  p->a = 0;
-  p->a_zp = 2;
-  p->b = qlinear ? 3 : 1;
-  p->b_zp = qlinear ? 5 : 3;
-  p->bias = qlinear ? 8 : G_MAXUINT;
-}
-
 static gboolean
 is_conv (const Node *n)
 {
@@ -533,6 +516,28 @@ zp_axes (const Node *n, Value *a, Value *b, gint *a_axis, gint *b_axis)
       *a_axis = a->rank >= 2 ? (gint) a->rank - 2 : -1;
       *b_axis = b->rank >= 2 ? (gint) b->rank - 1 : -1;
     }
+}
+
+/* A product's operands, their zero points, its bias (QLinearConv's; NULL
+ * otherwise) and the axes along which each zero point may be per
+ * channel. */
+typedef struct
+{
+  Value *a, *a_zp, *b, *b_zp, *bias;
+  gint a_axis, b_axis;
+} Operands;
+
+static void
+product_operands (const Node *n, Operands *o)
+{
+  gboolean qlinear = g_str_has_prefix (n->p->op_type, "QLinear");
+
+  o->a = n->in[0];
+  o->a_zp = elk__onnx_in_value (n, 2);
+  o->b = n->in[qlinear ? 3 : 1];
+  o->b_zp = elk__onnx_in_value (n, qlinear ? 5 : 3);
+  o->bias = qlinear ? elk__onnx_in_value (n, 8) : NULL;
+  zp_axes (n, o->a, o->b, &o->a_axis, &o->b_axis);
 }
 
 static gboolean
@@ -573,26 +578,23 @@ product_name (const Node *n)
 static gboolean
 infer_product (Loader *l, Node *n, Value **acc_out, GError **error)
 {
-  ProductInputs pi;
+  Operands o;
   Value *a, *b, *azp, *bzp, *as, *bs, *bias, *acc;
   Value *in[3];
-  gint a_axis, b_axis;
   g_autofree char *name = product_name (n);
   const OpInfo *linear = elk__onnx_find_op (is_conv (n) ? "Conv" : "MatMul");
   Node t;
 
-  product_inputs (n, &pi);
-  a = n->in[pi.a];
-  b = n->in[pi.b];
-  azp = elk__onnx_in_value (n, pi.a_zp);
-  bzp = elk__onnx_in_value (n, pi.b_zp);
-  bias = pi.bias != G_MAXUINT ? elk__onnx_in_value (n, pi.bias) : NULL;
+  product_operands (n, &o);
+  a = o.a;
+  b = o.b;
+  azp = o.a_zp;
+  bzp = o.b_zp;
+  bias = o.bias;
   if (!check_operand (l, n, a, azp, error)
-      || !check_operand (l, n, b, bzp, error))
-    return FALSE;
-  zp_axes (n, a, b, &a_axis, &b_axis);
-  if (!check_param (l, n, azp, "zero point", a, a_axis, error)
-      || !check_param (l, n, bzp, "zero point", b, b_axis, error))
+      || !check_operand (l, n, b, bzp, error)
+      || !check_param (l, n, azp, "zero point", a, o.a_axis, error)
+      || !check_param (l, n, bzp, "zero point", b, o.b_axis, error))
     return FALSE;
   if (bias != NULL && bias->dtype != DT_INT32)
     return elk__onnx_node_error (l, n, error,
@@ -616,7 +618,7 @@ infer_product (Loader *l, Node *n, Value **acc_out, GError **error)
       as = n->in[1];
       bs = n->in[4];
       if (!check_param (l, n, as, "scale", a, -1, error)
-          || !check_param (l, n, bs, "scale", b, b_axis, error))
+          || !check_param (l, n, bs, "scale", b, o.b_axis, error))
         return FALSE;
     }
   t = product_node (n, in, bias != NULL ? 3 : 2, &acc, name);
@@ -631,31 +633,24 @@ infer_product (Loader *l, Node *n, Value **acc_out, GError **error)
 static gboolean
 lower_product (Loader *l, Node *n, GError **error)
 {
-  ProductInputs pi;
-  Value *a, *b, *azp, *bzp, *bias, *acc, *in[3];
-  gint a_axis, b_axis;
+  Operands o;
+  Value *acc, *in[3];
   g_autofree char *name = product_name (n);
   const OpInfo *linear = elk__onnx_find_op (is_conv (n) ? "Conv" : "MatMul");
   Node t;
 
-  product_inputs (n, &pi);
-  a = n->in[pi.a];
-  b = n->in[pi.b];
-  azp = elk__onnx_in_value (n, pi.a_zp);
-  bzp = elk__onnx_in_value (n, pi.b_zp);
-  bias = pi.bias != G_MAXUINT ? elk__onnx_in_value (n, pi.bias) : NULL;
-  zp_axes (n, a, b, &a_axis, &b_axis);
-  if (!lower_shift (l, n, a, azp, a_axis, "a", error)
-      || !lower_shift (l, n, b, bzp, b_axis, "b", error))
+  product_operands (n, &o);
+  if (!lower_shift (l, n, o.a, o.a_zp, o.a_axis, "a", error)
+      || !lower_shift (l, n, o.b, o.b_zp, o.b_axis, "b", error))
     return FALSE;
-  in[0] = shifted (l, n, a, azp, "a", FALSE, error);
-  in[1] = shifted (l, n, b, bzp, "b", FALSE, error);
-  in[2] = bias;
+  in[0] = shifted (l, n, o.a, o.a_zp, "a", FALSE, error);
+  in[1] = shifted (l, n, o.b, o.b_zp, "b", FALSE, error);
+  in[2] = o.bias;
   acc = g_str_has_prefix (n->p->op_type, "QLinear")
             ? find_scratch (l, n, "product")
             : n->out[0];
   g_assert (in[0] != NULL && in[1] != NULL && acc != NULL);
-  t = product_node (n, in, bias != NULL ? 3 : 2, &acc, name);
+  t = product_node (n, in, o.bias != NULL ? 3 : 2, &acc, name);
   return linear->lower (l, &t, error);
 }
 
