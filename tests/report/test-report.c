@@ -427,8 +427,10 @@ test_bad_inputs (Fixture *fixture, gconstpointer data)
         "rows[0].breakdown[0]: unknown component 'idle'" },
     };
     g_autofree char *good = NULL;
+    g_autofree char *experiment
+        = report_test_write_results (fixture->dir, all_ok,
+                                     G_N_ELEMENTS (all_ok));
 
-    report_test_write_results (fixture->dir, all_ok, G_N_ELEMENTS (all_ok));
     good = read_text (results);
     for (guint i = 0; i < G_N_ELEMENTS (bad); i++)
       {
