@@ -898,6 +898,9 @@ static const char ladder_xml[]
       "  </frontend>\n"
       "  %s\n"
       "  <allocator name=\"reservation\"/>\n"
+      /* The same programs on both chips: the ladder compares machines,
+       * not plans (noc-sim's own cost model would plan others). */
+      "  <plans><param name=\"cost-model\">analytic</param></plans>\n"
       "  <scheduler name=\"basic\" label=\"basic\"/>\n"
       "  <scheduler name=\"static\" label=\"static\"/>\n"
       "  <scheduler name=\"elk\" label=\"elk-dyn\">\n"
