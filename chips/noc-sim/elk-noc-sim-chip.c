@@ -710,10 +710,15 @@ elk_noc_sim_chip_run (ElkChip *chip,
   return elk_noc_sim_chip_run_traced (chip, program, plans, NULL, error);
 }
 
+ElkCostModel *elk__noc_sim_dup_cost_model (ElkChip *chip,
+                                           const ElkPlanSet *plans,
+                                           GError **error);
+
 static void
 elk_noc_sim_chip_iface_init (ElkChipInterface *iface)
 {
   iface->dup_spec = elk_noc_sim_chip_dup_spec;
+  iface->dup_cost_model = elk__noc_sim_dup_cost_model;
   iface->run = elk_noc_sim_chip_run;
   iface->run_traced = elk_noc_sim_chip_run_traced;
 }
