@@ -389,10 +389,11 @@ run_point (ElkExperiment *self,
       elk__plan_params_get_options (ELK_PLAN_PARAMS (plan_params), &options);
       options.n_threads = plan_threads;
       plans = elk_plan_set_new (graph, spec, &options, &error);
-      /* Schedulers plan with the chip's cost model unless the experiment
-       * asks for the analytic one (cost-model=analytic, the ablation);
-       * the chip runs the programs against the analytic set it was built
-       * on, as before. */
+      /* Schedulers plan with the chip's cost model when the experiment
+       * asks for it (cost-model=chip; the analytic model is the default
+       * until a chip's model plans better, see docs/compiler.md); the
+       * chip runs the programs against the analytic set it was built on,
+       * as before. */
       if (plans != NULL
           && elk__plan_params_get_cost_model (ELK_PLAN_PARAMS (plan_params))
                  == ELK_COST_MODEL_CHIP)

@@ -145,9 +145,9 @@ ELK_API gboolean elk_cost_model_price_program (ElkCostModel *self,
 /**
  * ElkCostModelChoice:
  * @ELK_COST_MODEL_CHIP: plan with the chip's cost model when the chip
- *   supplies one, else the analytic model (the default).
+ *   supplies one, else the analytic model.
  * @ELK_COST_MODEL_ANALYTIC: plan with the analytic model whatever the
- *   chip (the ablation).
+ *   chip (the default, until a chip's model plans better than it).
  *
  * The values of the "cost-model" plan option of experiment files.
  *

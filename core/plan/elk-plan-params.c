@@ -138,11 +138,11 @@ elk__plan_params_class_init (ElkPlanParamsClass *klass)
   g_object_class_install_property (
       object_class, PROP_COST_MODEL,
       g_param_spec_enum ("cost-model", "Cost model",
-                         "The cost model schedulers plan with: chip (the "
-                         "chip's own model when it supplies one, else the "
-                         "analytic model; the default) or analytic (the "
-                         "paper's model whatever the chip, for ablations)",
-                         ELK_TYPE_COST_MODEL_CHOICE, ELK_COST_MODEL_CHIP,
+                         "The cost model schedulers plan with: analytic (the "
+                         "paper's model whatever the chip; the default) or "
+                         "chip (the chip's own model when it supplies one, "
+                         "else the analytic model)",
+                         ELK_TYPE_COST_MODEL_CHOICE, ELK_COST_MODEL_ANALYTIC,
                          flags));
 }
 
@@ -170,6 +170,6 @@ elk__plan_params_get_options (ElkPlanParams *self, ElkPlanOptions *options)
 ElkCostModelChoice
 elk__plan_params_get_cost_model (ElkPlanParams *self)
 {
-  g_return_val_if_fail (ELK_IS_PLAN_PARAMS (self), ELK_COST_MODEL_CHIP);
+  g_return_val_if_fail (ELK_IS_PLAN_PARAMS (self), ELK_COST_MODEL_ANALYTIC);
   return self->cost_model;
 }

@@ -357,7 +357,7 @@ test_option (void)
   double chip, analytic, again;
 
   g_test_summary ("On noc-sim, which supplies a model, cost-model=chip "
-                  "(the default) plans with it and cost-model=analytic "
+                  "plans with it and cost-model=analytic "
                   "plans as before; a bad value is refused with the file, "
                   "line and accepted values.");
   chip = noc_sim_estimate ("chip", d1);
