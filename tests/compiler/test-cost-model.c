@@ -384,9 +384,7 @@ main (int argc, char *argv[])
   int ret;
 
   g_test_init (&argc, &argv, NULL);
-  registry = elk_registry_new ();
-  elk_registry_add_default_paths (registry);
-  elk_registry_scan (registry);
+  registry = elk_test_registry_new_default ();
   g_test_add_func ("/cost-model/analytic-default", test_analytic_default);
   g_test_add_func ("/cost-model/toy-changes-schedule",
                    test_toy_changes_schedule);

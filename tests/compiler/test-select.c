@@ -173,9 +173,7 @@ main (int argc, char *argv[])
   int ret;
 
   g_test_init (&argc, &argv, NULL);
-  registry = elk_registry_new ();
-  elk_registry_add_default_paths (registry);
-  elk_registry_scan (registry);
+  registry = elk_test_registry_new_default ();
   g_test_add_func ("/select/full-not-slower-than-dyn", test_full_not_slower);
   g_test_add_func ("/select/estimate-vs-timeline", test_estimate_vs_timeline);
   ret = g_test_run ();

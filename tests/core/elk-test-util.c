@@ -407,3 +407,38 @@ elk_test_load_llama (ElkRegistry *registry,
   g_assert_no_error (error);
   return graph;
 }
+
+/* Checks what every chip's #ElkBreakdown promises: its cells are
+ * non-negative and add up to the latency the chip reports (to 1e-9
+ * relative), and, when @fig18a, that its stall and preload-wait cells are
+ * the Fig 18a stall_s and preload_only_s of the same metrics (which holds
+ * where the chip's stall is the delay-execution stall). */
+void
+elk_test_assert_breakdown_adds_up (const ElkMetrics *m, gboolean fig18a)
+{
+  const ElkBreakdown *b = m->breakdown;
+  double lat = m->latency_s, cells = 0;
+
+  g_assert_nonnull (b);
+  g_assert_cmpfloat_with_epsilon (elk_breakdown_get_total (b) / lat, 1.0, 1e-9);
+  if (fig18a)
+    {
+      g_assert_cmpfloat_with_epsilon (elk_breakdown_get (b, NULL,
+                                                         ELK_TIME_STALL)
+                                          / lat,
+                                      m->stall_s / lat, 1e-9);
+      g_assert_cmpfloat_with_epsilon (elk_breakdown_get (b, NULL,
+                                                         ELK_TIME_PRELOAD_WAIT)
+                                          / lat,
+                                      m->preload_only_s / lat, 1e-9);
+    }
+  for (guint i = 0; i < elk_breakdown_get_n_cells (b); i++)
+    {
+      double s;
+
+      elk_breakdown_get_cell (b, i, NULL, &s);
+      g_assert_cmpfloat (s, >=, 0);
+      cells += s;
+    }
+  g_assert_cmpfloat (cells, ==, elk_breakdown_get_total (b));
+}

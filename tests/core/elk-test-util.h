@@ -39,6 +39,7 @@ int elk_test_spawn (const char *const *argv,
                     char **out_stderr);
 char *elk_test_read_file (const char *dir, const char *name);
 void elk_test_remove_tree (const char *dir);
+void elk_test_assert_breakdown_adds_up (const ElkMetrics *m, gboolean fig18a);
 ElkMetrics *elk_test_schedule_and_run (ElkRegistry *registry,
                                        ElkGraph *graph,
                                        ElkChip *chip,
