@@ -877,6 +877,8 @@ elk_plan_set_new_priced (ElkPlanSet *base, ElkCostModel *model, GError **error)
  * elk_plan_set_get_cost_model:
  * @set: a plan set
  *
+ * Gets the cost model whose prices @set carries.
+ *
  * Returns: (transfer none) (nullable): the model that priced @set, or
  *   %NULL for an analytic set
  *
@@ -892,6 +894,9 @@ elk_plan_set_get_cost_model (const ElkPlanSet *set)
 /**
  * elk_plan_set_get_base:
  * @set: a plan set
+ *
+ * Gets the plan set the chip measures with: the analytic tables that a
+ * priced set (elk_plan_set_new_priced()) was built from.
  *
  * Returns: (transfer none): the analytic set @set re-prices, or @set
  *   itself when it is analytic.  Chips run programs against it.
