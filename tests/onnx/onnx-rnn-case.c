@@ -10,36 +10,23 @@
 #include <string.h>
 
 #include "onnx-rnn-case.h"
-#include "onnx.pb-c.h"
-
-/* Every allocation behind one model, freed after it is written. */
-typedef struct
-{
-  GPtrArray *owned;
-} Arena;
-
-static gpointer
-own (Arena *a, gpointer p)
-{
-  g_ptr_array_add (a->owned, p);
-  return p;
-}
+#include "onnx-test-proto.h"
 
 static Onnx__TensorProto *
-tensor (Arena *a,
+tensor (OnnxTestArena *a,
         const char *name,
         int dtype,
         guint rank,
         const gint64 *dims,
         const double *data)
 {
-  Onnx__TensorProto *t = own (a, g_new0 (Onnx__TensorProto, 1));
+  Onnx__TensorProto *t = onnx_test_own (a, g_new0 (Onnx__TensorProto, 1));
   gsize n = 1;
 
   onnx__tensor_proto__init (t);
   t->name = (char *) name;
   t->n_dims = rank;
-  t->dims = own (a, g_memdup2 (dims, rank * sizeof (gint64)));
+  t->dims = onnx_test_own (a, g_memdup2 (dims, rank * sizeof (gint64)));
   for (guint k = 0; k < rank; k++)
     n *= (gsize) dims[k];
   t->has_data_type = TRUE;
@@ -47,74 +34,18 @@ tensor (Arena *a,
   if (dtype == ONNX__TENSOR_PROTO__DATA_TYPE__INT32)
     {
       t->n_int32_data = n;
-      t->int32_data = own (a, g_new (gint32, n));
+      t->int32_data = onnx_test_own (a, g_new (gint32, n));
       for (gsize i = 0; i < n; i++)
         t->int32_data[i] = (gint32) data[i];
     }
   else
     {
       t->n_float_data = n;
-      t->float_data = own (a, g_new (float, n));
+      t->float_data = onnx_test_own (a, g_new (float, n));
       for (gsize i = 0; i < n; i++)
         t->float_data[i] = (float) data[i];
     }
   return t;
-}
-
-static Onnx__ValueInfoProto *
-value_info (
-    Arena *a, const char *name, int dtype, guint rank, const gint64 *dims)
-{
-  Onnx__ValueInfoProto *v = own (a, g_new0 (Onnx__ValueInfoProto, 1));
-  Onnx__TypeProto *tp = own (a, g_new0 (Onnx__TypeProto, 1));
-  Onnx__TypeProto__Tensor *tt = own (a, g_new0 (Onnx__TypeProto__Tensor, 1));
-  Onnx__TensorShapeProto *sh = own (a, g_new0 (Onnx__TensorShapeProto, 1));
-
-  onnx__value_info_proto__init (v);
-  onnx__type_proto__init (tp);
-  onnx__type_proto__tensor__init (tt);
-  onnx__tensor_shape_proto__init (sh);
-  v->name = (char *) name;
-  v->type = tp;
-  tp->value_case = ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE;
-  tp->tensor_type = tt;
-  tt->has_elem_type = TRUE;
-  tt->elem_type = dtype;
-  tt->shape = sh;
-  sh->n_dim = rank;
-  sh->dim = own (a, g_new0 (Onnx__TensorShapeProto__Dimension *, rank));
-  for (guint k = 0; k < rank; k++)
-    {
-      Onnx__TensorShapeProto__Dimension *d
-          = own (a, g_new0 (Onnx__TensorShapeProto__Dimension, 1));
-      onnx__tensor_shape_proto__dimension__init (d);
-      d->value_case = ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE;
-      d->dim_value = dims[k];
-      sh->dim[k] = d;
-    }
-  return v;
-}
-
-static Onnx__AttributeProto *
-attribute (Arena *a, const char *name, Onnx__AttributeProto__AttributeType t)
-{
-  Onnx__AttributeProto *at = own (a, g_new0 (Onnx__AttributeProto, 1));
-  onnx__attribute_proto__init (at);
-  at->name = (char *) name;
-  at->has_type = TRUE;
-  at->type = t;
-  return at;
-}
-
-static void
-write_message (const ProtobufCMessage *m, const char *path)
-{
-  gsize len = protobuf_c_message_get_packed_size (m);
-  g_autofree guint8 *buf = g_malloc (MAX (len, 1));
-
-  protobuf_c_message_pack (m, buf);
-  g_assert_true (
-      g_file_set_contents (path, (const char *) buf, (gssize) len, NULL));
 }
 
 /* ---- The reference ---- */
@@ -372,7 +303,7 @@ swap01 (const double *src, gint64 A, gint64 B, gint64 C)
 
 typedef struct
 {
-  Arena arena;
+  OnnxTestArena arena;
   GPtrArray *inputs, *outputs, *inits; /* ValueInfo, ValueInfo, Tensor */
   GPtrArray *in_data, *out_data;       /* Tensor, as the .pb files */
   char *node_in[8];
@@ -388,7 +319,8 @@ add_input (Model *m,
            const gint64 *dims,
            const double *data)
 {
-  g_ptr_array_add (m->inputs, value_info (&m->arena, name, dtype, rank, dims));
+  g_ptr_array_add (m->inputs,
+                   onnx_test_value_info (&m->arena, name, dtype, rank, dims));
   g_ptr_array_add (m->in_data,
                    tensor (&m->arena, name, dtype, rank, dims, data));
   m->node_in[slot] = (char *) name;
@@ -402,9 +334,10 @@ add_output (Model *m,
             const gint64 *dims,
             const double *data)
 {
-  g_ptr_array_add (m->outputs, value_info (&m->arena, name,
-                                           ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT,
-                                           rank, dims));
+  g_ptr_array_add (m->outputs,
+                   onnx_test_value_info (&m->arena, name,
+                                         ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT,
+                                         rank, dims));
   g_ptr_array_add (m->out_data, tensor (&m->arena, name,
                                         ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT,
                                         rank, dims, data));
@@ -415,19 +348,19 @@ static void
 add_attributes (Model *m, const OnnxRnnCase *c, Onnx__NodeProto *node)
 {
   Onnx__AttributeProto **attrs
-      = own (&m->arena, g_new0 (Onnx__AttributeProto *, 12));
+      = onnx_test_own (&m->arena, g_new0 (Onnx__AttributeProto *, 12));
   guint n_attrs = 0;
   Onnx__AttributeProto *a;
 
-  a = attribute (&m->arena, "hidden_size",
-                 ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT);
+  a = onnx_test_attribute (&m->arena, "hidden_size",
+                           ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT);
   a->has_i = TRUE;
   a->i = c->H;
   attrs[n_attrs++] = a;
   if (c->direction != NULL)
     {
-      a = attribute (&m->arena, "direction",
-                     ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING);
+      a = onnx_test_attribute (&m->arena, "direction",
+                               ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING);
       a->has_s = TRUE;
       a->s.data = (guint8 *) c->direction;
       a->s.len = strlen (c->direction);
@@ -439,8 +372,8 @@ add_attributes (Model *m, const OnnxRnnCase *c, Onnx__NodeProto *node)
     for (guint i = 0; i < G_N_ELEMENTS (ints); i++)
       if (vals[i] >= 0)
         {
-          a = attribute (&m->arena, ints[i],
-                         ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT);
+          a = onnx_test_attribute (&m->arena, ints[i],
+                                   ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT);
           a->has_i = TRUE;
           a->i = vals[i];
           attrs[n_attrs++] = a;
@@ -448,23 +381,24 @@ add_attributes (Model *m, const OnnxRnnCase *c, Onnx__NodeProto *node)
   }
   if (c->clip > 0)
     {
-      a = attribute (&m->arena, "clip",
-                     ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT);
+      a = onnx_test_attribute (&m->arena, "clip",
+                               ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT);
       a->has_f = TRUE;
       a->f = (float) c->clip;
       attrs[n_attrs++] = a;
     }
   if (c->activations != NULL)
     {
-      gchar **names = own (&m->arena, g_strsplit (c->activations, ",", -1));
+      gchar **names
+          = onnx_test_own (&m->arena, g_strsplit (c->activations, ",", -1));
       guint n = g_strv_length (names);
-      a = attribute (&m->arena, "activations",
-                     ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRINGS);
+      a = onnx_test_attribute (&m->arena, "activations",
+                               ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRINGS);
       a->n_strings = n;
-      a->strings = own (&m->arena, g_new0 (ProtobufCBinaryData, n));
+      a->strings = onnx_test_own (&m->arena, g_new0 (ProtobufCBinaryData, n));
       for (guint i = 0; i < n; i++)
         {
-          own (&m->arena, names[i]);
+          onnx_test_own (&m->arena, names[i]);
           a->strings[i].data = (guint8 *) names[i];
           a->strings[i].len = strlen (names[i]);
         }
@@ -476,10 +410,11 @@ add_attributes (Model *m, const OnnxRnnCase *c, Onnx__NodeProto *node)
       g_auto (GStrv) parts = list ? g_strsplit (list, ",", -1) : NULL;
       if (parts == NULL)
         continue;
-      a = attribute (&m->arena, k == 0 ? "activation_alpha" : "activation_beta",
-                     ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOATS);
+      a = onnx_test_attribute (&m->arena,
+                               k == 0 ? "activation_alpha" : "activation_beta",
+                               ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOATS);
       a->n_floats = g_strv_length (parts);
-      a->floats = own (&m->arena, g_new (float, a->n_floats));
+      a->floats = onnx_test_own (&m->arena, g_new (float, a->n_floats));
       for (gsize i = 0; i < a->n_floats; i++)
         a->floats[i] = (float) g_ascii_strtod (parts[i], NULL);
       attrs[n_attrs++] = a;
@@ -568,18 +503,18 @@ onnx_rnn_case_write (const OnnxRnnCase *c, const char *dir, guint32 seed)
 
   if (!c->no_y)
     {
-      double *yf = bw ? own (&m.arena, swap01 (y, S * D, B, H)) : y;
+      double *yf = bw ? onnx_test_own (&m.arena, swap01 (y, S * D, B, H)) : y;
       /* [S][D][B][H] -> [B][S][D][H] for layout 1: (S D) and B swapped. */
       add_output (&m, 0, "Y", 4,
                   bw ? (gint64[]){ B, S, D, H } : (gint64[]){ S, D, B, H }, yf);
     }
   add_output (&m, 1, "Y_h", 3,
               bw ? (gint64[]){ B, D, H } : (gint64[]){ D, B, H },
-              bw ? own (&m.arena, swap01 (yh, D, B, H)) : yh);
+              bw ? onnx_test_own (&m.arena, swap01 (yh, D, B, H)) : yh);
   if (lstm)
     add_output (&m, 2, "Y_c", 3,
                 bw ? (gint64[]){ B, D, H } : (gint64[]){ D, B, H },
-                bw ? own (&m.arena, swap01 (yc, D, B, H)) : yc);
+                bw ? onnx_test_own (&m.arena, swap01 (yc, D, B, H)) : yc);
 
   onnx__node_proto__init (&node);
   node.op_type = (char *) c->op;
@@ -614,16 +549,16 @@ onnx_rnn_case_write (const OnnxRnnCase *c, const char *dir, guint32 seed)
   model.graph = &graph;
 
   g_assert_cmpint (g_mkdir_with_parents (data_dir, 0755), ==, 0);
-  write_message (&model.base, model_path);
+  onnx_test_write_message (&model.base, model_path);
   for (guint i = 0; i < m.in_data->len; i++)
     {
       g_autofree char *f = g_strdup_printf ("%s/input_%u.pb", data_dir, i);
-      write_message (m.in_data->pdata[i], f);
+      onnx_test_write_message (m.in_data->pdata[i], f);
     }
   for (guint i = 0; i < m.out_data->len; i++)
     {
       g_autofree char *f = g_strdup_printf ("%s/output_%u.pb", data_dir, i);
-      write_message (m.out_data->pdata[i], f);
+      onnx_test_write_message (m.out_data->pdata[i], f);
     }
   g_ptr_array_unref (m.inputs);
   g_ptr_array_unref (m.outputs);

@@ -15,7 +15,7 @@
 
 #include "elk-onnx-loader.h"
 #include "elk-test-util.h"
-#include "onnx.pb-c.h"
+#include "onnx-test-proto.h"
 
 static char *tmpdir;
 
@@ -32,18 +32,6 @@ typedef struct
   const char *outputs[3];
   const char *attrs; /* "name=int,...": integer attributes, or NULL */
 } QCase;
-
-typedef struct
-{
-  GPtrArray *owned;
-} Arena;
-
-static gpointer
-own (Arena *a, gpointer p)
-{
-  g_ptr_array_add (a->owned, p);
-  return p;
-}
 
 static int
 type_of (const char *name)
@@ -66,42 +54,8 @@ type_of (const char *name)
   g_error ("unknown type %s", name);
 }
 
-static Onnx__ValueInfoProto *
-value_info (Arena *a, const char *name, int type, guint rank, gint64 *dims)
-{
-  Onnx__ValueInfoProto *v = own (a, g_new0 (Onnx__ValueInfoProto, 1));
-  Onnx__TypeProto *tp = own (a, g_new0 (Onnx__TypeProto, 1));
-  Onnx__TypeProto__Tensor *tt = own (a, g_new0 (Onnx__TypeProto__Tensor, 1));
-  Onnx__TensorShapeProto *sh = own (a, g_new0 (Onnx__TensorShapeProto, 1));
-
-  onnx__value_info_proto__init (v);
-  onnx__type_proto__init (tp);
-  onnx__type_proto__tensor__init (tt);
-  onnx__tensor_shape_proto__init (sh);
-  v->name = (char *) name;
-  v->type = tp;
-  tp->value_case = ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE;
-  tp->tensor_type = tt;
-  tt->has_elem_type = TRUE;
-  tt->elem_type = type;
-  tt->shape = sh;
-  sh->n_dim = rank;
-  sh->dim = own (a, g_new0 (Onnx__TensorShapeProto__Dimension *, rank + 1));
-  for (guint k = 0; k < rank; k++)
-    {
-      Onnx__TensorShapeProto__Dimension *d
-          = own (a, g_new0 (Onnx__TensorShapeProto__Dimension, 1));
-      onnx__tensor_shape_proto__dimension__init (d);
-      d->value_case = ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE;
-      d->dim_value = dims[k];
-      sh->dim[k] = d;
-    }
-  return v;
-}
-
-/* An initializer of @n elements equal to @value. */
 static Onnx__TensorProto *
-initializer (Arena *a,
+initializer (OnnxTestArena *a,
              const char *name,
              int type,
              guint rank,
@@ -109,18 +63,19 @@ initializer (Arena *a,
              gsize n,
              double value)
 {
-  Onnx__TensorProto *t = own (a, g_new0 (Onnx__TensorProto, 1));
+  Onnx__TensorProto *t = onnx_test_own (a, g_new0 (Onnx__TensorProto, 1));
 
   onnx__tensor_proto__init (t);
   t->name = (char *) name;
   t->n_dims = rank;
-  t->dims = own (a, g_memdup2 (dims, MAX (rank, 1) * sizeof (gint64)));
+  t->dims
+      = onnx_test_own (a, g_memdup2 (dims, MAX (rank, 1) * sizeof (gint64)));
   t->has_data_type = TRUE;
   t->data_type = type;
   if (type == ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT)
     {
       t->n_float_data = n;
-      t->float_data = own (a, g_new (float, n));
+      t->float_data = onnx_test_own (a, g_new (float, n));
       for (gsize i = 0; i < n; i++)
         t->float_data[i] = (float) value;
     }
@@ -128,7 +83,7 @@ initializer (Arena *a,
     {
       /* Every integer type narrower than 64 bits is stored in int32_data. */
       t->n_int32_data = n;
-      t->int32_data = own (a, g_new (gint32, n));
+      t->int32_data = onnx_test_own (a, g_new (gint32, n));
       for (gsize i = 0; i < n; i++)
         t->int32_data[i] = (gint32) value;
     }
@@ -142,7 +97,7 @@ initializer (Arena *a,
 static char *
 write_model (const QCase *cs, guint n_nodes, const char *name)
 {
-  Arena a = { g_ptr_array_new_with_free_func (g_free) };
+  OnnxTestArena a = { g_ptr_array_new_with_free_func (g_free) };
   Onnx__ModelProto model = ONNX__MODEL_PROTO__INIT;
   Onnx__GraphProto graph = ONNX__GRAPH_PROTO__INIT;
   Onnx__OperatorSetIdProto opset = ONNX__OPERATOR_SET_ID_PROTO__INIT;
@@ -216,12 +171,14 @@ write_model (const QCase *cs, guint n_nodes, const char *name)
                 = initializer (&a, parts[0], type, rank, dims, n,
                                g_ascii_strtod (parts[3], NULL));
           else
-            ins[graph.n_input++] = value_info (&a, parts[0], type, rank, dims);
+            ins[graph.n_input++]
+                = onnx_test_value_info (&a, parts[0], type, rank, dims);
         }
       for (guint i = 0; i < G_N_ELEMENTS (c->outputs) && c->outputs[i] != NULL;
            i++)
         {
-          Onnx__ValueInfoProto *v = own (&a, g_new0 (Onnx__ValueInfoProto, 1));
+          Onnx__ValueInfoProto *v
+              = onnx_test_own (&a, g_new0 (Onnx__ValueInfoProto, 1));
           node_out[k][node[k].n_output++] = (char *) c->outputs[i];
           if (*c->outputs[i] == '\0' || k + 1 < n_nodes)
             continue;
@@ -233,25 +190,18 @@ write_model (const QCase *cs, guint n_nodes, const char *name)
       g_ptr_array_add (strvs, attr_parts);
       for (guint i = 0; attr_parts[i] != NULL && *attr_parts[i] != '\0'; i++)
         {
-          Onnx__AttributeProto *at = own (&a, g_new0 (Onnx__AttributeProto, 1));
           char *eq = strchr (attr_parts[i], '=');
-          onnx__attribute_proto__init (at);
+          Onnx__AttributeProto *at;
+
           *eq = '\0';
-          at->name = attr_parts[i];
-          at->has_type = TRUE;
-          at->type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT;
+          at = onnx_test_attribute (&a, attr_parts[i],
+                                    ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT);
           at->has_i = TRUE;
           at->i = g_ascii_strtoll (eq + 1, NULL, 10);
           attrs[k][node[k].n_attribute++] = at;
         }
     }
-  {
-    gsize len = protobuf_c_message_get_packed_size (&model.base);
-    g_autofree guint8 *buf = g_malloc (MAX (len, 1));
-    protobuf_c_message_pack (&model.base, buf);
-    g_assert_true (
-        g_file_set_contents (path, (const char *) buf, (gssize) len, NULL));
-  }
+  onnx_test_write_message (&model.base, path);
   g_ptr_array_unref (a.owned);
   return path;
 }
