@@ -349,9 +349,15 @@ infer_if (Loader *l, Node *n, GError **error)
       g_autofree char *why = g_strdup_printf (
           "its condition '%s' is %s, known only at run time; elk folds an If "
           "whose condition is a constant after shape inference and constant "
-          "folding, and compiles one static graph",
+          "folding, and compiles one static graph%s",
           cond->name,
-          cond->kind == VK_INPUT ? "a graph input" : "computed by the model");
+          cond->kind == VK_INPUT ? "a graph input" : "computed by the model",
+          cond->kind == VK_INPUT
+              ? " (give the input a value with the frontend's input-values "
+                "parameter to compile one branch)"
+              : " (if it depends on a scalar graph input such as a sample "
+                "rate or a flag, give that input a value with the "
+                "frontend's input-values parameter)");
       return elk__onnx_node_unsupported (l, n, error, why);
     }
   if (cond->n_elements != 1)

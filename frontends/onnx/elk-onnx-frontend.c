@@ -43,6 +43,7 @@ struct _ElkOnnxFrontend
   char *model;
   char *dims;
   char *inputs;
+  char *input_values;
   char *name;
   ElkOnnxDType dtype;
   guint64 max_file_size;
@@ -65,6 +66,7 @@ enum
   PROP_MAX_NESTING,
   PROP_MAX_NODES,
   PROP_FULL_SEQUENCES,
+  PROP_INPUT_VALUES,
   N_PROPS
 };
 
@@ -102,6 +104,7 @@ elk_onnx_frontend_load (ElkFrontend *frontend, GError **error)
   options.max_nesting = self->max_nesting;
   options.max_nodes = self->max_nodes;
   options.sequence_lens_full = self->full_sequences;
+  options.input_values = self->input_values;
   return elk__onnx_load (self->model, &options, error);
 }
 
@@ -149,6 +152,9 @@ elk_onnx_frontend_get_property (GObject *object, guint prop_id,
     case PROP_FULL_SEQUENCES:
       g_value_set_boolean (value, self->full_sequences);
       break;
+    case PROP_INPUT_VALUES:
+      g_value_set_string (value, self->input_values);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
@@ -193,6 +199,10 @@ elk_onnx_frontend_set_property (GObject *object, guint prop_id,
     case PROP_MAX_NODES:
       self->max_nodes = g_value_get_uint64 (value);
       break;
+    case PROP_INPUT_VALUES:
+      g_free (self->input_values);
+      self->input_values = g_value_dup_string (value);
+      break;
     case PROP_FULL_SEQUENCES:
       self->full_sequences = g_value_get_boolean (value);
       break;
@@ -209,6 +219,7 @@ elk_onnx_frontend_finalize (GObject *object)
   g_free (self->model);
   g_free (self->dims);
   g_free (self->inputs);
+  g_free (self->input_values);
   g_free (self->name);
   G_OBJECT_CLASS (elk_onnx_frontend_parent_class)->finalize (object);
 }
@@ -281,6 +292,14 @@ elk_onnx_frontend_class_init (ElkOnnxFrontendClass *klass)
       "time, to give every sequence its full length (otherwise such a layer "
       "is refused)",
       FALSE, rw);
+  /* A sample rate or a mode flag picks an If's branch in many exports;
+   * elk compiles one static graph, so the value must be given. */
+  props[PROP_INPUT_VALUES] = g_param_spec_string (
+      "input-values", "Input values",
+      "Values of single-element graph inputs, as \"sr=16000,cond=1\": each "
+      "becomes a constant, so that what depends on it (an If's condition) "
+      "folds at import",
+      NULL, rw);
   g_object_class_install_properties (object_class, N_PROPS, props);
 }
 

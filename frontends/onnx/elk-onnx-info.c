@@ -21,6 +21,7 @@ main (int argc, char **argv)
 {
   g_autofree char *dims = NULL;
   g_autofree char *inputs = NULL;
+  g_autofree char *input_values = NULL;
   g_autoptr (GOptionContext) context = NULL;
   g_autoptr (GError) error = NULL;
   g_autofree char *report = NULL;
@@ -32,6 +33,10 @@ main (int argc, char **argv)
     { "inputs", 'i', 0, G_OPTION_ARG_STRING, &inputs,
       "The graph inputs that are model inputs, as the frontend's 'inputs'",
       "NAME,..." },
+    { "input-values", 'v', 0, G_OPTION_ARG_STRING, &input_values,
+      "Give single-element graph inputs values, as the frontend's "
+      "'input-values'",
+      "NAME=NUMBER,..." },
     { NULL, 0, 0, 0, NULL, NULL, NULL }
   };
 
@@ -53,6 +58,7 @@ main (int argc, char **argv)
   elk__onnx_options_init (&options);
   options.dims = dims;
   options.inputs = inputs;
+  options.input_values = input_values;
   report = elk__onnx_describe (argv[1], &options, &error);
   if (report == NULL)
     {

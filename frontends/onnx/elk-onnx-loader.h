@@ -45,6 +45,9 @@ G_BEGIN_DECLS
  * @sequence_lens_full: a recurrent layer's sequence_lens known only at run
  *   time is taken to give every sequence its full length; %FALSE refuses
  *   such a layer.
+ * @input_values: (nullable): values of single-element graph inputs,
+ *   "sr=16000,cond=1": each such input becomes a constant, so that what
+ *   depends on it (an If's condition) folds at import.
  */
 typedef struct
 {
@@ -57,6 +60,7 @@ typedef struct
   guint max_nesting;
   guint64 max_nodes;
   gboolean sequence_lens_full;
+  const char *input_values;
 } OnnxOptions;
 
 void elk__onnx_options_init (OnnxOptions *options);

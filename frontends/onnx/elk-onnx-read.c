@@ -5,6 +5,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -467,6 +468,93 @@ compare_strings (const void *a, const void *b)
   return strcmp (*(char *const *) a, *(char *const *) b);
 }
 
+/* One "name=number" item of input-values: the graph input @name, a
+ * single element, becomes the constant @number.  The value must suit the
+ * input's type, since it stands for data the model would receive. */
+static gboolean
+bind_input_value (Loader *l, char *item, GHashTable *seen, GError **error)
+{
+  char *eq = strrchr (item, '='), *end = NULL;
+  Value *v;
+  double x;
+
+  if (eq != NULL)
+    x = g_ascii_strtod (g_strstrip (eq + 1), &end);
+  if (eq == NULL || eq == item || end == eq + 1 || end == NULL || *end != '\0'
+      || !isfinite (x))
+    {
+      g_set_error (error, ELK_GRAPH_ERROR, ELK_GRAPH_ERROR_INVALID,
+                   "%s: bad input value '%s' in input-values (expected "
+                   "name=number, as in \"sr=16000,cond=1\")",
+                   l->path, item);
+      return FALSE;
+    }
+  *eq = '\0';
+  g_strstrip (item);
+  if (!g_hash_table_add (seen, g_strdup (item)))
+    {
+      g_set_error (error, ELK_GRAPH_ERROR, ELK_GRAPH_ERROR_INVALID,
+                   "%s: input '%s' is bound twice in input-values", l->path,
+                   item);
+      return FALSE;
+    }
+  v = elk__onnx_lookup_value (l, item);
+  if (v == NULL || v->kind != VK_INPUT)
+    {
+      g_set_error (error, ELK_GRAPH_ERROR, ELK_GRAPH_ERROR_INVALID,
+                   "%s: input-values binds '%s', which is not a graph input",
+                   l->path, item);
+      return FALSE;
+    }
+  if (v->n_elements != 1)
+    {
+      g_set_error (error, ELK_GRAPH_ERROR, ELK_GRAPH_ERROR_INVALID,
+                   "%s: input-values binds '%s', which has %" G_GUINT64_FORMAT
+                   " elements; only single-element inputs (scalars, such as "
+                   "a sample rate or a flag) can be bound",
+                   l->path, item, v->n_elements);
+      return FALSE;
+    }
+  if ((elk__onnx_is_int_dtype (v->dtype)
+       || v->dtype == ONNX__TENSOR_PROTO__DATA_TYPE__BOOL)
+      && (x != floor (x)
+          || (v->dtype == ONNX__TENSOR_PROTO__DATA_TYPE__BOOL && x != 0
+              && x != 1)))
+    {
+      g_set_error (error, ELK_GRAPH_ERROR, ELK_GRAPH_ERROR_INVALID,
+                   "%s: input-values gives '%s' the value %g, but the input "
+                   "is %s (expected %s)",
+                   l->path, item, x,
+                   v->dtype == ONNX__TENSOR_PROTO__DATA_TYPE__BOOL
+                       ? "a boolean"
+                       : "an integer",
+                   v->dtype == ONNX__TENSOR_PROTO__DATA_TYPE__BOOL
+                       ? "0 or 1"
+                       : "a whole number");
+      return FALSE;
+    }
+  elk__onnx_set_data (v, g_memdup2 (&x, sizeof x));
+  return TRUE;
+}
+
+/* Applies the input-values option once the graph inputs are read. */
+static gboolean
+bind_input_values (Loader *l, GError **error)
+{
+  g_auto (GStrv) items = NULL;
+  g_autoptr (GHashTable) seen = NULL;
+
+  if (l->opts.input_values == NULL || *l->opts.input_values == '\0')
+    return TRUE;
+  seen = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  items = g_strsplit (l->opts.input_values, ",", -1);
+  for (guint i = 0; items[i] != NULL; i++)
+    if (*g_strstrip (items[i]) != '\0'
+        && !bind_input_value (l, items[i], seen, error))
+      return FALSE;
+  return TRUE;
+}
+
 gboolean
 elk__onnx_load_inputs (Loader *l, GError **error)
 {
@@ -646,7 +734,7 @@ elk__onnx_load_inputs (Loader *l, GError **error)
           return FALSE;
         }
   }
-  return TRUE;
+  return bind_input_values (l, error);
 }
 
 gboolean

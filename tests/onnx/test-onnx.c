@@ -1619,6 +1619,8 @@ test_immediates_bad_attribute (void)
 /* ------------------------------------------------------------------ */
 /* The plugin                                                          */
 
+static Builder *builder_if_on_input (void);
+
 static void
 test_plugin (void)
 {
@@ -1668,6 +1670,25 @@ test_plugin (void)
   g_assert_null (g);
   assert_error_mentions (error, ELK_GRAPH_ERROR, ELK_GRAPH_ERROR_INVALID,
                          "'batch', 'seq'", NULL);
+  g_clear_error (&error);
+
+  /* input-values reaches the loader: the If on cond folds to Neg. */
+  {
+    g_autofree char *if_path = g_build_filename (dir, "if-input.onnx", NULL);
+    g_autoptr (Builder) bi = builder_if_on_input ();
+    g_autofree char *values = NULL;
+
+    builder_write (bi, if_path);
+    g_object_set (frontend, "model", if_path, "dims", "batch=2", "input-values",
+                  "cond=0", NULL);
+    g_object_get (frontend, "input-values", &values, NULL);
+    g_assert_cmpstr (values, ==, "cond=0");
+    g = elk_frontend_load (ELK_FRONTEND (frontend), &error);
+    g_assert_no_error (error);
+    g_assert_cmpuint (elk_graph_get_n_ops (g), ==, 1);
+    g_assert_cmpstr (elk_graph_get_op (g, 0)->type, ==, "neg");
+    g_clear_pointer (&g, elk_graph_unref);
+  }
   elk_test_remove_tree (dir);
 }
 
@@ -1864,6 +1885,97 @@ test_control_if_folded (void)
     g_assert_nonnull (find_op_of_type (g1, "abs"));
     g_assert_nonnull (find_op_of_type (g1, "sigmoid"));
   }
+  elk_test_remove_tree (dir);
+}
+
+/* x[batch, 4] and a boolean scalar graph input cond; y = If (cond) then
+ * Relu(x) else Neg(x), as exports that pick a branch from a flag or a
+ * sample rate do. */
+static Builder *
+builder_if_on_input (void)
+{
+  Builder *b = builder_new ();
+  Arena *a = b->arena;
+  const char *names[2] = { "batch", NULL };
+  gint64 xd[2] = { 0, 4 }, scalar[1] = { 0 };
+  Onnx__NodeProto *iff, *then_nodes[1], *else_nodes[1];
+
+  g_ptr_array_add (b->inputs, make_value_info (a, "x", 1, 2, xd, names));
+  /* A scalar has a shape of no dimensions (no shape would be refused). */
+  g_ptr_array_add (b->inputs,
+                   make_value_info (a, "cond",
+                                    ONNX__TENSOR_PROTO__DATA_TYPE__BOOL, 0,
+                                    scalar, NULL));
+  iff = make_node (a, "If", "if", "cond", NULL, "y");
+  then_nodes[0] = make_node (a, "Relu", "relu", "x", NULL, "t");
+  attr_branch (a, iff, "then_branch", then_nodes, 1, NULL, "t");
+  else_nodes[0] = make_node (a, "Neg", "neg", "x", NULL, "e");
+  attr_branch (a, iff, "else_branch", else_nodes, 1, NULL, "e");
+  g_ptr_array_add (b->nodes, iff);
+  g_ptr_array_add (b->outputs, make_value_info (a, "y", 1, 0, NULL, NULL));
+  return b;
+}
+
+static ElkGraph *
+load_with_values (const char *path, const char *values, GError **error)
+{
+  OnnxOptions options;
+
+  elk__onnx_options_init (&options);
+  options.dims = "batch=2";
+  options.input_values = values;
+  return elk__onnx_load (path, &options, error);
+}
+
+/* input-values gives a scalar graph input a value, so that an If on it
+ * folds; without it the If is refused with a pointer to the parameter;
+ * every malformed binding is refused naming the file and the binding. */
+static void
+test_control_if_input_values (void)
+{
+  /* Each: the input-values given, and what the error must say. */
+  static const char *const bad[][2] = {
+    { "cond", "bad input value 'cond' in input-values" },
+    { "cond=yes", "bad input value 'cond=yes'" },
+    { "cond=1x", "bad input value 'cond=1x'" },
+    { "=1", "bad input value '=1'" },
+    { "cond=inf", "bad input value 'cond=inf'" },
+    { "nope=1", "binds 'nope', which is not a graph input" },
+    { "cond=1,cond=0", "input 'cond' is bound twice" },
+    { "x=1", "binds 'x', which has 8 elements" },
+    { "cond=2", "gives 'cond' the value 2, but the input is a boolean" },
+    { "cond=0.5", "expected 0 or 1" },
+  };
+  g_autofree char *dir = make_tmpdir ();
+  g_autofree char *path = g_build_filename (dir, "if-input.onnx", NULL);
+  g_autoptr (Builder) b = builder_if_on_input ();
+  g_autoptr (GError) error = NULL;
+  g_autoptr (ElkGraph) g1 = NULL;
+  g_autoptr (ElkGraph) g0 = NULL;
+
+  builder_write (b, path);
+  g_assert_null (load_with_values (path, NULL, &error));
+  assert_error_mentions (error, ELK_GRAPH_ERROR, ELK_GRAPH_ERROR_UNSUPPORTED,
+                         "its condition 'cond' is a graph input",
+                         "input-values");
+  g_clear_error (&error);
+
+  g1 = load_with_values (path, " cond = 1 ", &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (elk_graph_get_n_ops (g1), ==, 1);
+  g_assert_nonnull (find_op_of_type (g1, "relu"));
+  g0 = load_with_values (path, "cond=0", &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (elk_graph_get_n_ops (g0), ==, 1);
+  g_assert_nonnull (find_op_of_type (g0, "neg"));
+
+  for (guint i = 0; i < G_N_ELEMENTS (bad); i++)
+    {
+      g_assert_null (load_with_values (path, bad[i][0], &error));
+      assert_error_mentions (error, ELK_GRAPH_ERROR, ELK_GRAPH_ERROR_INVALID,
+                             path, bad[i][1]);
+      g_clear_error (&error);
+    }
   elk_test_remove_tree (dir);
 }
 
@@ -2520,6 +2632,8 @@ main (int argc, char **argv)
   g_test_add_func ("/onnx/control/testdata-scan", test_control_testdata_scan);
   g_test_add_func ("/onnx/control/refused", test_control_refused);
   g_test_add_func ("/onnx/control/testdata-if", test_control_testdata_if);
+  g_test_add_func ("/onnx/control/if-input-values",
+                   test_control_if_input_values);
   g_test_add_func ("/onnx/info/corpus", test_info_corpus);
   g_test_add_func ("/onnx/info/unsupported", test_info_unsupported);
   g_test_add_func ("/onnx/info/refused-model", test_info_refused_model);
