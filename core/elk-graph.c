@@ -27,7 +27,20 @@ struct _ElkGraph
   GHashTable *tensor_ids; /* name -> id + 1 */
   GHashTable *op_names;   /* set of op names */
   GHashTable *attributes; /* key -> value */
+  /* Side table of routing conditions (elk_graph_set_op_condition()),
+   * indexed by operator, NULL until the first condition; kept apart from
+   * ElkOp so that the public struct, and with it the plugin ABI, stays. */
+  GArray *conditions; /* ElkOpCondition */
+  guint n_conditions;
 };
+
+typedef struct
+{
+  gboolean set;
+  guint32 router_op;
+  double probability;
+  gboolean taken;
+} ElkOpCondition;
 
 /**
  * elk_graph_get_type:
@@ -110,6 +123,8 @@ elk_graph_unref (ElkGraph *graph)
   g_hash_table_unref (graph->tensor_ids);
   g_hash_table_unref (graph->op_names);
   g_hash_table_unref (graph->attributes);
+  if (graph->conditions != NULL)
+    g_array_unref (graph->conditions);
   g_free (graph->name);
   g_free (graph);
 }
@@ -839,6 +854,147 @@ elk_graph_validate (const ElkGraph *graph, GError **error)
       }
   }
   return TRUE;
+}
+
+/**
+ * elk_graph_set_op_condition:
+ * @graph: a graph being built
+ * @op: the conditional operator's index
+ * @router_op: the index of the router operator whose choice decides
+ *   whether @op runs; below @op
+ * @probability: the chance, under the routing model the graph was built
+ *   with, that a step's router selects @op; in [0, 1]
+ * @taken: whether the graph's own sampled routing selects @op
+ * @error: return location for a #GError
+ *
+ * Marks @op as run only when the router operator @router_op selects it (a
+ * mixture-of-experts expert).  A causal scheduler may read @probability
+ * but never @taken: only the chip, which charges what the sampled routing
+ * uses, and an oracle scheduler that declares
+ * %ELK_PROGRAM_ASSUME_KNOWN_ROUTING, may.  An untaken operator's execute
+ * step costs nothing on a chip; its preload costs in full if the program
+ * issues it before the router executes, and nothing after.
+ *
+ * Returns: %TRUE on success; %FALSE with @error set (%ELK_GRAPH_ERROR,
+ *   %ELK_GRAPH_ERROR_INVALID) if either index is out of range, @router_op
+ *   is not below @op, @probability is not in [0, 1], or @op already has a
+ *   condition.
+ */
+gboolean
+elk_graph_set_op_condition (ElkGraph *graph,
+                            guint32 op,
+                            guint32 router_op,
+                            double probability,
+                            gboolean taken,
+                            GError **error)
+{
+  ElkOpCondition *cond;
+
+  g_return_val_if_fail (graph != NULL, FALSE);
+  if (op >= graph->ops->len || router_op >= graph->ops->len)
+    {
+      g_set_error (error, ELK_GRAPH_ERROR, ELK_GRAPH_ERROR_INVALID,
+                   "graph '%s': condition on operator %u with router %u: "
+                   "the graph has %u operators",
+                   graph->name, op, router_op, graph->ops->len);
+      return FALSE;
+    }
+  if (router_op >= op)
+    {
+      g_set_error (error, ELK_GRAPH_ERROR, ELK_GRAPH_ERROR_INVALID,
+                   "graph '%s': conditional operator '%s' (%u): its router "
+                   "'%s' (%u) must come before it",
+                   graph->name, g_array_index (graph->ops, ElkOp, op).name, op,
+                   g_array_index (graph->ops, ElkOp, router_op).name,
+                   router_op);
+      return FALSE;
+    }
+  /* Written so that NaN fails too. */
+  if (!(probability >= 0.0 && probability <= 1.0))
+    {
+      g_set_error (error, ELK_GRAPH_ERROR, ELK_GRAPH_ERROR_INVALID,
+                   "graph '%s': conditional operator '%s': probability %g "
+                   "is not in [0, 1]",
+                   graph->name, g_array_index (graph->ops, ElkOp, op).name,
+                   probability);
+      return FALSE;
+    }
+  if (graph->conditions == NULL)
+    graph->conditions = g_array_new (FALSE, TRUE, sizeof (ElkOpCondition));
+  if (graph->conditions->len < graph->ops->len)
+    g_array_set_size (graph->conditions, graph->ops->len);
+  cond = &g_array_index (graph->conditions, ElkOpCondition, op);
+  if (cond->set)
+    {
+      g_set_error (error, ELK_GRAPH_ERROR, ELK_GRAPH_ERROR_INVALID,
+                   "graph '%s': operator '%s' already has a condition",
+                   graph->name, g_array_index (graph->ops, ElkOp, op).name);
+      return FALSE;
+    }
+  cond->set = TRUE;
+  cond->router_op = router_op;
+  cond->probability = probability;
+  cond->taken = taken != FALSE;
+  graph->n_conditions++;
+  return TRUE;
+}
+
+/**
+ * elk_graph_get_op_condition:
+ * @graph: a graph
+ * @op: an operator index
+ * @router_op: (out) (optional): the router operator's index
+ * @probability: (out) (optional): the chance that a step's router selects
+ *   @op under the graph's routing model
+ * @taken: (out) (optional): whether the graph's sampled routing selects @op
+ *
+ * Looks up the routing condition of an operator (see
+ * elk_graph_set_op_condition()).  The out parameters are left untouched
+ * when @op has no condition.
+ *
+ * Returns: %TRUE if @op has a condition, %FALSE if it always runs (or is
+ *   out of range).
+ */
+gboolean
+elk_graph_get_op_condition (const ElkGraph *graph,
+                            guint32 op,
+                            guint32 *router_op,
+                            double *probability,
+                            gboolean *taken)
+{
+  const ElkOpCondition *cond;
+
+  g_return_val_if_fail (graph != NULL, FALSE);
+  if (graph->conditions == NULL || op >= graph->conditions->len)
+    return FALSE;
+  cond = &g_array_index (graph->conditions, ElkOpCondition, op);
+  if (!cond->set)
+    return FALSE;
+  if (router_op != NULL)
+    *router_op = cond->router_op;
+  if (probability != NULL)
+    *probability = cond->probability;
+  if (taken != NULL)
+    *taken = cond->taken;
+  return TRUE;
+}
+
+/**
+ * elk_graph_has_conditions:
+ * @graph: a graph
+ *
+ * Tells whether any operator of @graph runs only when a router selects it,
+ * so that a chip or scheduler that cannot honour conditions refuses the
+ * graph instead of mis-measuring it.
+ *
+ * Returns: %TRUE if elk_graph_set_op_condition() marked at least one
+ *   operator.
+ */
+gboolean
+elk_graph_has_conditions (const ElkGraph *graph)
+{
+  g_return_val_if_fail (graph != NULL, FALSE);
+  return graph->n_conditions > 0;
 }
 
 /**

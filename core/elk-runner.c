@@ -140,8 +140,12 @@ assumptions_to_string (ElkProgramAssumptions assumptions)
   if (assumptions & ELK_PROGRAM_ASSUME_PRIVATE_PRELOAD_NETWORK)
     g_string_append_printf (s, "%sprivate-preload-network",
                             s->len > 0 ? " " : "");
-  if (assumptions & ~(ELK_PROGRAM_ASSUME_FREE_DISTRIBUTION
-                      | ELK_PROGRAM_ASSUME_PRIVATE_PRELOAD_NETWORK))
+  if (assumptions & ELK_PROGRAM_ASSUME_KNOWN_ROUTING)
+    g_string_append_printf (s, "%sknown-routing", s->len > 0 ? " " : "");
+  if (assumptions
+      & ~(ELK_PROGRAM_ASSUME_FREE_DISTRIBUTION
+          | ELK_PROGRAM_ASSUME_PRIVATE_PRELOAD_NETWORK
+          | ELK_PROGRAM_ASSUME_KNOWN_ROUTING))
     g_string_append_printf (s, "%sunknown(0x%x)", s->len > 0 ? " " : "",
                             (guint) assumptions);
   return g_string_free (s, FALSE);

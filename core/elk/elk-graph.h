@@ -255,6 +255,19 @@ ELK_API const char *elk_graph_get_attribute (const ElkGraph *graph,
 
 ELK_API gboolean elk_graph_validate (const ElkGraph *graph, GError **error);
 
+ELK_API gboolean elk_graph_set_op_condition (ElkGraph *graph,
+                                             guint32 op,
+                                             guint32 router_op,
+                                             double probability,
+                                             gboolean taken,
+                                             GError **error);
+ELK_API gboolean elk_graph_get_op_condition (const ElkGraph *graph,
+                                             guint32 op,
+                                             guint32 *router_op,
+                                             double *probability,
+                                             gboolean *taken);
+ELK_API gboolean elk_graph_has_conditions (const ElkGraph *graph);
+
 ELK_API double elk_graph_get_total_flops (const ElkGraph *graph);
 ELK_API guint64 elk_op_get_hbm_bytes (const ElkGraph *graph, const ElkOp *op);
 ELK_API guint64 elk_graph_get_hbm_bytes (const ElkGraph *graph);

@@ -121,6 +121,10 @@ typedef struct
  *   layout into its execute layout (data distribution) costs nothing.
  * @ELK_PROGRAM_ASSUME_PRIVATE_PRELOAD_NETWORK: preloads travel on an
  *   interconnect of their own and never compete with execution traffic.
+ * @ELK_PROGRAM_ASSUME_KNOWN_ROUTING: the scheduler knew the sampled routing
+ *   of the graph's conditional operators (elk_graph_set_op_condition())
+ *   before their routers ran: an oracle that preloads only the experts a
+ *   step uses, which no causal program can do.
  *
  * What a program takes for granted about the machine beyond the chip spec.
  * Only a bound like the Ideal design of elk-paper.md §5.3 sets these: it is
@@ -134,6 +138,7 @@ typedef enum
   ELK_PROGRAM_ASSUME_NONE = 0,
   ELK_PROGRAM_ASSUME_FREE_DISTRIBUTION = 1 << 0,
   ELK_PROGRAM_ASSUME_PRIVATE_PRELOAD_NETWORK = 1 << 1,
+  ELK_PROGRAM_ASSUME_KNOWN_ROUTING = 1 << 2,
 } ElkProgramAssumptions;
 
 /**
