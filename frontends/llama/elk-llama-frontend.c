@@ -21,6 +21,8 @@ G_DECLARE_FINAL_TYPE (ElkLlamaFrontend, elk_llama_frontend, ELK,
 #define ELK_TYPE_LLAMA_GRANULARITY (elk_llama_granularity_get_type ())
 #define ELK_TYPE_LLAMA_ROUTING (elk_llama_routing_get_type ())
 GType elk_llama_routing_get_type (void);
+#define ELK_TYPE_LLAMA_EXPERTS (elk_llama_experts_get_type ())
+GType elk_llama_experts_get_type (void);
 GType elk_llama_phase_get_type (void);
 GType elk_llama_dtype_get_type (void);
 GType elk_llama_granularity_get_type (void);
@@ -55,6 +57,11 @@ G_DEFINE_ENUM_TYPE (ElkLlamaRouting,
                     G_DEFINE_ENUM_VALUE (LLAMA_ROUTING_SKEWED, "skewed"),
                     G_DEFINE_ENUM_VALUE (LLAMA_ROUTING_FILE, "file"))
 
+G_DEFINE_ENUM_TYPE (ElkLlamaExperts,
+                    elk_llama_experts,
+                    G_DEFINE_ENUM_VALUE (LLAMA_EXPERTS_ROUTED, "routed"),
+                    G_DEFINE_ENUM_VALUE (LLAMA_EXPERTS_ALL, "all"))
+
 struct _ElkLlamaFrontend
 {
   GObject parent_instance;
@@ -84,6 +91,7 @@ enum
   PROP_ROUTING_SKEW,
   PROP_ROUTING_FILE,
   PROP_ROUTING_SEED,
+  PROP_EXPERTS,
   PROP_MLA_ABSORB,
   PROP_MAX_FILE_SIZE,
   PROP_MAX_CONFIG_SIZE,
@@ -194,6 +202,9 @@ elk_llama_frontend_get_property (GObject *object, guint prop_id,
     case PROP_ROUTING_SEED:
       g_value_set_uint64 (value, self->options.routing_seed);
       break;
+    case PROP_EXPERTS:
+      g_value_set_enum (value, self->options.experts);
+      break;
     case PROP_MLA_ABSORB:
       g_value_set_boolean (value, self->options.mla_absorb);
       break;
@@ -281,6 +292,9 @@ elk_llama_frontend_set_property (GObject *object, guint prop_id,
       break;
     case PROP_ROUTING_SEED:
       self->options.routing_seed = g_value_get_uint64 (value);
+      break;
+    case PROP_EXPERTS:
+      self->options.experts = g_value_get_enum (value);
       break;
     case PROP_MLA_ABSORB:
       self->options.mla_absorb = g_value_get_boolean (value);
@@ -429,6 +443,15 @@ elk_llama_frontend_class_init (ElkLlamaFrontendClass *klass)
                              "the same experts "
                              "per layer",
                              0, G_MAXUINT64, 0, rw);
+  props[PROP_EXPERTS] = g_param_spec_enum (
+      "experts", "Routed experts in the graph",
+      "Mixture-of-experts models: routed = each MoE layer holds the experts "
+      "the sampled routing uses, as if the routing were known; all = it "
+      "holds all E routed experts, each conditional on the layer's top-k "
+      "router with the probability, under the routing model, that a step "
+      "selects it, and the sampled routing says which execute, so that a "
+      "scheduler decides preloads under routing uncertainty",
+      ELK_TYPE_LLAMA_EXPERTS, LLAMA_EXPERTS_ROUTED, rw);
   props[PROP_MLA_ABSORB] = g_param_spec_boolean (
       "mla-absorb", "Absorbed MLA decode",
       "Multi-head latent attention (DeepSeek-V2/V3) in decode: fold the "

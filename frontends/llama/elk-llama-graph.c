@@ -22,6 +22,7 @@
  */
 #include "config.h"
 
+#include <math.h>
 #include <string.h>
 
 #include "elk-llama-private.h"
@@ -67,6 +68,13 @@ typedef struct
   guint64 *expert_tokens;
   guint64 experts_loaded; /* distinct routed experts, summed over layers */
   guint moe_layers;
+  /* experts=all: each token's chance to pick each expert (n_experts), for
+   * the layer @inclusion_layer (G_MAXUINT: none yet), and the operators
+   * made conditional, in all and those the sampled routing takes. */
+  double *inclusion;
+  guint inclusion_layer;
+  gboolean inclusion_estimated; /* some layer's by Monte Carlo */
+  guint64 conditional_ops, conditional_taken;
 } Builder;
 
 void
@@ -87,6 +95,7 @@ elk__llama_build_options_init (LlamaBuildOptions *options)
   options->routing_skew = 1.0;
   options->routing_file = NULL;
   options->routing_seed = 0;
+  options->experts = LLAMA_EXPERTS_ROUTED;
   options->mla_absorb = FALSE;
 }
 
@@ -1611,6 +1620,54 @@ router (Builder *B, guint layer, const char *x, char **gates, GError **error)
   return TRUE;
 }
 
+/* experts=all: the per-token inclusion probabilities of @layer's experts
+ * into B->inclusion.  Layers with the same routing weights (every layer of
+ * a uniform or skewed model) share them, so the enumeration or Monte
+ * Carlo run is done once. */
+static void
+update_inclusion (Builder *B, guint layer)
+{
+  guint64 E = B->m->n_experts;
+
+  if (B->inclusion_layer != G_MAXUINT
+      && memcmp (elk__llama_routing_weights (B->routing, B->inclusion_layer),
+                 elk__llama_routing_weights (B->routing, layer),
+                 E * sizeof (double))
+             == 0)
+    return;
+  if (!elk__llama_routing_inclusion (B->routing, layer,
+                                     LLAMA_ROUTING_MAX_SEQUENCES, B->inclusion))
+    B->inclusion_estimated = TRUE;
+  B->inclusion_layer = layer;
+}
+
+/* experts=all: marks the operators @first.. (one routed expert's) as run
+ * only when the layer's top-k @topk selects the expert: with probability
+ * 1 - (1 - p)^M that at least one of the step's M independent tokens
+ * picks it, p its per-token inclusion probability, and taken when the
+ * sampled routing gave it @tokens > 0 tokens. */
+static gboolean
+mark_conditional (Builder *B,
+                  guint32 topk,
+                  guint32 first,
+                  guint64 expert,
+                  guint64 tokens,
+                  GError **error)
+{
+  double p = B->inclusion[expert];
+  double prob = p >= 1.0 ? 1.0 : 1.0 - pow (1.0 - p, (double) B->M);
+
+  for (guint32 op = first; op < elk_graph_get_n_ops (B->graph); op++)
+    {
+      if (!elk_graph_set_op_condition (B->graph, op, topk, prob, tokens > 0,
+                                       error))
+        return FALSE;
+      B->conditional_ops++;
+      B->conditional_taken += tokens > 0;
+    }
+  return TRUE;
+}
+
 /* An MoE FFN: the router, the routed experts that the sampled routing
  * uses (each on the rows of the tokens routed to it, its output weighted
  * by their gates), their combination per token, and the shared experts
@@ -1628,34 +1685,47 @@ moe_ffn (Builder *B, guint layer, const char *x, char **out, GError **error)
   g_autofree char *gates = NULL;
   Operand ops[3];
 
+  gboolean all = B->o->experts == LLAMA_EXPERTS_ALL;
+  guint32 topk;
+
   if (!router (B, layer, x, &gates, error))
     return FALSE;
+  /* The router's last operator is its top-k, which picks the experts. */
+  topk = elk_graph_get_n_ops (B->graph) - 1;
   B->experts_loaded += elk__llama_routing_sample (B->routing, layer, B->M,
                                                   B->rand, B->expert_tokens);
   B->moe_layers++;
+  if (all)
+    update_inclusion (B, layer);
   for (guint64 e = 0; e < m->n_experts; e++)
     {
-      guint64 t = B->expert_tokens[e];
+      /* With experts=all an expert no token picked is built for one row:
+       * it never executes, only its weights (what a speculative preload
+       * streams) matter. */
+      guint64 t = B->expert_tokens[e], rows_built = t > 0 ? t : 1;
+      guint32 first = elk_graph_get_n_ops (B->graph);
       g_autofree char *prefix = NULL, *rows = NULL, *y = NULL;
       g_autofree char *n_w = NULL, *g_rows = NULL, *yw = NULL;
-      if (t == 0)
+      if (t == 0 && !all)
         continue;
       prefix = g_strdup_printf ("%s.ffn_exp%" G_GUINT64_FORMAT, p, e);
       rows = g_strdup_printf ("%s.exp%" G_GUINT64_FORMAT, x, e);
-      if (!gated_ffn (B, L, prefix, rows, t, m->expert_ffn, (gint) e, &y,
-                      error))
+      if (!gated_ffn (B, L, prefix, rows, rows_built, m->expert_ffn, (gint) e,
+                      &y, error))
         return FALSE;
       /* Each row scaled by its token's gate for this expert. */
       n_w = g_strdup_printf ("%s.weigh", prefix);
       g_rows = g_strdup_printf ("%s.exp%" G_GUINT64_FORMAT, gates, e);
       yw = g_strdup_printf ("%s.out", n_w);
-      set_ext (B, 'm', t);
+      set_ext (B, 'm', rows_built);
       set_ext (B, 'k', d);
       ops[0] = act (y, "mk", B->adtype);
       ops[1] = act (g_rows, "m", B->adtype);
       ops[2] = act (yw, "mk", B->adtype);
       if (!add_op (B, n_w, "mul", ELK_OP_ELEMENTWISE, L, "mk,m->mk", ops, 3, 0,
                    error))
+        return FALSE;
+      if (all && !mark_conditional (B, topk, first, e, t, error))
         return FALSE;
     }
   /* The k weighted outputs of each token, summed: the experts' rows
@@ -2186,6 +2256,7 @@ elk__llama_build_graph (const LlamaModel *model,
   g_autoptr (LlamaRoutingTable) routing = NULL;
   g_autoptr (GRand) rand = NULL;
   g_autofree guint64 *expert_tokens = NULL;
+  g_autofree double *inclusion = NULL;
   g_autofree char *x = NULL;
   guint64 weight_bytes = 0, kv_bytes = 0;
   gint split;
@@ -2209,6 +2280,17 @@ elk__llama_build_graph (const LlamaModel *model,
       B.routing = routing;
       B.rand = rand;
       B.expert_tokens = expert_tokens;
+      inclusion = g_new0 (double, model->n_experts);
+      B.inclusion = inclusion;
+      B.inclusion_layer = G_MAXUINT;
+    }
+  else if (options->experts != LLAMA_EXPERTS_ROUTED)
+    {
+      g_set_error (error, LLAMA_ERROR, LLAMA_ERROR_INVALID,
+                   "%s: '%s' has no experts, so experts=all does not "
+                   "apply; remove it",
+                   model->source, model->name);
+      return NULL;
     }
   else if (options->routing != LLAMA_ROUTING_UNIFORM
            || (options->routing_file != NULL && *options->routing_file))
@@ -2301,6 +2383,16 @@ elk__llama_build_graph (const LlamaModel *model,
                     elk__llama_model_count_active_params (model));
       elk_graph_set_attribute (graph, "routing", routings[options->routing]);
       set_attr_u64 (graph, "routing-seed", options->routing_seed);
+      /* experts=routed graphs keep exactly the attributes they had. */
+      if (options->experts == LLAMA_EXPERTS_ALL)
+        {
+          elk_graph_set_attribute (graph, "experts-built", "all");
+          set_attr_u64 (graph, "conditional-ops", B.conditional_ops);
+          set_attr_u64 (graph, "conditional-ops-taken", B.conditional_taken);
+          elk_graph_set_attribute (graph, "expert-probabilities",
+                                   B.inclusion_estimated ? "monte-carlo"
+                                                         : "exact");
+        }
       if (options->routing == LLAMA_ROUTING_UNIFORM)
         elk_graph_set_attribute (
             graph, "expected-experts-per-layer",

@@ -443,6 +443,20 @@ typedef enum
   LLAMA_ROUTING_FILE,
 } LlamaRouting;
 
+/**
+ * LlamaExperts:
+ * @LLAMA_EXPERTS_ROUTED: an MoE layer holds the operators of the routed
+ *   experts that the sampled routing uses, and nothing marks them.
+ * @LLAMA_EXPERTS_ALL: it holds the operators of all E routed experts,
+ *   each conditional on the layer's top-k (elk_graph_set_op_condition):
+ *   those the sampled routing does not use are built for one row.
+ */
+typedef enum
+{
+  LLAMA_EXPERTS_ROUTED,
+  LLAMA_EXPERTS_ALL,
+} LlamaExperts;
+
 typedef struct
 {
   LlamaPhase phase;
@@ -460,6 +474,8 @@ typedef struct
   double routing_skew; /* Zipf exponent for LLAMA_ROUTING_SKEWED */
   char *routing_file;  /* per-layer frequencies (not owned) */
   guint64 routing_seed;
+  /* Which routed experts' operators an MoE layer holds (experts=). */
+  LlamaExperts experts;
   /* MLA decode in the absorbed-weight form (W_UK folded into the query,
    * W_UV applied after attention on the latent). */
   gboolean mla_absorb;
@@ -501,6 +517,20 @@ guint64 elk__llama_routing_sample (const LlamaRoutingTable *table,
 double elk__llama_routing_expected_distinct_uniform (guint64 n,
                                                      guint64 k,
                                                      guint64 batch);
+
+/* The probability that one token's k picks include each expert of
+ * @layer, into @p (n_experts entries): k / n for equal weights; else by
+ * enumerating the ordered sequences of k distinct experts when there are
+ * at most @max_sequences of them; else a seeded Monte Carlo estimate over
+ * the sampler (LLAMA_ROUTING_MC_TOKENS tokens from LLAMA_ROUTING_MC_SEED).
+ * Returns TRUE when @p is exact (up to rounding). */
+#define LLAMA_ROUTING_MAX_SEQUENCES 1000000
+#define LLAMA_ROUTING_MC_TOKENS 65536
+#define LLAMA_ROUTING_MC_SEED 21u
+gboolean elk__llama_routing_inclusion (const LlamaRoutingTable *table,
+                                       guint layer,
+                                       guint64 max_sequences,
+                                       double *p);
 
 void elk__llama_build_options_init (LlamaBuildOptions *options);
 

@@ -412,3 +412,96 @@ elk__llama_routing_new (const LlamaModel *model,
     }
   return g_steal_pointer (&t);
 }
+
+/* ------------------------------------------------------------------ */
+/* Inclusion probabilities (experts=all)                                */
+/* ------------------------------------------------------------------ */
+
+/* Adds to @p the probability of every ordered continuation of the picks
+ * made so far (@prob, @picked[0..depth)) that puts each expert at position
+ * @depth: the draw without replacement takes expert e with its weight over
+ * the weight of the experts not yet picked. */
+static void
+enumerate_picks (const double *w,
+                 guint64 E,
+                 guint64 k,
+                 guint64 depth,
+                 double prob,
+                 gboolean *picked,
+                 double *p)
+{
+  double left = 0.0;
+
+  for (guint64 e = 0; e < E; e++)
+    if (!picked[e])
+      left += w[e];
+  for (guint64 e = 0; e < E; e++)
+    {
+      double q;
+      if (picked[e] || w[e] <= 0.0)
+        continue;
+      q = prob * w[e] / left;
+      p[e] += q;
+      if (depth + 1 < k)
+        {
+          picked[e] = TRUE;
+          enumerate_picks (w, E, k, depth + 1, q, picked, p);
+          picked[e] = FALSE;
+        }
+    }
+}
+
+gboolean
+elk__llama_routing_inclusion (const LlamaRoutingTable *table,
+                              guint layer,
+                              guint64 max_sequences,
+                              double *p)
+{
+  const double *w = elk__llama_routing_weights (table, layer);
+  guint64 E = table->n_experts, k = table->k, nonzero = 0, sequences = 1;
+  gboolean equal = TRUE;
+  double first = 0.0;
+
+  memset (p, 0, E * sizeof (double));
+  for (guint64 e = 0; e < E; e++)
+    {
+      if (w[e] <= 0.0)
+        continue;
+      if (nonzero == 0)
+        first = w[e];
+      equal = equal && w[e] == first;
+      nonzero++;
+    }
+  /* Equal weights: every k-subset of the weighted experts alike, so each
+   * is in it with probability k / n, exactly. */
+  if (equal)
+    {
+      for (guint64 e = 0; e < E; e++)
+        p[e] = w[e] > 0.0 ? (double) k / (double) nonzero : 0.0;
+      return TRUE;
+    }
+  /* Otherwise the ordered sequences of k distinct weighted experts,
+   * n (n-1) ... (n-k+1), are enumerated when there are few enough. */
+  for (guint64 j = 0; j < k && sequences <= max_sequences; j++)
+    sequences *= nonzero - j;
+  if (sequences <= max_sequences)
+    {
+      g_autofree gboolean *picked = g_new0 (gboolean, E);
+      enumerate_picks (w, E, k, 0, 1.0, picked, p);
+      return TRUE;
+    }
+  /* Too many (Qwen3's 128 experts, top-8): the share of tokens that pick
+   * each expert in LLAMA_ROUTING_MC_TOKENS draws of the routing's own
+   * sampler, from a fixed seed, so that the same model gives the same
+   * probabilities everywhere.  The standard error is at most
+   * 0.5 / sqrt (LLAMA_ROUTING_MC_TOKENS) = 0.002. */
+  {
+    g_autoptr (GRand) rand = g_rand_new_with_seed (LLAMA_ROUTING_MC_SEED);
+    g_autofree guint64 *tokens = g_new0 (guint64, E);
+    elk__llama_routing_sample (table, layer, LLAMA_ROUTING_MC_TOKENS, rand,
+                               tokens);
+    for (guint64 e = 0; e < E; e++)
+      p[e] = (double) tokens[e] / (double) LLAMA_ROUTING_MC_TOKENS;
+  }
+  return FALSE;
+}
