@@ -536,6 +536,26 @@ compare_points (gconstpointer a, gconstpointer b)
   return ra->point < rb->point ? -1 : ra->point > rb->point;
 }
 
+/* Whether a row of @records has routing statistics (the last of the
+ * results writer's columns), which then get columns of their own. */
+static gboolean
+records_have_routing (GPtrArray *records)
+{
+  guint routing = elk__results_writer_get_n_columns () - 1;
+
+  for (guint i = 0; i < records->len; i++)
+    {
+      const PointRecord *r = records->pdata[i];
+      for (guint row = 0; row < r->n_rows && routing < r->n_fields; row++)
+        {
+          const char *value = r->fields[row * r->n_fields + routing];
+          if (value != NULL && *value != '\0')
+            return TRUE;
+        }
+    }
+  return FALSE;
+}
+
 /**
  * elk__results_write:
  * @records: (element-type PointRecord): finished points, any order
@@ -559,7 +579,8 @@ elk__results_write (const char *dir,
 
   writer = elk__results_writer_open (dir, header->experiment, header->hash,
                                      (const char *const *) axes->pdata,
-                                     header->plugins, error);
+                                     header->plugins,
+                                     records_have_routing (records), error);
   if (writer == NULL)
     return FALSE;
   for (guint i = 0; i < records->len; i++)

@@ -52,6 +52,9 @@ elk_metrics_copy (const ElkMetrics *metrics)
   copy->breakdown = metrics->breakdown != NULL
                         ? elk_breakdown_copy (metrics->breakdown)
                         : NULL;
+  copy->routing = metrics->routing != NULL
+                      ? elk_routing_stats_copy (metrics->routing)
+                      : NULL;
   return copy;
 }
 
@@ -68,7 +71,86 @@ elk_metrics_free (ElkMetrics *metrics)
     return;
   g_free (metrics->model);
   elk_breakdown_free (metrics->breakdown);
+  elk_routing_stats_free (metrics->routing);
   g_free (metrics);
+}
+
+/**
+ * elk_routing_stats_get_type:
+ *
+ * The boxed type of #ElkRoutingStats, copied with elk_routing_stats_copy()
+ * and freed with elk_routing_stats_free().
+ *
+ * Returns: the #GType of #ElkRoutingStats.
+ */
+ELK_DEFINE_BOXED_TYPE (ElkRoutingStats,
+                       elk_routing_stats,
+                       elk_routing_stats_copy,
+                       elk_routing_stats_free)
+
+/**
+ * elk_routing_stats_new:
+ *
+ * Creates zeroed routing statistics, with no hit rate (NAN), for a chip
+ * to fill.
+ *
+ * Returns: (transfer full): new statistics; free them with
+ *   elk_routing_stats_free().
+ */
+ElkRoutingStats *
+elk_routing_stats_new (void)
+{
+  ElkRoutingStats *stats = g_new0 (ElkRoutingStats, 1);
+  stats->hit_rate = NAN;
+  return stats;
+}
+
+/**
+ * elk_routing_stats_copy:
+ * @stats: routing statistics
+ *
+ * Copies @stats.
+ *
+ * Returns: (transfer full): a copy; free it with elk_routing_stats_free().
+ */
+ElkRoutingStats *
+elk_routing_stats_copy (const ElkRoutingStats *stats)
+{
+  return g_memdup2 (stats, sizeof (ElkRoutingStats));
+}
+
+/**
+ * elk_routing_stats_free:
+ * @stats: (transfer full) (nullable): routing statistics, or %NULL
+ *
+ * Frees @stats.
+ */
+void
+elk_routing_stats_free (ElkRoutingStats *stats)
+{
+  g_free (stats);
+}
+
+/* The routing statistics as the runner carries them to the results
+ * writer: their nine numbers in field order joined by ';' (the hit rate
+ * empty when there is none), or NULL for none. */
+char *
+elk__routing_stats_to_string (const ElkRoutingStats *stats)
+{
+  char bytes[2][G_ASCII_DTOSTR_BUF_SIZE], rate[G_ASCII_DTOSTR_BUF_SIZE];
+
+  if (stats == NULL)
+    return NULL;
+  g_ascii_formatd (bytes[0], sizeof bytes[0], "%.9g", stats->wasted_hbm_bytes);
+  g_ascii_formatd (bytes[1], sizeof bytes[1], "%.9g",
+                   stats->on_demand_hbm_bytes);
+  if (isnan (stats->hit_rate))
+    rate[0] = '\0';
+  else
+    g_ascii_formatd (rate, sizeof rate, "%.9g", stats->hit_rate);
+  return g_strdup_printf ("%u;%u;%u;%u;%s;%u;%s;%u;%s", stats->n_conditional,
+                          stats->n_taken, stats->hits, stats->wasted, bytes[0],
+                          stats->on_demand, bytes[1], stats->skipped, rate);
 }
 
 /* Whether two breakdowns differ, bit for bit; on a difference the
@@ -109,6 +191,63 @@ breakdown_first_difference (const ElkBreakdown *a,
   return FALSE;
 }
 
+/* The name of the first field in which two routing statistics differ,
+ * bit for bit, "routing" when only one has them, or NULL. */
+static const char *
+routing_first_difference (const ElkRoutingStats *a,
+                          const ElkRoutingStats *b,
+                          double *value_a,
+                          double *value_b)
+{
+  double x[8], y[8];
+  static const char *const names[8] = {
+    "routing.n_conditional",
+    "routing.n_taken",
+    "routing.hits",
+    "routing.wasted",
+    "routing.wasted_hbm_bytes",
+    "routing.on_demand",
+    "routing.on_demand_hbm_bytes",
+    "routing.hit_rate",
+  };
+
+  if (a == NULL && b == NULL)
+    return NULL;
+  if (a == NULL || b == NULL)
+    {
+      if (value_a != NULL)
+        *value_a = a != NULL ? a->hit_rate : NAN;
+      if (value_b != NULL)
+        *value_b = b != NULL ? b->hit_rate : NAN;
+      return "routing";
+    }
+#define FILL(v, s)                                                             \
+  v[0] = s->n_conditional, v[1] = s->n_taken, v[2] = s->hits,                  \
+  v[3] = s->wasted, v[4] = s->wasted_hbm_bytes, v[5] = s->on_demand,           \
+  v[6] = s->on_demand_hbm_bytes, v[7] = s->hit_rate
+  FILL (x, a);
+  FILL (y, b);
+#undef FILL
+  if (a->skipped != b->skipped)
+    {
+      if (value_a != NULL)
+        *value_a = a->skipped;
+      if (value_b != NULL)
+        *value_b = b->skipped;
+      return "routing.skipped";
+    }
+  for (guint i = 0; i < G_N_ELEMENTS (x); i++)
+    if (memcmp (&x[i], &y[i], sizeof x[i]) != 0)
+      {
+        if (value_a != NULL)
+          *value_a = x[i];
+        if (value_b != NULL)
+          *value_b = y[i];
+        return names[i];
+      }
+  return NULL;
+}
+
 /**
  * elk_metrics_first_difference:
  * @a: metrics
@@ -123,8 +262,9 @@ breakdown_first_difference (const ElkBreakdown *a,
  *   in which @a and @b differ, "breakdown" when only their breakdowns
  *   differ (in a cell's group, component or seconds, the seconds of the
  *   first differing cell in @value_a and @value_b, or in whether they
- *   have one at all), or %NULL when every number is identical.  The model
- *   strings are not compared.
+ *   have one at all), "routing" or "routing.<field>" when only their
+ *   #ElkRoutingStats differ, or %NULL when every number is identical.  The
+ *   model strings are not compared.
  */
 const char *
 elk_metrics_first_difference (const ElkMetrics *a,
@@ -159,10 +299,9 @@ elk_metrics_first_difference (const ElkMetrics *a,
           return fields[i].name;
         }
     }
-  return breakdown_first_difference (a->breakdown, b->breakdown, value_a,
-                                     value_b)
-             ? "breakdown"
-             : NULL;
+  if (breakdown_first_difference (a->breakdown, b->breakdown, value_a, value_b))
+    return "breakdown";
+  return routing_first_difference (a->routing, b->routing, value_a, value_b);
 }
 
 /* The breakdown's cells, kept sorted by (group, component).  Groups are

@@ -53,6 +53,7 @@ ResultsWriter *elk__results_writer_open (const char *dir,
                                          const char *hash,
                                          const char *const *axis_names,
                                          GPtrArray *plugin_versions,
+                                         gboolean routing_columns,
                                          GError **error);
 gboolean elk__results_writer_add_row (ResultsWriter *writer,
                                       const char *const *values,
@@ -65,6 +66,7 @@ void elk__results_writer_abort (ResultsWriter *writer);
 const char *const *elk__results_writer_get_columns (void);
 guint elk__results_writer_get_n_columns (void);
 char *elk__breakdown_to_string (const ElkBreakdown *breakdown);
+char *elk__routing_stats_to_string (const ElkRoutingStats *stats);
 GPtrArray *elk__breakdown_split (const char *text);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (xmlDoc, xmlFreeDoc)

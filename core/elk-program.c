@@ -567,7 +567,10 @@ derive (const ElkProgram *program, const ElkPlanSet *plans,
  * plans and steps get the same costs whatever else they record.  Plans are
  * believed only for their spatial vectors and rotation factors (see
  * #ElkProgramOp).  The program's #ElkProgramAssumptions, which only a
- * bound sets, are applied and reported with the results.
+ * bound sets, are applied and reported with the results.  Conditional
+ * operators (elk_graph_set_op_condition()) are costed as if their router
+ * took them, which is all a scheduler may know; a chip then applies the
+ * graph's sampled routing with elk_program_charge_routing().
  *
  * The result is a C array with one element per operator of the graph and
  * no length of its own, which bindings cannot size: it is skipped in the
@@ -593,6 +596,159 @@ elk_program_derive (const ElkProgram *program,
     g_autofree gint *exec_step = g_new (gint, n_ops);
     return derive (program, plans, preload_step, exec_step, error);
   }
+}
+
+/**
+ * elk_program_charge_routing: (skip)
+ * @program: a program
+ * @costs: what elk_program_derive() derived for @program; changed in
+ *   place into what the chip charges
+ * @skipped_steps: (nullable): elk_program_get_n_steps() flags, set to
+ *   %TRUE for the steps the device skips, or %NULL
+ *
+ * Applies the sampled routing of the graph's conditional operators
+ * (elk_graph_set_op_condition()) to a program's derived costs, as every
+ * chip charges them.  elk_program_derive() and elk_program_validate() are
+ * causal: they cost every conditional operator as if its router took it,
+ * which is what a scheduler may know and the worst case the SRAM rule
+ * must hold for.  A chip then calls this function, which reads the
+ * routing the graph sampled:
+ *
+ * - a taken operator costs what it always does: its preload issued before
+ *   its router executes is a speculative hit, one issued after it an
+ *   on-demand load;
+ * - an operator the routing does not take never executes: its execution
+ *   space, compute, distribution and traffic become 0 and its execute
+ *   step is skipped.  Its preload, if issued before its router's execute
+ *   step, is charged in full (HBM time, and its preload space held from
+ *   the issue to the operator's execute position as for any preload):
+ *   wasted speculation.  Issued after the router, the device knows the
+ *   routing and skips it: no HBM bytes, no SRAM, no time.
+ *
+ * The resident bytes of every operator are derived again from what is
+ * left; a skipped operator has none.  The function is plain C over the
+ * arrays, so chips call it once per run.
+ *
+ * Returns: (transfer full) (nullable): the speculation's statistics, or
+ *   %NULL, with @costs untouched and @skipped_steps all %FALSE, when the
+ *   graph has no conditional operators.
+ */
+ElkRoutingStats *
+elk_program_charge_routing (const ElkProgram *program,
+                            ElkOpCost *costs,
+                            gboolean *skipped_steps)
+{
+  const ElkGraph *graph;
+  guint n_ops, n_steps;
+  g_autofree gint *preload_step = NULL;
+  g_autofree gint *exec_step = NULL;
+  g_autofree gboolean *skipped_exec = NULL;
+  ElkRoutingStats *stats;
+
+  g_return_val_if_fail (program != NULL && costs != NULL, NULL);
+  graph = program->graph;
+  n_ops = elk_graph_get_n_ops (graph);
+  n_steps = program->steps->len;
+  if (skipped_steps != NULL)
+    memset (skipped_steps, 0, n_steps * sizeof (gboolean));
+  if (!elk_graph_has_conditions (graph))
+    return NULL;
+
+  preload_step = g_new (gint, n_ops);
+  exec_step = g_new (gint, n_ops);
+  skipped_exec = g_new0 (gboolean, n_ops);
+  for (guint i = 0; i < n_ops; i++)
+    preload_step[i] = exec_step[i] = -1;
+  for (guint s = 0; s < n_steps; s++)
+    {
+      const ElkStep *step = &g_array_index (program->steps, ElkStep, s);
+      if (step->op < n_ops)
+        (step->kind == ELK_STEP_PRELOAD ? preload_step : exec_step)[step->op]
+            = (gint) s;
+    }
+
+  stats = elk_routing_stats_new ();
+  for (guint i = 0; i < n_ops; i++)
+    {
+      guint32 router;
+      gboolean taken, before;
+      ElkOpCost *c = &costs[i];
+      double hbm;
+
+      if (!elk_graph_get_op_condition (graph, i, &router, NULL, &taken))
+        continue;
+      stats->n_conditional++;
+      /* A preload issued before the router's execute step is speculation;
+       * rule R1 makes one issued after it wait until the router is done,
+       * when the device knows the routing. */
+      before = preload_step[i] >= 0 && preload_step[i] < exec_step[router];
+      hbm = (double) c->hbm_bytes;
+      if (taken)
+        {
+          stats->n_taken++;
+          if (c->hbm_bytes == 0)
+            continue;
+          if (before)
+            stats->hits++;
+          else
+            {
+              stats->on_demand++;
+              stats->on_demand_hbm_bytes += hbm;
+            }
+          continue;
+        }
+      skipped_exec[i] = TRUE;
+      if (skipped_steps != NULL && exec_step[i] >= 0)
+        skipped_steps[exec_step[i]] = TRUE;
+      c->hot_bytes = 0;
+      c->exec_s = 0;
+      c->warmup_s = 0;
+      c->warmup_noc_bytes = 0;
+      c->noc_s = 0;
+      c->noc_bytes = 0;
+      if (before)
+        {
+          if (c->hbm_bytes > 0)
+            {
+              stats->wasted++;
+              stats->wasted_hbm_bytes += hbm;
+            }
+        }
+      else if (preload_step[i] >= 0)
+        {
+          stats->skipped++;
+          if (skipped_steps != NULL)
+            skipped_steps[preload_step[i]] = TRUE;
+          preload_step[i] = -1;
+          c->preloaded = FALSE;
+          c->hbm_bytes = 0;
+          c->cold_bytes = 0;
+          c->load_s = 0;
+          c->load_noc_s = 0;
+        }
+    }
+
+  /* SRAM during each execute that runs, as elk_program_derive() derives
+   * it, over the preloads that are left. */
+  for (guint i = 0; i < n_ops; i++)
+    {
+      ElkOpCost *c = &costs[i];
+      c->resident_bytes = 0;
+      c->preload_number = 0;
+      if (skipped_exec[i])
+        continue;
+      c->resident_bytes = c->hot_bytes;
+      for (guint j = i + 1; j < n_ops; j++)
+        if (preload_step[j] >= 0 && preload_step[j] < exec_step[i])
+          {
+            c->resident_bytes += costs[j].cold_bytes;
+            c->preload_number++;
+          }
+    }
+  if (stats->hits + stats->on_demand > 0)
+    stats->hit_rate
+        = (double) stats->hits / (double) (stats->hits + stats->on_demand);
+  return stats;
 }
 
 /* A declared size must be undeclared or what the plans give. */
@@ -636,7 +792,8 @@ check_prediction (const ElkOp *op, const char *field, double value,
  * operator whose preload was issued before that execute) fits each core;
  * every declared size equals the derived one; and every prediction is a
  * finite number of seconds or NAN.  Errors name the operator, the field
- * and both values.
+ * and both values.  Conditional operators count as taken, so that a
+ * program that passes fits whatever its routers choose.
  *
  * Returns: %TRUE if the program is well-formed.
  */
@@ -697,8 +854,10 @@ elk_program_validate (const ElkProgram *program,
           || !check_prediction (op, "est_noc_s", pop->est_noc_s, error))
         return FALSE;
     }
-  if (program->assumptions & ~(ELK_PROGRAM_ASSUME_FREE_DISTRIBUTION
-                                | ELK_PROGRAM_ASSUME_PRIVATE_PRELOAD_NETWORK))
+  if (program->assumptions
+      & ~(ELK_PROGRAM_ASSUME_FREE_DISTRIBUTION
+          | ELK_PROGRAM_ASSUME_PRIVATE_PRELOAD_NETWORK
+          | ELK_PROGRAM_ASSUME_KNOWN_ROUTING))
     INVALID ("the program's assumptions 0x%x name unknown bits; expected "
              "ElkProgramAssumptions flags", (guint) program->assumptions);
   if (!isnan (program->estimate_s)

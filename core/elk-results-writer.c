@@ -12,7 +12,13 @@
  * (ElkBreakdown, carried as elk__breakdown_to_string() text through the
  * journal).  It is not a column of results.csv: it becomes one line of
  * breakdown.csv per (group, component) cell, and a list of objects in the
- * row of results.json.
+ * row of results.json.  The field after it, "routing", holds a chip's
+ * ElkRoutingStats for a graph with conditional operators (a mixture of
+ * experts whose experts are all in the graph): when some row of the run
+ * has them, results.csv gets the routing_* columns before the sweep axes
+ * and every row of results.json a "routing" object (null where a row has
+ * none); otherwise neither, so that results of experiments without
+ * conditional operators stay as they were.
  */
 #include "config.h"
 
@@ -38,7 +44,21 @@ static const char *const columns[] = {
   "overlap_s",      "stall_s",        "n_ops",
   "n_orders",       "label",          "status",
   "error",          "estimate_s",     "metrics_model",
-  "assumptions",    "breakdown",
+  "assumptions",    "breakdown",      "routing",
+};
+
+/* The routing statistics' columns, in the order of the runner's routing
+ * field (elk__routing_stats_to_string()). */
+static const char *const routing_columns[] = {
+  "routing_conditional",
+  "routing_taken",
+  "routing_hits",
+  "routing_wasted",
+  "routing_wasted_hbm_bytes",
+  "routing_on_demand",
+  "routing_on_demand_hbm_bytes",
+  "routing_skipped",
+  "routing_hit_rate",
 };
 
 /* The columns of a row that breakdown.csv repeats to say which point and
@@ -48,7 +68,8 @@ static const char *const breakdown_keys[] = {
   "seq",        "hbm_bw", "label", "backend", "latency_s",
 };
 
-#define BREAKDOWN_COLUMN (G_N_ELEMENTS (columns) - 1)
+#define BREAKDOWN_COLUMN (G_N_ELEMENTS (columns) - 2)
+#define ROUTING_COLUMN (G_N_ELEMENTS (columns) - 1)
 
 static const char *const timing_columns[] = {
   "experiment", "point", "label", "plan_s", "compile_s", "run_s",
@@ -64,6 +85,7 @@ struct _ResultsWriter
   GPtrArray *axis_names;
   guint key_index[G_N_ELEMENTS (breakdown_keys)];
   guint n_rows;
+  gboolean routing_columns;
 };
 
 const char *const *
@@ -215,6 +237,8 @@ elk__make_output_dir (const char *dir, GError **error)
  * @axis_names: (array zero-terminated=1): sweep axis columns
  * @plugin_versions: (element-type utf8): the plugins used, one
  *   elk__plugin_dup_record() line each
+ * @with_routing: whether some row has routing statistics, which then get
+ *   columns
  *
  * Returns: (transfer full): a writer writing into "*.part" files.
  */
@@ -224,6 +248,7 @@ elk__results_writer_open (const char *dir,
                           const char *hash,
                           const char *const *axis_names,
                           GPtrArray *plugin_versions,
+                          gboolean with_routing,
                           GError **error)
 {
   ResultsWriter *writer;
@@ -241,6 +266,7 @@ elk__results_writer_open (const char *dir,
   writer->json_part = g_strconcat (writer->json_path, ".part", NULL);
   writer->timing_part = g_strconcat (writer->timing_path, ".part", NULL);
   writer->breakdown_part = g_strconcat (writer->breakdown_path, ".part", NULL);
+  writer->routing_columns = with_routing;
   writer->axis_names = g_ptr_array_new_with_free_func (g_free);
   for (guint i = 0; axis_names[i] != NULL; i++)
     g_ptr_array_add (writer->axis_names, g_strdup (axis_names[i]));
@@ -259,6 +285,8 @@ elk__results_writer_open (const char *dir,
 
   for (guint i = 0; i < BREAKDOWN_COLUMN; i++)
     fprintf (writer->csv, "%s%s", i > 0 ? "," : "", columns[i]);
+  for (guint i = 0; with_routing && i < G_N_ELEMENTS (routing_columns); i++)
+    fprintf (writer->csv, ",%s", routing_columns[i]);
   for (guint i = 0; i < writer->axis_names->len; i++)
     {
       fputc (',', writer->csv);
@@ -349,6 +377,42 @@ write_json_breakdown (FILE *out, const char *value, GPtrArray *cells)
   fputc (']', out);
 }
 
+/* The routing field split into its nine values, an empty array for an
+ * empty field, or NULL when it is malformed. */
+static GStrv
+split_routing (const char *value)
+{
+  g_auto (GStrv) parts = NULL;
+
+  if (value == NULL || *value == '\0')
+    return g_new0 (char *, 1);
+  parts = g_strsplit (value, ";", -1);
+  if (g_strv_length (parts) != G_N_ELEMENTS (routing_columns))
+    return NULL;
+  return g_steal_pointer (&parts);
+}
+
+/* The routing statistics as a JSON object keyed by the column names
+ * without their "routing_" prefix, or null. */
+static void
+write_json_routing (FILE *out, GStrv parts)
+{
+  if (parts[0] == NULL)
+    {
+      fputs ("null", out);
+      return;
+    }
+  fputc ('{', out);
+  for (guint k = 0; k < G_N_ELEMENTS (routing_columns); k++)
+    {
+      fputs (k > 0 ? ", " : "", out);
+      write_json_string (out, routing_columns[k] + strlen ("routing_"));
+      fputs (": ", out);
+      write_json_value (out, parts[k]);
+    }
+  fputc ('}', out);
+}
+
 /**
  * elk__results_writer_add_row:
  * @values: one string per column (NULL or "" for empty), then one per
@@ -361,7 +425,17 @@ elk__results_writer_add_row (ResultsWriter *writer,
 {
   guint n = G_N_ELEMENTS (columns) + writer->axis_names->len;
   g_autoptr (GPtrArray) cells = elk__breakdown_split (values[BREAKDOWN_COLUMN]);
+  g_auto (GStrv) routing = split_routing (values[ROUTING_COLUMN]);
 
+  if (routing == NULL || (routing[0] != NULL && !writer->routing_columns))
+    {
+      g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_INVAL,
+                   "%s: row %u: the routing statistics '%s' are not %u "
+                   "numbers joined by ';' in a run with routing columns",
+                   writer->csv_part, writer->n_rows + 1, values[ROUTING_COLUMN],
+                   (guint) G_N_ELEMENTS (routing_columns));
+      return FALSE;
+    }
   if (cells == NULL)
     {
       g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_INVAL,
@@ -375,6 +449,19 @@ elk__results_writer_add_row (ResultsWriter *writer,
     {
       if (i == BREAKDOWN_COLUMN)
         continue;
+      if (i == ROUTING_COLUMN)
+        {
+          for (guint k = 0;
+               writer->routing_columns && k < G_N_ELEMENTS (routing_columns);
+               k++)
+            {
+              fputc (',', writer->csv);
+              /* A row without statistics leaves them empty. */
+              write_csv_field (writer->csv,
+                               routing[0] != NULL ? routing[k] : NULL);
+            }
+          continue;
+        }
       if (i > 0)
         fputc (',', writer->csv);
       write_csv_field (writer->csv, values[i]);
@@ -389,11 +476,15 @@ elk__results_writer_add_row (ResultsWriter *writer,
                            ? columns[i]
                            : writer->axis_names->pdata[i - G_N_ELEMENTS (
                                                              columns)];
+      if (i == ROUTING_COLUMN && !writer->routing_columns)
+        continue;
       fputs (i > 0 ? ", " : "", writer->json);
       write_json_string (writer->json, name);
       fputs (": ", writer->json);
       if (i == BREAKDOWN_COLUMN)
         write_json_breakdown (writer->json, values[i], cells);
+      else if (i == ROUTING_COLUMN)
+        write_json_routing (writer->json, routing);
       else
         write_json_value (writer->json, values[i]);
     }

@@ -31,7 +31,7 @@ const char *elk__experiment_axis_value_text (ElkExperiment *self,
                                              guint point,
                                              guint a);
 
-#define N_COLUMNS 38
+#define N_COLUMNS 39
 
 enum
 {
@@ -49,7 +49,11 @@ enum
  * writer turns it into the lines of breakdown.csv and a "breakdown" list
  * in results.json. */
 #define COL_BREAKDOWN (COL_ASSUMPTIONS + 1)
-G_STATIC_ASSERT (COL_BREAKDOWN + 1 == N_COLUMNS);
+/* So is the one after it: the routing statistics of a graph with
+ * conditional operators, which become columns of results.csv only when
+ * some row has them. */
+#define COL_ROUTING (COL_BREAKDOWN + 1)
+G_STATIC_ASSERT (COL_ROUTING + 1 == N_COLUMNS);
 
 typedef struct
 {
@@ -279,6 +283,7 @@ run_design (ElkExperiment *self,
   set (row, COL_STALL, fmt_double (metrics->stall_s));
   set (row, COL_METRICS_MODEL, g_strdup (metrics->model));
   set (row, COL_BREAKDOWN, elk__breakdown_to_string (metrics->breakdown));
+  set (row, COL_ROUTING, elk__routing_stats_to_string (metrics->routing));
 }
 
 static const char *

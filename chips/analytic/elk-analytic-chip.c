@@ -14,7 +14,10 @@
  * distribution, NoC demand and load times come from the program's plans,
  * its steps, the graph and the chip spec, never from what the scheduler
  * declared or estimated, so the scheduler's estimate is a prediction the
- * chip can disagree with.
+ * chip can disagree with.  Conditional operators (mixture-of-experts
+ * experts) are charged by the graph's sampled routing
+ * (elk_program_charge_routing()): untaken experts do not execute, their
+ * speculative preloads cost in full and their on-demand ones nothing.
  *
  * Units: the Elk artifact divides bytes by 2^20 and by its "GB/s" figure to
  * get milliseconds, so its "16000 GB/s" HBM is 16000 MiB/ms = 16.78e12 B/s
@@ -102,6 +105,7 @@ elk_analytic_chip_dup_spec (ElkChip *chip, GError **error)
 static ElkBreakdown *
 breakdown_from_timeline (ElkProgram *program,
                          const ElkOpCost *costs,
+                         const gboolean *skipped_steps,
                          const double *exec_start,
                          const double *exec_end,
                          const double *exec_stall)
@@ -118,7 +122,8 @@ breakdown_from_timeline (ElkProgram *program,
       double t[ELK_TIME_N_COMPONENTS] = { 0 };
       guint i = step->op;
 
-      if (step->kind != ELK_STEP_EXECUTE)
+      /* An expert the routing does not take never executes. */
+      if (step->kind != ELK_STEP_EXECUTE || skipped_steps[s])
         continue;
       plan = &elk_program_peek_op (program, i)->exec_plan;
       t[ELK_TIME_COMPUTE] = plan->compute_s;
@@ -147,9 +152,12 @@ elk_analytic_chip_run (ElkChip *chip,
   g_autofree ElkStep *steps = NULL;
   g_autofree ElkOpCost *costs = NULL;
   g_autofree double *exec_start = NULL, *exec_end = NULL, *exec_stall = NULL;
+  g_autofree gboolean *skipped = NULL;
+  g_autoptr (ElkRoutingStats) routing = NULL;
   ElkTimelineResult r;
   ElkMetrics *metrics;
-  double bound_compute = 0, bound_hbm, hbm_bytes = 0;
+  double bound_compute = 0, bound_hbm, hbm_bytes = 0, flops = 0;
+  guint n_run = 0;
 
   if (spec == NULL)
     return NULL;
@@ -160,21 +168,34 @@ elk_analytic_chip_run (ElkChip *chip,
     return NULL;
   ops = g_new0 (ElkTimelineOp, n);
   n_steps = elk_program_get_n_steps (program);
-  steps = g_new (ElkStep, n_steps);
+  /* The graph's sampled routing: experts it does not take skip their
+   * execute step, and their preload too when it comes after the router
+   * (elk_program_charge_routing()); the timeline runs what is left. */
+  skipped = g_new0 (gboolean, MAX (n_steps, 1u));
+  routing = elk_program_charge_routing (program, costs, skipped);
+  steps = g_new (ElkStep, MAX (n_steps, 1u));
   for (guint s = 0; s < n_steps; s++)
-    steps[s] = *elk_program_get_step (program, s);
+    if (!skipped[s])
+      steps[n_run++] = *elk_program_get_step (program, s);
   for (guint i = 0; i < n; i++)
     {
       const ElkOpCost *c = &costs[i];
       const ElkOp *op = elk_graph_get_op (graph, i);
+      gboolean taken = TRUE;
 
       /* The preload runs at the share the program asked for, and never
        * faster than the chip's own load-noc-share allows. */
       elk_timeline_op_init_from_cost (&ops[i], c);
       hbm_bytes += (double) ops[i].hbm_bytes;
-      bound_compute += op->flops / (op->kind == ELK_OP_MATMUL
-                                      ? spec->matmul_flops
-                                      : spec->vector_flops);
+      /* Only the operators that run do arithmetic. */
+      elk_graph_get_op_condition (graph, i, NULL, NULL, &taken);
+      if (taken)
+        {
+          flops += op->flops;
+          bound_compute += op->flops
+                           / (op->kind == ELK_OP_MATMUL ? spec->matmul_flops
+                                                        : spec->vector_flops);
+        }
     }
 
   exec_start = g_new0 (double, n);
@@ -184,7 +205,7 @@ elk_analytic_chip_run (ElkChip *chip,
                                self->priority == ELK_NOC_PRIORITY_PRELOAD
                                    ? ELK_TIMELINE_PRELOAD_FIRST
                                    : ELK_TIMELINE_EXECUTION_FIRST,
-                               n, ops, n_steps, steps, &r, exec_start, exec_end,
+                               n, ops, n_run, steps, &r, exec_start, exec_end,
                                exec_stall, error))
     return NULL;
 
@@ -214,7 +235,7 @@ elk_analytic_chip_run (ElkChip *chip,
     metrics = elk_metrics_new (model);
   }
   metrics->latency_s = r.latency_s;
-  metrics->flops = elk_graph_get_total_flops (graph);
+  metrics->flops = flops;
   metrics->hbm_bytes = hbm_bytes;
   metrics->noc_bytes = r.noc_bytes;
   metrics->hbm_util = r.hbm_busy_s / r.latency_s;
@@ -224,8 +245,10 @@ elk_analytic_chip_run (ElkChip *chip,
   metrics->execute_only_s = r.execute_only_s;
   metrics->overlap_s = r.overlap_s;
   metrics->stall_s = r.stall_s;
-  metrics->breakdown = breakdown_from_timeline (program, costs, exec_start,
-                                                exec_end, exec_stall);
+  metrics->breakdown
+      = breakdown_from_timeline (program, costs, skipped, exec_start, exec_end,
+                                 exec_stall);
+  metrics->routing = g_steal_pointer (&routing);
   return metrics;
 }
 

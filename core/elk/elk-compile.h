@@ -372,14 +372,50 @@ typedef enum
   ELK_PRELOAD_STATE_LARGEST,
 } ElkBaselinePreloadState;
 
+/**
+ * ElkExpertPreload:
+ * @ELK_EXPERT_PRELOAD_ALL: speculate on every expert the schedule
+ *   preloads before its router: leave the scheduler's order.
+ * @ELK_EXPERT_PRELOAD_ON_DEMAND: preload every expert after its router.
+ * @ELK_EXPERT_PRELOAD_LIKELY: speculate on the experts whose probability
+ *   is at least the threshold, the others on demand.
+ * @ELK_EXPERT_PRELOAD_HOT: speculate on each router's N most likely
+ *   experts, the others on demand.
+ * @ELK_EXPERT_PRELOAD_ORACLE: speculate exactly on the experts the
+ *   sampled routing takes: knows the routing, so the program declares
+ *   %ELK_PROGRAM_ASSUME_KNOWN_ROUTING (what Ideal does).
+ *
+ * Where elk_program_apply_expert_policy() puts the preloads of
+ * conditional operators (a mixture of experts' experts) relative to their
+ * router; the values of the shipped schedulers' "expert-preload" property.
+ */
+typedef enum
+{
+  ELK_EXPERT_PRELOAD_ALL,
+  ELK_EXPERT_PRELOAD_ON_DEMAND,
+  ELK_EXPERT_PRELOAD_LIKELY,
+  ELK_EXPERT_PRELOAD_HOT,
+  ELK_EXPERT_PRELOAD_ORACLE,
+} ElkExpertPreload;
+
 ELK_API GType elk_contention_variant_get_type (void);
 ELK_API GType elk_baseline_preload_state_get_type (void);
+ELK_API GType elk_expert_preload_get_type (void);
 
 ELK_API GParamSpec *elk_engine_param_spec_load_noc_share (double default_value);
 ELK_API GParamSpec *
 elk_engine_param_spec_contention (ElkContentionVariant default_value);
 ELK_API GParamSpec *elk_engine_param_spec_preload_state (void);
 ELK_API GParamSpec *elk_engine_param_spec_threads (void);
+ELK_API GParamSpec *elk_engine_param_spec_expert_preload (void);
+ELK_API GParamSpec *elk_engine_param_spec_expert_threshold (void);
+ELK_API GParamSpec *elk_engine_param_spec_expert_hot (void);
+ELK_API ElkProgram *elk_program_apply_expert_policy (ElkProgram *program,
+                                                     const ElkPlanSet *plans,
+                                                     ElkExpertPreload policy,
+                                                     double threshold,
+                                                     guint hot,
+                                                     GError **error);
 
 /* Whether a "contention" property value asks for the @delay_exec variant. */
 static inline gboolean

@@ -102,6 +102,54 @@ ELK_API const char *elk_op_get_breakdown_group (const ElkOp *op);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (ElkBreakdown, elk_breakdown_free)
 
 /**
+ * ElkRoutingStats:
+ * @n_conditional: operators of the graph that run only when their router
+ *   selects them (elk_graph_set_op_condition()).
+ * @n_taken: of those, how many the graph's sampled routing selects.
+ * @hits: taken conditional operators that read HBM and whose preload the
+ *   program issued before their router executed: speculation that paid.
+ * @wasted: conditional operators the routing does not take whose preload
+ *   was issued before their router executed: charged in full (HBM time,
+ *   SRAM until the operator's execute position) for nothing.
+ * @wasted_hbm_bytes: the HBM bytes of the @wasted preloads.
+ * @on_demand: taken conditional operators that read HBM and whose preload
+ *   was issued after their router executed: loaded on demand, the chip
+ *   waits for them unless other work hides the load.
+ * @on_demand_hbm_bytes: the HBM bytes of the @on_demand preloads.
+ * @skipped: conditional operators the routing does not take whose preload
+ *   was issued after their router: the device skips it, free.
+ * @hit_rate: @hits / (@hits + @on_demand): the share of the taken experts
+ *   with weights that were preloaded speculatively; NAN when there are
+ *   none.
+ *
+ * What a chip measured about the speculation of a program whose graph has
+ * conditional operators (a mixture-of-experts model whose experts are all
+ * in the graph): see elk_program_charge_routing(), which fills it.  A
+ * boxed type copied by value (elk_routing_stats_copy(),
+ * elk_routing_stats_free()).
+ */
+typedef struct
+{
+  guint n_conditional;
+  guint n_taken;
+  guint hits;
+  guint wasted;
+  double wasted_hbm_bytes;
+  guint on_demand;
+  double on_demand_hbm_bytes;
+  guint skipped;
+  double hit_rate;
+} ElkRoutingStats;
+
+#define ELK_TYPE_ROUTING_STATS (elk_routing_stats_get_type ())
+ELK_API GType elk_routing_stats_get_type (void);
+ELK_API ElkRoutingStats *elk_routing_stats_new (void);
+ELK_API ElkRoutingStats *elk_routing_stats_copy (const ElkRoutingStats *stats);
+ELK_API void elk_routing_stats_free (ElkRoutingStats *stats);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (ElkRoutingStats, elk_routing_stats_free)
+
+/**
  * ElkMetrics:
  * @latency_s: end-to-end time of the program.
  * @flops: floating point operations executed.
@@ -119,6 +167,9 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (ElkBreakdown, elk_breakdown_free)
  * @breakdown: (nullable): where the time went per operator group and
  *   component, its cells adding up to @latency_s; %NULL when the chip
  *   does not break its time down.  Owned by the metrics.
+ * @routing: (nullable): the speculation on conditional operators (hits,
+ *   wasted and on-demand expert preloads); %NULL for a graph without
+ *   conditions.  Owned by the metrics.  Appended in plugin ABI 4.
  *
  * What a chip backend reports after running a program.  A boxed type
  * copied by value (elk_metrics_copy(), elk_metrics_free()).
@@ -138,6 +189,7 @@ typedef struct
   double stall_s;
   char *model;
   ElkBreakdown *breakdown;
+  ElkRoutingStats *routing;
 } ElkMetrics;
 
 #define ELK_TYPE_METRICS (elk_metrics_get_type ())

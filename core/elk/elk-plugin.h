@@ -40,9 +40,11 @@ G_BEGIN_DECLS
  * ElkAllocRequest.contention and exec_fixed replace noc_share.  3:
  * ElkMetrics.breakdown (where the time went) appended;
  * ElkCostCoeffs.int8_macs_per_cycle (integer products) appended, which
- * grows ElkChipSpec (the same session's change, no second bump).
+ * grows ElkChipSpec (the same session's change, no second bump).  4:
+ * ElkMetrics.routing (#ElkRoutingStats, the speculation on
+ * mixture-of-experts experts) appended.
  */
-#define ELK_PLUGIN_ABI_VERSION 3u
+#define ELK_PLUGIN_ABI_VERSION 4u
 
 /**
  * ElkPlugin:

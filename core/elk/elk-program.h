@@ -22,6 +22,7 @@
 #include <elk/elk-graph.h>
 #include <elk/elk-chip-spec.h>
 #include <elk/elk-plan.h>
+#include <elk/elk-metrics.h>
 
 G_BEGIN_DECLS
 
@@ -232,6 +233,9 @@ ELK_API ElkOpCost *elk_program_derive (const ElkProgram *program,
 ELK_API gboolean elk_program_validate (const ElkProgram *program,
                                        const ElkPlanSet *plans,
                                        GError **error);
+ELK_API ElkRoutingStats *elk_program_charge_routing (const ElkProgram *program,
+                                                     ElkOpCost *costs,
+                                                     gboolean *skipped_steps);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (ElkProgram, elk_program_unref)
 

@@ -23,7 +23,7 @@
 #include <elk/elk.h>
 
 /* The plugin ABI the table below was measured for. */
-#define PINNED_ABI 3u
+#define PINNED_ABI 4u
 
 typedef struct
 {
@@ -235,6 +235,17 @@ static const Pin current[] = {
   FIELD (ElkMetrics, stall_s),
   FIELD (ElkMetrics, model),
   FIELD (ElkMetrics, breakdown),
+  FIELD (ElkMetrics, routing),
+  SIZE (ElkRoutingStats),
+  FIELD (ElkRoutingStats, n_conditional),
+  FIELD (ElkRoutingStats, n_taken),
+  FIELD (ElkRoutingStats, hits),
+  FIELD (ElkRoutingStats, wasted),
+  FIELD (ElkRoutingStats, wasted_hbm_bytes),
+  FIELD (ElkRoutingStats, on_demand),
+  FIELD (ElkRoutingStats, on_demand_hbm_bytes),
+  FIELD (ElkRoutingStats, skipped),
+  FIELD (ElkRoutingStats, hit_rate),
   SIZE (ElkAllocRequest),
   FIELD (ElkAllocRequest, plans),
   FIELD (ElkAllocRequest, exec_op),
@@ -489,7 +500,7 @@ static const Pin pinned[] = {
   { "ElkTimelineResult", "execute_only_s", 40 },
   { "ElkTimelineResult", "overlap_s", 48 },
   { "ElkTimelineResult", "stall_s", 56 },
-  { "ElkMetrics", NULL, 104 },
+  { "ElkMetrics", NULL, 112 },
   { "ElkMetrics", "latency_s", 0 },
   { "ElkMetrics", "flops", 8 },
   { "ElkMetrics", "hbm_bytes", 16 },
@@ -503,6 +514,17 @@ static const Pin pinned[] = {
   { "ElkMetrics", "stall_s", 80 },
   { "ElkMetrics", "model", 88 },
   { "ElkMetrics", "breakdown", 96 },
+  { "ElkMetrics", "routing", 104 },
+  { "ElkRoutingStats", NULL, 56 },
+  { "ElkRoutingStats", "n_conditional", 0 },
+  { "ElkRoutingStats", "n_taken", 4 },
+  { "ElkRoutingStats", "hits", 8 },
+  { "ElkRoutingStats", "wasted", 12 },
+  { "ElkRoutingStats", "wasted_hbm_bytes", 16 },
+  { "ElkRoutingStats", "on_demand", 24 },
+  { "ElkRoutingStats", "on_demand_hbm_bytes", 32 },
+  { "ElkRoutingStats", "skipped", 40 },
+  { "ElkRoutingStats", "hit_rate", 48 },
   { "ElkAllocRequest", NULL, 56 },
   { "ElkAllocRequest", "plans", 0 },
   { "ElkAllocRequest", "exec_op", 8 },

@@ -24,6 +24,9 @@ struct _ElkBasicScheduler
   double theta;
   gint preload_state;
   gint contention;
+  gint expert_preload;
+  double expert_threshold;
+  guint expert_hot;
 };
 
 /* The policy.  Preload until one HBM-reading operator is buffered, within
@@ -76,6 +79,7 @@ elk_basic_scheduler_schedule (ElkScheduler *scheduler,
   static const gboolean largest[2] = { FALSE, TRUE };
   ElkBasicScheduler *self = ELK_BASIC_SCHEDULER (scheduler);
   g_autoptr(ElkEngine) engine = elk_engine_new (plans, allocator, error);
+  g_autoptr (ElkProgram) program = NULL;
   g_autoptr(GPtrArray) orders = NULL;
   g_autoptr(GArray) params = g_array_new (FALSE, FALSE,
                                           sizeof (ElkEngineParams));
@@ -101,9 +105,16 @@ elk_basic_scheduler_schedule (ElkScheduler *scheduler,
                    "basic scheduler: the properties leave nothing to try");
       return NULL;
     }
-  return elk_engine_search_program (engine, orders,
-                                    (const ElkEngineParams *) params->data,
-                                    params->len, 1, error);
+  program = elk_engine_search_program (engine, orders,
+                                       (const ElkEngineParams *) params->data,
+                                       params->len, 1, error);
+  if (program == NULL)
+    return NULL;
+  /* Where the experts of a mixture of experts preload (docs/compiler.md,
+   * "Scheduling under routing uncertainty"); no change without them. */
+  return elk_program_apply_expert_policy (program, plans, self->expert_preload,
+                                          self->expert_threshold,
+                                          self->expert_hot, error);
 }
 
 ELK_DEFINE_SCHEDULER (ElkBasicScheduler,
@@ -120,6 +131,12 @@ elk_basic_scheduler_class_init (ElkBasicSchedulerClass *klass)
       G_STRUCT_OFFSET (ElkBasicScheduler, preload_state) },
     { elk_engine_param_spec_contention (ELK_CONTENTION_DELAY_EXECUTION),
       G_STRUCT_OFFSET (ElkBasicScheduler, contention) },
+    { elk_engine_param_spec_expert_preload (),
+      G_STRUCT_OFFSET (ElkBasicScheduler, expert_preload) },
+    { elk_engine_param_spec_expert_threshold (),
+      G_STRUCT_OFFSET (ElkBasicScheduler, expert_threshold) },
+    { elk_engine_param_spec_expert_hot (),
+      G_STRUCT_OFFSET (ElkBasicScheduler, expert_hot) },
   };
 
   elk_field_properties_install (G_OBJECT_CLASS (klass), props,

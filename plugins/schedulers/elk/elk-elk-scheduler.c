@@ -79,6 +79,9 @@ struct _ElkElkScheduler
   gint contention;
   gint select;
   guint select_top;
+  gint expert_preload;
+  double expert_threshold;
+  guint expert_hot;
 };
 
 /* The policy.  The experiment's allocator splits the usable SRAM between E
@@ -322,7 +325,7 @@ elk_elk_scheduler_schedule (ElkScheduler *scheduler,
   g_autoptr (GArray) ranked
       = g_array_new (FALSE, FALSE, sizeof (ElkEngineRank));
   g_autoptr (GArray) picks = g_array_new (FALSE, FALSE, sizeof (Pick));
-  ElkProgram *program;
+  g_autoptr (ElkProgram) program = NULL;
 
   if (engine == NULL)
     return NULL;
@@ -386,9 +389,14 @@ elk_elk_scheduler_schedule (ElkScheduler *scheduler,
     }
   program = by_estimate ? choose_by_estimate (engine, picks, error)
                         : choose_by_timeline (self, engine, picks, error);
-  if (program != NULL)
-    elk_program_set_n_orders (program, full ? orders->len : 1);
-  return program;
+  if (program == NULL)
+    return NULL;
+  elk_program_set_n_orders (program, full ? orders->len : 1);
+  /* Where the experts of a mixture of experts preload (docs/compiler.md,
+   * "Scheduling under routing uncertainty"); no change without them. */
+  return elk_program_apply_expert_policy (program, plans, self->expert_preload,
+                                          self->expert_threshold,
+                                          self->expert_hot, error);
 }
 
 ELK_DEFINE_SCHEDULER (ElkElkScheduler,
@@ -452,6 +460,12 @@ elk_elk_scheduler_class_init (ElkElkSchedulerClass *klass)
                          G_PARAM_READWRITE | G_PARAM_CONSTRUCT
                              | G_PARAM_STATIC_STRINGS),
       G_STRUCT_OFFSET (ElkElkScheduler, select_top) },
+    { elk_engine_param_spec_expert_preload (),
+      G_STRUCT_OFFSET (ElkElkScheduler, expert_preload) },
+    { elk_engine_param_spec_expert_threshold (),
+      G_STRUCT_OFFSET (ElkElkScheduler, expert_threshold) },
+    { elk_engine_param_spec_expert_hot (),
+      G_STRUCT_OFFSET (ElkElkScheduler, expert_hot) },
   };
 
   elk_field_properties_install (G_OBJECT_CLASS (klass), props,

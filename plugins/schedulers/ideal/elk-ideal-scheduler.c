@@ -7,7 +7,10 @@
  * as helps.  Unlike the artifact, the executing operator does not also get
  * the whole SRAM: the program must fit each core (the validator checks),
  * so this is a model-based reference, not an absolute bound; the physical
- * bound is reported separately.
+ * bound is reported separately.  On a mixture of experts whose experts are
+ * conditional operators it is an oracle: it knows the sampled routing and
+ * never preloads an expert the routing does not take
+ * (%ELK_PROGRAM_ASSUME_KNOWN_ROUTING, docs/compiler.md).
  */
 #include "config.h"
 
@@ -72,6 +75,7 @@ elk_ideal_scheduler_schedule (ElkScheduler *scheduler,
 {
   g_autoptr(ElkEngine) engine = elk_engine_new (plans, allocator, error);
   g_autoptr(GPtrArray) orders = NULL;
+  g_autoptr (ElkProgram) program = NULL;
   ElkEngineParams params = { &ideal_policy, NULL, 1.0, FALSE, FALSE };
 
   if (engine == NULL)
@@ -79,7 +83,17 @@ elk_ideal_scheduler_schedule (ElkScheduler *scheduler,
   orders = g_ptr_array_new_with_free_func (g_free);
   g_ptr_array_add (orders,
                    elk_order_new_identity (elk_engine_get_n_ops (engine)));
-  return elk_engine_search_program (engine, orders, &params, 1, 1, error);
+  program = elk_engine_search_program (engine, orders, &params, 1, 1, error);
+  if (program == NULL)
+    return NULL;
+  /* Ideal for a mixture of experts is an oracle: it knows the sampled
+   * routing, keeps the preloads of the experts it takes where the
+   * schedule put them (as early as fits) and moves the others after their
+   * router, where the device skips them; the program declares
+   * known-routing.  No change on a graph without conditions. */
+  return elk_program_apply_expert_policy (program, plans,
+                                          ELK_EXPERT_PRELOAD_ORACLE, 0.5, 0,
+                                          error);
 }
 
 ELK_DEFINE_SCHEDULER (ElkIdealScheduler,

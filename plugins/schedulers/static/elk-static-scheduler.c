@@ -25,6 +25,9 @@ struct _ElkStaticScheduler
   gint contention;
   guint sweep_step_kib;
   guint threads;
+  gint expert_preload;
+  double expert_threshold;
+  guint expert_hot;
 };
 
 /* One point of the sweep: the policy_data of a parameter set. */
@@ -87,6 +90,7 @@ elk_static_scheduler_schedule (ElkScheduler *scheduler,
 {
   ElkStaticScheduler *self = ELK_STATIC_SCHEDULER (scheduler);
   g_autoptr(ElkEngine) engine = elk_engine_new (plans, allocator, error);
+  g_autoptr (ElkProgram) program = NULL;
   g_autoptr(GPtrArray) orders = NULL;
   g_autoptr(GArray) params = g_array_new (FALSE, FALSE,
                                           sizeof (ElkEngineParams));
@@ -132,9 +136,16 @@ elk_static_scheduler_schedule (ElkScheduler *scheduler,
                    "static scheduler: the properties leave nothing to try");
       return NULL;
     }
-  return elk_engine_search_program (engine, orders,
-                                    (const ElkEngineParams *) params->data,
-                                    params->len, self->threads, error);
+  program = elk_engine_search_program (engine, orders,
+                                       (const ElkEngineParams *) params->data,
+                                       params->len, self->threads, error);
+  if (program == NULL)
+    return NULL;
+  /* Where the experts of a mixture of experts preload (docs/compiler.md,
+   * "Scheduling under routing uncertainty"); no change without them. */
+  return elk_program_apply_expert_policy (program, plans, self->expert_preload,
+                                          self->expert_threshold,
+                                          self->expert_hot, error);
 }
 
 ELK_DEFINE_SCHEDULER (ElkStaticScheduler,
@@ -159,6 +170,12 @@ elk_static_scheduler_class_init (ElkStaticSchedulerClass *klass)
       G_STRUCT_OFFSET (ElkStaticScheduler, sweep_step_kib) },
     { elk_engine_param_spec_threads (),
       G_STRUCT_OFFSET (ElkStaticScheduler, threads) },
+    { elk_engine_param_spec_expert_preload (),
+      G_STRUCT_OFFSET (ElkStaticScheduler, expert_preload) },
+    { elk_engine_param_spec_expert_threshold (),
+      G_STRUCT_OFFSET (ElkStaticScheduler, expert_threshold) },
+    { elk_engine_param_spec_expert_hot (),
+      G_STRUCT_OFFSET (ElkStaticScheduler, expert_hot) },
   };
 
   elk_field_properties_install (G_OBJECT_CLASS (klass), props,
