@@ -37,12 +37,12 @@ elk_expert_preload_get_type (void)
   };
 
   if (g_once_init_enter (&type))
-    g_once_init_leave (&type, g_enum_register_static ("ElkExpertPreload",
-                                                      values));
+    g_once_init_leave (&type,
+                       g_enum_register_static ("ElkExpertPreload", values));
   return (GType) type;
 }
 
-#define PARAM_FLAGS                                                          \
+#define PARAM_FLAGS                                                            \
   (G_PARAM_READWRITE | G_PARAM_CONSTRUCT | G_PARAM_STATIC_STRINGS)
 
 /**
@@ -165,8 +165,11 @@ mark_hot (const ElkGraph *graph, guint hot, gboolean *speculate)
 /* Whether each conditional operator keeps a preload before its router.
  * Only %ELK_EXPERT_PRELOAD_ORACLE reads whether the routing takes it. */
 static void
-decide (const ElkGraph *graph, ElkExpertPreload policy, double threshold,
-        guint hot, gboolean *speculate)
+decide (const ElkGraph *graph,
+        ElkExpertPreload policy,
+        double threshold,
+        guint hot,
+        gboolean *speculate)
 {
   guint n_ops = elk_graph_get_n_ops (graph);
 
@@ -201,6 +204,124 @@ decide (const ElkGraph *graph, ElkExpertPreload policy, double threshold,
     }
 }
 
+/* Speculation's second half: each speculated expert whose preload the
+ * schedule left after its router is preloaded as early as the graph order
+ * allows, right after the router's own preload (with the experts before
+ * it, in graph order), as a schedule that knew it needed the expert would
+ * place it; when the SRAM during some execute in between would overflow,
+ * at the first later insertion point that fits, and at the latest just
+ * before the router executes; if even that does not fit, it stays on
+ * demand.  Never later than the schedule had it.  Resident sizes come from
+ * the causal derivation of @program (every expert counted as if taken, so
+ * that the result validates) and are updated as preloads move. */
+static ElkProgram *
+hoist (ElkProgram *program,
+       const ElkPlanSet *plans,
+       const gboolean *speculate,
+       GError **error)
+{
+  ElkGraph *graph = elk_program_get_graph (program);
+  guint n_ops = elk_graph_get_n_ops (graph);
+  guint n_steps = elk_program_get_n_steps (program);
+  guint64 usable
+      = elk_chip_spec_get_usable_sram (elk_plan_set_get_spec (plans));
+  g_autofree ElkOpCost *costs = elk_program_derive (program, plans, error);
+  g_autofree gint *preload_step = NULL, *exec_step = NULL;
+  g_autofree gint *insert_before = NULL; /* per op: step index, or -1 */
+  g_autofree guint *first = NULL;
+  g_autofree guint32 *bucket = NULL;
+  ElkProgram *out;
+
+  if (costs == NULL)
+    return NULL;
+  preload_step = g_new (gint, n_ops);
+  exec_step = g_new (gint, n_ops);
+  insert_before = g_new (gint, n_ops);
+  for (guint i = 0; i < n_ops; i++)
+    preload_step[i] = exec_step[i] = insert_before[i] = -1;
+  for (guint s = 0; s < n_steps; s++)
+    {
+      const ElkStep *step = elk_program_get_step (program, s);
+      (step->kind == ELK_STEP_PRELOAD ? preload_step : exec_step)[step->op]
+          = (gint) s;
+    }
+  for (guint j = 0; j < n_ops; j++)
+    {
+      guint32 r;
+      gint at;
+
+      if (!speculate[j]
+          || !elk_graph_get_op_condition (graph, j, &r, NULL, NULL)
+          || preload_step[j] < exec_step[r] || costs[j].hbm_bytes == 0)
+        continue;
+      at = preload_step[r] >= 0 ? preload_step[r] + 1 : exec_step[r];
+      while (at <= exec_step[r])
+        {
+          gboolean fits = TRUE;
+          /* The executes between the new and the old issue hold it. */
+          for (gint s = at; fits && s < preload_step[j]; s++)
+            {
+              const ElkStep *step = elk_program_get_step (program, s);
+              if (step->kind == ELK_STEP_EXECUTE
+                  && costs[step->op].resident_bytes + costs[j].cold_bytes
+                         > usable)
+                fits = FALSE;
+            }
+          if (fits)
+            break;
+          /* Past the next execute. */
+          while (at <= exec_step[r]
+                 && elk_program_get_step (program, (guint) at)->kind
+                        != ELK_STEP_EXECUTE)
+            at++;
+          at++;
+        }
+      if (at > exec_step[r])
+        continue;
+      insert_before[j] = at;
+      for (gint s = at; s < preload_step[j]; s++)
+        {
+          const ElkStep *step = elk_program_get_step (program, s);
+          if (step->kind == ELK_STEP_EXECUTE)
+            costs[step->op].resident_bytes += costs[j].cold_bytes;
+        }
+    }
+
+  out = elk_program_new (graph);
+  for (guint i = 0; i < n_ops; i++)
+    *elk_program_get_op (out, i) = *elk_program_peek_op (program, i);
+  elk_program_set_estimate (out, elk_program_get_estimate (program));
+  elk_program_set_n_orders (out, elk_program_get_n_orders (program));
+  elk_program_set_assumptions (out, elk_program_get_assumptions (program));
+  /* The hoisted preloads bucketed by the step they go before, each
+   * bucket in graph order. */
+  first = g_new0 (guint, n_steps + 1);
+  for (guint j = 0; j < n_ops; j++)
+    if (insert_before[j] >= 0)
+      first[insert_before[j] + 1]++;
+  for (guint s = 0; s < n_steps; s++)
+    first[s + 1] += first[s];
+  bucket = g_new (guint32, MAX (first[n_steps], 1u));
+  {
+    g_autofree guint *fill = g_memdup2 (first, (n_steps + 1) * sizeof (guint));
+    for (guint j = 0; j < n_ops; j++)
+      if (insert_before[j] >= 0)
+        bucket[fill[insert_before[j]]++] = j;
+  }
+  for (guint s = 0; s < n_steps; s++)
+    {
+      const ElkStep *step = elk_program_get_step (program, s);
+
+      for (guint k = first[s]; k < first[s + 1]; k++)
+        elk_program_add_preload (out, bucket[k]);
+      if (step->kind == ELK_STEP_EXECUTE)
+        elk_program_add_execute (out, step->op);
+      else if (insert_before[step->op] < 0)
+        elk_program_add_preload (out, step->op);
+    }
+  return out;
+}
+
 /**
  * elk_program_apply_expert_policy:
  * @program: a program a scheduler built, of a graph that may have
@@ -213,22 +334,27 @@ decide (const ElkGraph *graph, ElkExpertPreload policy, double threshold,
  *   speculated, the most likely first (ties: graph order)
  * @error: return location for a #GError
  *
- * Rewrites where a program preloads its conditional operators.  Every
- * conditional operator the policy does not speculate on and whose preload
- * the program issues before its router's execute step has that preload
- * moved to just after the router's execute step (several moved behind one
- * router keep their order); nothing else moves, so a policy never
- * speculates on more than the scheduler's own order did.  The policies
- * read only each operator's probability, never whether the graph's
- * sampled routing takes it (causality), except
- * %ELK_EXPERT_PRELOAD_ORACLE, which speculates exactly on the taken
- * operators and marks the program %ELK_PROGRAM_ASSUME_KNOWN_ROUTING.  The
- * result is checked with elk_program_validate().
+ * Rewrites where a program preloads its conditional operators, in two
+ * moves.  First, every conditional operator the policy does not speculate
+ * on whose preload the program issues before its router's execute step
+ * has that preload moved to just after the router's execute step (several
+ * moved behind one router keep their order): on demand.  Moving a preload
+ * later never breaks the SRAM rule.  Second, every operator the policy
+ * speculates on whose preload comes after its router is moved before it:
+ * right after the router's own preload (graph order among experts), or
+ * later where the SRAM during the executes in between would overflow, and
+ * if even just before the router's execute step does not fit, it stays
+ * on demand.  The policies read only each operator's probability (and the
+ * sizes every schedule reads), never whether the graph's sampled routing
+ * takes it (causality), except %ELK_EXPERT_PRELOAD_ORACLE, which
+ * speculates exactly on the taken operators and marks the program
+ * %ELK_PROGRAM_ASSUME_KNOWN_ROUTING.  The result is checked with
+ * elk_program_validate().
  *
  * Returns: (transfer full): the rewritten program (a new one; @program
- *   itself, with a new reference, when the graph has no conditions or
- *   nothing moves and the assumptions stay), or %NULL with @error set
- *   (%ELK_SCHEDULE_ERROR) for a threshold outside [0, 1] or a rewritten
+ *   itself, with a new reference, when the graph has no conditions), or
+ *   %NULL with @error set (%ELK_SCHEDULE_ERROR) for a threshold outside
+ *   [0, 1], a policy that is none of #ElkExpertPreload or a rewritten
  *   program that does not validate.
  */
 ElkProgram *
@@ -240,7 +366,7 @@ elk_program_apply_expert_policy (ElkProgram *program,
                                  GError **error)
 {
   ElkGraph *graph;
-  guint n_ops, n_steps, n_moved = 0;
+  guint n_ops, n_steps;
   g_autofree gboolean *speculate = NULL;
   g_autofree gint *exec_step = NULL;
   g_autofree gboolean *moved = NULL;
@@ -253,7 +379,8 @@ elk_program_apply_expert_policy (ElkProgram *program,
     {
       g_set_error (error, ELK_SCHEDULE_ERROR, ELK_SCHEDULE_ERROR_FAILED,
                    "expert-threshold is %g; expected a probability in "
-                   "[0, 1]", threshold);
+                   "[0, 1]",
+                   threshold);
       return NULL;
     }
   if ((guint) policy > ELK_EXPERT_PRELOAD_ORACLE)
@@ -291,21 +418,17 @@ elk_program_apply_expert_policy (ElkProgram *program,
 
       if (step->kind == ELK_STEP_PRELOAD && step->op < n_ops
           && !speculate[step->op]
-          && elk_graph_get_op_condition (graph, step->op, &router, NULL,
-                                         NULL)
+          && elk_graph_get_op_condition (graph, step->op, &router, NULL, NULL)
           && (exec_step[router] < 0 || (gint) s < exec_step[router]))
         {
           moved[s] = TRUE;
           router_moved[router] = TRUE;
-          n_moved++;
         }
     }
 
   assume = elk_program_get_assumptions (program);
   if (policy == ELK_EXPERT_PRELOAD_ORACLE)
     assume |= ELK_PROGRAM_ASSUME_KNOWN_ROUTING;
-  if (n_moved == 0 && assume == elk_program_get_assumptions (program))
-    return elk_program_ref (program);
 
   out = elk_program_new (graph);
   for (guint i = 0; i < n_ops; i++)
@@ -333,16 +456,22 @@ elk_program_apply_expert_policy (ElkProgram *program,
           const ElkStep *m = elk_program_get_step (program, t);
           guint32 router;
           if (moved[t]
-              && elk_graph_get_op_condition (graph, m->op, &router, NULL,
-                                             NULL)
+              && elk_graph_get_op_condition (graph, m->op, &router, NULL, NULL)
               && router == step->op)
             elk_program_add_preload (out, m->op);
         }
     }
+  {
+    ElkProgram *hoisted = hoist (out, plans, speculate, error);
+    if (hoisted == NULL)
+      return NULL;
+    elk_program_unref (out);
+    out = hoisted;
+  }
   if (!elk_program_validate (out, plans, error))
     {
-      static const char *const nicks[] = { "all", "on-demand", "likely",
-                                           "hot", "oracle" };
+      static const char *const nicks[]
+          = { "all", "on-demand", "likely", "hot", "oracle" };
       g_prefix_error (error, "expert-preload=%s: ", nicks[policy]);
       return NULL;
     }
