@@ -3,6 +3,7 @@
 #include "config.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 #define ELK_USE_UNSTABLE_API
 #include <elk/elk.h>
@@ -755,6 +756,140 @@ test_no_conditions (void)
   elk_test_compile_fixture_clear (&f);
 }
 
+/* One line of results.csv split into fields, quotes honoured. */
+static GStrv
+split_csv (const char *line)
+{
+  g_autoptr (GPtrArray) fields = g_ptr_array_new ();
+  GString *f = g_string_new (NULL);
+  gboolean quoted = FALSE;
+
+  for (const char *p = line;; p++)
+    {
+      if (*p == '"')
+        {
+          if (quoted && p[1] == '"')
+            g_string_append_c (f, *++p);
+          else
+            quoted = !quoted;
+        }
+      else if ((*p == ',' && !quoted) || *p == '\0')
+        {
+          g_ptr_array_add (fields, g_string_free (f, FALSE));
+          if (*p == '\0')
+            break;
+          f = g_string_new (NULL);
+        }
+      else
+        g_string_append_c (f, *p);
+    }
+  g_ptr_array_add (fields, NULL);
+  return (GStrv) g_ptr_array_free (g_steal_pointer (&fields), FALSE);
+}
+
+/* The columns of @dir's results.csv header, and its rows. */
+static void
+run_moe_experiment (ElkRegistry *registry,
+                    const char *experts,
+                    const char *dir,
+                    GStrv *head,
+                    GStrv *row,
+                    char **json)
+{
+  g_autofree char *xml = g_strdup_printf (
+      "<?xml version=\"1.0\"?>\n"
+      "<experiment format=\"1\" name=\"moe-columns\">\n"
+      "  <frontend name=\"llama\">\n"
+      "    <param name=\"preset\">mixtral-8x7b</param>\n"
+      "    <param name=\"phase\">decode</param>\n"
+      "    <param name=\"batch\">1</param>\n"
+      "    <param name=\"seq\">128</param>\n"
+      "    <param name=\"layers\">1</param>\n"
+      "    <param name=\"experts\">%s</param>\n"
+      "  </frontend>\n"
+      "  <chip name=\"analytic\"/>\n"
+      "  <allocator name=\"reservation\"/>\n"
+      "  <scheduler name=\"basic\" label=\"basic\">\n"
+      "    <param name=\"expert-preload\">on-demand</param>\n"
+      "  </scheduler>\n"
+      "  <sweep><axis param=\"frontend.batch\" values=\"1\"/></sweep>\n"
+      "  <output dir=\"%s\"/>\n"
+      "</experiment>\n",
+      experts, dir);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (ElkExperiment) e
+      = elk_experiment_load_from_data (xml, strlen (xml), "moe-columns.xml",
+                                       registry, &error);
+  g_autofree char *csv = g_build_filename (dir, "results.csv", NULL);
+  g_autofree char *js = g_build_filename (dir, "results.json", NULL);
+  g_autofree char *text = NULL;
+  g_auto (GStrv) lines = NULL;
+  ElkRunOptions options = { 0 };
+  ElkRunStatus status;
+
+  g_assert_no_error (error);
+  options.n_jobs = 1;
+  g_assert_true (elk_experiment_run (e, &options, &status, &error));
+  g_assert_no_error (error);
+  g_assert_cmpint (status, ==, ELK_RUN_OK);
+  g_assert_true (g_file_get_contents (csv, &text, NULL, &error));
+  lines = g_strsplit (text, "\n", -1);
+  *head = split_csv (lines[0]);
+  *row = split_csv (lines[1]);
+  g_assert_true (g_file_get_contents (js, json, NULL, &error));
+}
+
+/* results.csv gets the routing columns, before the sweep axes, and
+ * results.json a routing object, only when a row has statistics. */
+static void
+test_results_columns (void)
+{
+  g_autoptr (ElkRegistry) registry = elk_test_registry_new_default ();
+  g_autofree char *dir = g_dir_make_tmp ("elk-routing-XXXXXX", NULL);
+  g_autofree char *d_all = g_build_filename (dir, "all", NULL);
+  g_autofree char *d_routed = g_build_filename (dir, "routed", NULL);
+  g_auto (GStrv) head = NULL, row = NULL, head2 = NULL, row2 = NULL;
+  g_autofree char *json = NULL, *json2 = NULL;
+  gint hits = -1, on_demand = -1, rate = -1, axis = -1, taken = -1;
+
+  if (elk_registry_find (registry, ELK_TYPE_FRONTEND, "llama", NULL) == NULL)
+    {
+      g_test_skip ("the llama frontend is not built");
+      return;
+    }
+  run_moe_experiment (registry, "all", d_all, &head, &row, &json);
+  run_moe_experiment (registry, "routed", d_routed, &head2, &row2, &json2);
+  for (gint c = 0; head[c] != NULL; c++)
+    {
+      if (g_str_equal (head[c], "routing_hits"))
+        hits = c;
+      else if (g_str_equal (head[c], "routing_on_demand"))
+        on_demand = c;
+      else if (g_str_equal (head[c], "routing_hit_rate"))
+        rate = c;
+      else if (g_str_equal (head[c], "routing_taken"))
+        taken = c;
+      else if (g_str_equal (head[c], "frontend.batch"))
+        axis = c;
+    }
+  g_assert_cmpint (hits, >, 0);
+  g_assert_cmpint (axis, ==, rate + 1);
+  g_assert_cmpuint (g_strv_length (head), ==, g_strv_length (row));
+  /* On demand: no hits, every taken expert operator with weights loaded
+   * after its router (two of eight experts, top-2 at batch 1). */
+  g_assert_cmpstr (row[hits], ==, "0");
+  g_assert_cmpint (atoi (row[on_demand]), >, 0);
+  g_assert_cmpint (atoi (row[on_demand]), <=, atoi (row[taken]));
+  g_assert_cmpstr (row[rate], ==, "0");
+  g_assert_nonnull (strstr (json, "\"routing\": {\"conditional\": "));
+  /* The graph without conditions: neither. */
+  g_assert_null (strstr (json2, "routing"));
+  for (guint c = 0; head2[c] != NULL; c++)
+    g_assert_false (g_str_has_prefix (head2[c], "routing_"));
+  g_assert_cmpuint (g_strv_length (head2) + 9, ==, g_strv_length (head));
+  elk_test_remove_tree (dir);
+}
+
 int
 main (int argc, char *argv[])
 {
@@ -766,5 +901,6 @@ main (int argc, char *argv[])
   g_test_add_func ("/routing/causality", test_causality);
   g_test_add_func ("/routing/bad-policy-values", test_bad_policy_values);
   g_test_add_func ("/routing/no-conditions", test_no_conditions);
+  g_test_add_func ("/routing/results-columns", test_results_columns);
   return g_test_run ();
 }
