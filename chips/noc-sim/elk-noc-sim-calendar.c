@@ -23,7 +23,11 @@
  */
 #include "config.h"
 
+#include <sys/mman.h>
+
 #include "elk-noc-sim-private.h"
+
+#define HUGE_PAGE ((gsize) 2 << 20)
 
 /* ---------------------------------------------------------------------- */
 /* Event heap. */
@@ -306,12 +310,48 @@ elk__noc_sim_walk_route (
  * to the bucket of its next window, where copying 64 bytes into a cold
  * chunk of that bucket used to cost a read for ownership per hop. */
 
+/* How far ahead the loops over transfers prefetch: slots on the free
+ * stack, and arrivals of a bucket (whose transfers are all over the pool;
+ * the arrivals' own lines are fetched twice as far ahead). */
+#define PREFETCH_SLOTS 8
+#define PREFETCH_ARRIVALS 16
+/* Chunks of the next windows' buckets prefetched (elk__noc_ring_drain()):
+ * a window of a burst can have thousands of arrivals, of which the first
+ * few chunks are what fits the cache beside the current window. */
+#define LOOKAHEAD_CHUNKS 4
+
+/* Allocates @n elements of @size bytes, cache-line aligned (so that a
+ * transfer is one line).
+ *
+ * The transfer and arrival pools of a large run are tens of MiB, touched
+ * at random: in 4 KiB pages that is thousands of pages, more than the TLB
+ * holds, so a hop (and a prefetch meant to hide its miss) also walked the
+ * page tables; huge pages took a quarter off the mesh benchmark's CPU
+ * time (docs/performance.md).  An array of 2 MiB or
+ * more is therefore aligned to 2 MiB and asked to be backed by huge pages
+ * (the kernel's transparent huge pages are usually on "madvise"); where
+ * that is refused the array works as before.  Freed with
+ * g_aligned_free(). */
+static gpointer
+big_alloc (gsize n, gsize size)
+{
+  gsize bytes = n * size;
+  gpointer p;
+
+  if (bytes < HUGE_PAGE)
+    return g_aligned_alloc (n, size, 64);
+  p = g_aligned_alloc (n, size, HUGE_PAGE);
+#ifdef MADV_HUGEPAGE
+  (void) madvise (p, bytes, MADV_HUGEPAGE);
+#endif
+  return p;
+}
+
 G_GNUC_NO_INLINE static void
 train_pool_grow (NocSim *s)
 {
   guint32 old = s->pool_cap, cap = MAX (4096u, 2 * old);
-  /* Cache-line aligned, so that a transfer is one line. */
-  NocTrain *pool = g_aligned_alloc ((gsize) cap, sizeof (NocTrain), 64);
+  NocTrain *pool = big_alloc ((gsize) cap, sizeof (NocTrain));
 
   if (old > 0)
     memcpy (pool, s->pool, (gsize) old * sizeof (NocTrain));
@@ -330,6 +370,13 @@ train_alloc (NocSim *s)
 {
   if (G_UNLIKELY (s->pool_n_free == 0))
     train_pool_grow (s);
+  /* An execution round injects its transfers in one go into slots that
+   * have gone cold since their last use: ask for the lines of the slots a
+   * few injections on, so that writing them does not wait. */
+  if (s->pool_n_free > PREFETCH_SLOTS)
+    __builtin_prefetch (&s->pool[s->pool_free[s->pool_n_free - 1
+                                              - PREFETCH_SLOTS]],
+                        1);
   return s->pool_free[--s->pool_n_free];
 }
 
@@ -343,8 +390,12 @@ G_GNUC_NO_INLINE static void
 arrival_pool_grow (NocSim *s)
 {
   guint32 old = s->arr_chunks, cap = MAX (256u, 2 * old);
+  NocArrival *arr = big_alloc ((gsize) cap * CHUNK, sizeof (NocArrival));
 
-  s->arr = g_renew (NocArrival, s->arr, (gsize) cap * CHUNK);
+  if (old > 0)
+    memcpy (arr, s->arr, (gsize) old * CHUNK * sizeof (NocArrival));
+  g_aligned_free (s->arr);
+  s->arr = arr;
   s->chunk_next = g_renew (guint32, s->chunk_next, cap);
   for (guint32 i = old; i < cap; i++)
     s->chunk_next[i] = i + 1 < cap ? i + 1 : s->chunk_free;
@@ -508,24 +559,92 @@ elk__noc_ring_next (NocSim *s)
   return w;
 }
 
+/* Asks for the lines of chunk @ch's arrivals (all of them: the unused
+ * end of the last chunk of a bucket costs a few prefetches). */
+static inline void
+chunk_prefetch_arrivals (NocSim *s, guint32 ch)
+{
+  for (guint32 i = 0; i < CHUNK; i += 64 / sizeof (NocArrival))
+    __builtin_prefetch (&s->arr[(gsize) ch * CHUNK + i], 1);
+}
+
+/* Asks for the lines that serving the arrivals of chunk @ch (its @n
+ * first) will touch: their transfers (in the pool) and their links'
+ * state. */
+static inline void
+chunk_prefetch_targets (NocSim *s, guint32 ch, guint32 n)
+{
+  const NocArrival *a = s->arr + (gsize) ch * CHUNK;
+
+  for (guint32 i = 0; i < n; i++)
+    {
+      __builtin_prefetch (&s->pool[a[i].slot], 1);
+      __builtin_prefetch (&s->ls[a[i].link], 1);
+    }
+}
+
+/* Asks for the lines of bucket @b's arrivals, of at most @max_ch of its
+ * chunks. */
+static inline void
+bucket_prefetch_arrivals (NocSim *s, guint32 b, guint32 max_ch)
+{
+  const NocBucket *B = &s->bucket[b];
+  guint32 k = 0;
+
+  for (guint32 ch = B->first; ch != NONE && k < max_ch;
+       ch = s->chunk_next[ch], k++)
+    chunk_prefetch_arrivals (s, ch);
+}
+
+/* Asks for the transfers and link states of bucket @b's arrivals, of at
+ * most @max_ch of its chunks. */
+static inline void
+bucket_prefetch_targets (NocSim *s, guint32 b, guint32 max_ch)
+{
+  const NocBucket *B = &s->bucket[b];
+  guint32 k = 0;
+
+  for (guint32 ch = B->first; ch != NONE && k < max_ch;
+       ch = s->chunk_next[ch], k++)
+    chunk_prefetch_targets (s, ch, ch == B->last ? B->fill : CHUNK);
+}
+
 /* Puts the arrivals of the current window's bucket into their links'
- * queues. */
+ * queues.
+ *
+ * A bucket is filled while the windows before it are served, often long
+ * before (a transfer queued behind a busy link is filed for when it will
+ * start), so its arrivals, their transfers and their links' state are
+ * mostly out of the cache when its window comes, and a window has a few
+ * dozen arrivals on the mesh: one miss after the other would leave the
+ * memory system idle.  So the lines are asked for ahead, as a pipeline
+ * over the windows: the arrivals of the window after next, the transfers
+ * and link states of the next window's arrivals (those filed so far,
+ * which are the cold ones), and those of this window one chunk ahead of
+ * its enqueueing (a chunk's 64 arrivals are 128 lines); the window is
+ * then served out of the cache. */
 void
 elk__noc_ring_drain (NocSim *s)
 {
-  NocBucket *B = &s->bucket[(guint32) s->cur_w & (RING_N - 1)];
+  guint32 b = (guint32) s->cur_w & (RING_N - 1);
+  NocBucket *B = &s->bucket[b];
 
+  bucket_prefetch_arrivals (s, (b + 2) & (RING_N - 1), LOOKAHEAD_CHUNKS);
+  bucket_prefetch_targets (s, (b + 1) & (RING_N - 1), LOOKAHEAD_CHUNKS);
+  if (B->first != NONE)
+    chunk_prefetch_targets (s, B->first, B->first == B->last ? B->fill : CHUNK);
   for (guint32 ch = B->first; ch != NONE; ch = s->chunk_next[ch])
     {
-      guint32 n = ch == B->last ? B->fill : CHUNK;
-      const NocArrival *a = s->arr + (gsize) ch * CHUNK;
-      for (guint32 i = 0; i < n; i++)
+      guint32 n = ch == B->last ? B->fill : CHUNK, nx = s->chunk_next[ch];
+      if (nx != NONE)
         {
-          /* The links are random; fetch a few ahead. */
-          if (i + 8 < n)
-            __builtin_prefetch (&s->ls[a[i + 8].link], 1);
-          link_enqueue (s, ch * CHUNK + i);
+          /* A long bucket: its arrivals two chunks on, too. */
+          if (s->chunk_next[nx] != NONE)
+            chunk_prefetch_arrivals (s, s->chunk_next[nx]);
+          chunk_prefetch_targets (s, nx, nx == B->last ? B->fill : CHUNK);
         }
+      for (guint32 i = 0; i < n; i++)
+        link_enqueue (s, ch * CHUNK + i);
       s->ring_n -= n;
       s->events += n;
     }
@@ -758,8 +877,10 @@ elk__noc_serve_window (NocSim *s)
           continue;
         }
       e = ch * CHUNK + i++;
-      if (i + 8 < n)
-        __builtin_prefetch (&s->pool[s->arr[e + 8].slot], 1);
+      if (i + 2 * PREFETCH_ARRIVALS < n)
+        __builtin_prefetch (&s->arr[e + 2 * PREFETCH_ARRIVALS], 1);
+      if (i + PREFETCH_ARRIVALS < n)
+        __builtin_prefetch (&s->pool[s->arr[e + PREFETCH_ARRIVALS].slot], 1);
       if (s->arr[e].next == SERVED)
         continue;
       li = s->arr[e].link;

@@ -733,7 +733,7 @@ elk__noc_sim_free (NocSim *s)
   g_free (s->heap);
   g_aligned_free (s->pool);
   g_free (s->pool_free);
-  g_free (s->arr);
+  g_aligned_free (s->arr); /* both from big_alloc(), calendar.c */
   g_free (s->chunk_next);
   g_free (s->bucket);
   g_free (s->bmap);

@@ -11,6 +11,7 @@
 #include "config.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <elk/elk.h>
@@ -61,9 +62,23 @@ sim_for (const ElkChipSpec *spec, guint arbitration)
   c.arbitration = (NocArbitration) arbitration;
   c.inter_chip_bw = spec->inter_chip_bw;
   c.packet_bytes = 4096;
+  /* Every layer simulated: this benchmark measures the event core, which
+   * steady-state extrapolation (bench-noc-sim-steady) would mostly skip. */
+  c.steady_off = TRUE;
   s = elk__noc_sim_new (&c, &error);
   g_assert_no_error (error);
   return s;
+}
+
+/* Whether some argument is one of @names. */
+static gboolean
+arg_names (int argc, char *argv[], const char *const *names, guint n)
+{
+  for (int a = 1; a < argc; a++)
+    for (guint i = 0; i < n; i++)
+      if (strcmp (argv[a], names[i]) == 0)
+        return TRUE;
+  return FALSE;
 }
 
 int
@@ -74,6 +89,7 @@ main (int argc, char *argv[])
   g_autoptr(GObject) frontend = NULL, sched = NULL, alloc = NULL;
   g_autoptr(ElkGraph) graph = NULL;
   const char *topos[] = { "mesh", "all-to-all" };
+  const char *arbs[] = { "arrival", "booking" };
   int status = 0;
 
   elk_registry_add_default_paths (registry);
@@ -81,6 +97,12 @@ main (int argc, char *argv[])
   frontend = make (registry, ELK_TYPE_FRONTEND, "llama");
   g_object_set (frontend, "preset", "llama2-13b-paper", "batch", 32, "seq",
                 2048, NULL);
+  /* layers=N runs the first N layers (for profiling and for comparing
+   * two builds quickly); the figures in docs/performance.md are of the
+   * whole model. */
+  for (int a = 1; a < argc; a++)
+    if (g_str_has_prefix (argv[a], "layers="))
+      g_object_set (frontend, "layers", (guint) atoi (argv[a] + 7), NULL);
   graph = elk_frontend_load (ELK_FRONTEND (frontend), &error);
   g_assert_no_error (error);
   sched = make (registry, ELK_TYPE_SCHEDULER, "basic");
@@ -93,8 +115,9 @@ main (int argc, char *argv[])
       g_autoptr(ElkPlanSet) plans = NULL;
       g_autoptr(ElkProgram) program = NULL;
       GEnumClass *k = g_type_class_ref (ELK_TYPE_TOPOLOGY);
-      /* Arguments, if any, pick the topologies (for profiling one). */
-      gboolean picked = argc < 2;
+      /* Arguments, if any, pick the topologies and the arbitrations (for
+       * profiling one); a kind not named runs all of its values. */
+      gboolean picked = !arg_names (argc, argv, topos, G_N_ELEMENTS (topos));
 
       for (int a = 1; a < argc; a++)
         picked |= strcmp (argv[a], topos[t]) == 0;
@@ -115,6 +138,13 @@ main (int argc, char *argv[])
       g_assert_no_error (error);
       for (guint arb = 0; arb < 2; arb++)
         {
+          gboolean arb_picked = !arg_names (argc, argv, arbs, 2);
+
+          for (int a = 1; a < argc; a++)
+            arb_picked |= strcmp (argv[a], arbs[arb]) == 0;
+          if (!arb_picked)
+            continue;
+
           g_autoptr(ElkMetrics) m = NULL;
           g_autoptr(NocSim) sim = sim_for (spec, arb);
           NocStats st = { 0 };
@@ -130,15 +160,16 @@ main (int argc, char *argv[])
                 + (ru.ru_stime.tv_sec - ru0.ru_stime.tv_sec)
                 + (ru.ru_stime.tv_usec - ru0.ru_stime.tv_usec) / 1e6;
           printf ("noc-sim %s %ux%u x %u chips, %u cores, llama2-13b-paper "
-                  "b32 s2048 (basic), arbitration=%s: latency %.4f ms; %"
-                  G_GUINT64_FORMAT " events, %" G_GUINT64_FORMAT " link hops "
+                  "b32 s2048 (basic), arbitration=%s: latency %.4f ms; "
+                  "%" G_GUINT64_FORMAT " events, %" G_GUINT64_FORMAT
+                  " link hops "
                   "(%" G_GUINT64_FORMAT " of them preload) in %.2f s wall, "
                   "%.2f s CPU = %.1f M events/s (per CPU second %.1f M/s); "
                   "peak RSS %.0f MiB\n",
                   topos[t], spec->mesh_rows, spec->mesh_cols, spec->n_chips,
-                  spec->cores, arb ? "booking" : "arrival",
-                  m->latency_s * 1e3, st.events, st.hops, st.preload_hops,
-                  st.wall_s, cpu, st.events / MAX (st.wall_s, 1e-9) / 1e6,
+                  spec->cores, arbs[arb], m->latency_s * 1e3, st.events,
+                  st.hops, st.preload_hops, st.wall_s, cpu,
+                  st.events / MAX (st.wall_s, 1e-9) / 1e6,
                   st.events / MAX (cpu, 1e-9) / 1e6, ru.ru_maxrss / 1024.0);
           /* An event is one entry taken from the event queue (calendar or
            * heap); with booking, hops happen inside events and are not
