@@ -188,6 +188,14 @@ static const PropInfo props_info[] = {
     .enum_type = elk_bandwidth_units_get_type,
     .blurb = "How *-gbps values are read: artifact (1 GB/s = 2^20 B/ms, as the "
              "Elk artifact computes) or decimal (1 GB/s = 1e9 B/s)" },
+  { .name = "int8-macs-per-cycle",
+    .kind = KIND_DOUBLE,
+    .offset = G_STRUCT_OFFSET (ElkChipProps, int8_macs_per_cycle),
+    .min = 1e-3,
+    .max = 1e6,
+    .blurb = "Multiply-accumulates per cycle per core of an integer MatMul or "
+             "convolution (int8/uint8 models); IPU-POD4: 64, the FP16 rate, "
+             "an assumption (no integer rate is published)" },
 };
 
 G_STATIC_ASSERT (G_N_ELEMENTS (props_info) == ELK_CHIP_PROPS_N_PROPERTIES);
@@ -209,16 +217,23 @@ first_prop_quark (void)
  * given none: the IPU-POD4 of elk_chip_spec_init_ipu_pod4() (4 chips, 5888
  * cores, 624 KiB SRAM per core with 8 KiB reserved, all-to-all, 5.5 GB/s
  * per core, 16000 GB/s HBM on 16 modules, 640 GB/s between chips,
- * 1.325 GHz, 998.6 MatMul and 31.2 vector TFLOP/s) in artifact bandwidth
- * units.  A chip that models another machine copies these, changes what
- * differs and passes the result to elk_chip_props_install().
+ * 1.325 GHz, 998.6 MatMul and 31.2 vector TFLOP/s, 64 integer MACs per
+ * cycle per core) in artifact bandwidth units.  A chip that models another
+ * machine copies these, changes what differs and passes the result to
+ * elk_chip_props_install().
  *
  * Since: 0.1
  */
 void
 elk_chip_props_init (ElkChipProps *props)
 {
+  ElkCostCoeffs mk2;
+
   g_return_if_fail (props != NULL);
+
+  /* The integer rate is the cost model's, so that the assumption and its
+   * source are written down in one place (elk_cost_coeffs_init_ipu_mk2). */
+  elk_cost_coeffs_init_ipu_mk2 (&mk2);
 
   /* The numbers of elk_chip_spec_init_ipu_pod4(), except that its
    * bandwidths are in bytes per second and these are the artifact's
@@ -239,6 +254,7 @@ elk_chip_props_init (ElkChipProps *props)
     .matmul_tflops = 5888 * 128 * 1.325e9 / 1e12,
     .vector_tflops = 31.2,
     .bandwidth_units = ELK_BANDWIDTH_UNITS_ARTIFACT,
+    .int8_macs_per_cycle = mk2.int8_macs_per_cycle,
   };
 }
 
@@ -278,10 +294,10 @@ make_pspec (const PropInfo *info, const ElkChipProps *defaults)
  * Installs the common chip-spec properties on @klass: "chips", "cores",
  * "sram-kib", "reserved-kib", "topology", "mesh-rows", "mesh-cols",
  * "link-bw-gbps", "hbm-bw-gbps", "hbm-channels", "inter-chip-bw-gbps",
- * "clock-ghz", "matmul-tflops", "vector-tflops" and "bandwidth-units",
- * each read-write and construct, with the ranges listed in #ElkChipProps.
- * Only the defaults can differ from chip to chip; every default must lie
- * in its property's range.
+ * "clock-ghz", "matmul-tflops", "vector-tflops", "bandwidth-units" and
+ * "int8-macs-per-cycle", each read-write and construct, with the ranges listed
+ * in #ElkChipProps. Only the defaults can differ from chip to chip; every
+ * default must lie in its property's range.
  *
  * Call it from class_init, before installing the chip's own properties,
  * and forward get_property and set_property to
@@ -439,8 +455,9 @@ elk_chip_props_get_property (const ElkChipProps *props,
  * units of the spec: @n_chips, @cores, @sram_per_core and @sram_reserved
  * (KiB x 1024), @clock_hz, @matmul_flops and @vector_flops, @topology,
  * @mesh_rows and @mesh_cols as given, and @link_bw, @inter_chip_bw,
- * @hbm_channels and @hbm_bw converted by "bandwidth-units".  The name,
- * latencies and cost coefficients are left alone; so is everything a chip
+ * @hbm_channels and @hbm_bw converted by "bandwidth-units", and the cost
+ * coefficient @cost.int8_macs_per_cycle.  The name, latencies and the
+ * other cost coefficients are left alone; so is everything a chip
  * derives its own way, which the chip sets afterwards (a grid it chooses,
  * an HBM bandwidth given per core).  It does not check that the fields
  * agree with each other: elk_chip_spec_validate() does.
@@ -473,4 +490,5 @@ elk_chip_props_fill_spec (const ElkChipProps *props, ElkChipSpec *spec)
   spec->hbm_channels = props->hbm_channels;
   spec->hbm_bw
       = elk_bandwidth_units_to_bytes_per_second (units, props->hbm_bw_gbps);
+  spec->cost.int8_macs_per_cycle = props->int8_macs_per_cycle;
 }

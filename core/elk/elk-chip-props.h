@@ -55,7 +55,7 @@ ELK_API double elk_bandwidth_units_to_bytes_per_second (ElkBandwidthUnits units,
  *
  * Since: 0.1
  */
-#define ELK_CHIP_PROPS_N_PROPERTIES 15
+#define ELK_CHIP_PROPS_N_PROPERTIES 16
 
 /**
  * ElkChipProps:
@@ -85,6 +85,10 @@ ELK_API double elk_bandwidth_units_to_bytes_per_second (ElkBandwidthUnits units,
  *   system (1e-6 - 1e9, default 31.2).
  * @bandwidth_units: "bandwidth-units", how the *-gbps values are read
  *   (default artifact).
+ * @int8_macs_per_cycle: "int8-macs-per-cycle", multiply-accumulates per
+ *   cycle per core of a MatMul or convolution whose inputs are all of
+ *   integer types (0.001 - 1e6, default 64, the FP16 rate of the IPU MK2's
+ *   AMP: an assumption, see #ElkCostCoeffs; appended in plugin ABI 4).
  *
  * The common chip-spec properties of a chip instance, in the units an
  * experiment writes them.  A chip embeds one by value in its instance
@@ -119,9 +123,10 @@ typedef struct
   double matmul_tflops;
   double vector_tflops;
   ElkBandwidthUnits bandwidth_units;
+  double int8_macs_per_cycle;
 
   /*< private >*/
-  gpointer reserved[8];
+  gpointer reserved[7];
 } ElkChipProps;
 
 ELK_API void elk_chip_props_init (ElkChipProps *props);

@@ -42,7 +42,10 @@ G_BEGIN_DECLS
  * ElkCostCoeffs.int8_macs_per_cycle (integer products) appended, which
  * grows ElkChipSpec (the same session's change, no second bump).  4:
  * ElkMetrics.routing (#ElkRoutingStats, the speculation on
- * mixture-of-experts experts) appended.
+ * mixture-of-experts experts) appended; the common chip property
+ * "int8-macs-per-cycle" (ElkChipProps.int8_macs_per_cycle, taken from its
+ * reserved room) makes %ELK_CHIP_PROPS_N_PROPERTIES 16, which moves a
+ * chip's own property ids (the same session's change, no second bump).
  */
 #define ELK_PLUGIN_ABI_VERSION 4u
 

@@ -410,6 +410,8 @@ test_zero_refused (gconstpointer data)
   assert_out_of_range (name, type, "chips", "0", "[1, 1024]");
   assert_out_of_range (name, type, "hbm-channels", "0", "[1, 4096]");
   assert_out_of_range (name, type, "sram-kib", "0", "[1, 1048576]");
+  assert_out_of_range (name, type, "int8-macs-per-cycle", "0",
+                       "[0.001, 1e+06]");
   assert_out_of_range (name, type, "link-bw-gbps", "-5.5", "[0.001, 1e+06]");
 }
 
@@ -427,7 +429,8 @@ dup_spec (GType type, ElkBandwidthUnits units)
                        "reserved-kib", 16, "link-bw-gbps", 8.0, "hbm-bw-gbps",
                        8000.0, "hbm-channels", 8, "inter-chip-bw-gbps", 320.0,
                        "clock-ghz", 1.5, "matmul-tflops", 500.0,
-                       "vector-tflops", 20.0, "bandwidth-units", units, NULL);
+                       "vector-tflops", 20.0, "bandwidth-units", units,
+                       "int8-macs-per-cycle", 96.0, NULL);
   spec = elk_chip_dup_spec (ELK_CHIP (chip), &error);
   g_assert_no_error (error);
   g_assert_nonnull (spec);
@@ -469,6 +472,7 @@ test_spec_reflects (gconstpointer data)
       g_assert_true (doubles_identical (spec->clock_hz, 1.5 * 1e9));
       g_assert_true (doubles_identical (spec->matmul_flops, 500.0 * 1e12));
       g_assert_true (doubles_identical (spec->vector_flops, 20.0 * 1e12));
+      g_assert_cmpfloat (spec->cost.int8_macs_per_cycle, ==, 96.0);
     }
 }
 

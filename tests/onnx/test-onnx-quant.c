@@ -474,6 +474,76 @@ test_integer_mac_rate (void)
                             "int8 MACs per cycle must be positive (it is 0)"));
 }
 
+/* The compute time of the MatMulInteger of test_integer_mac_rate on @chip
+ * (one core, whatever else the chip's defaults are) whose
+ * int8-macs-per-cycle is @rate, in cycles of the chip's clock, plus the
+ * rest of the latency for a chip that reports no breakdown (noc-sim): the
+ * one operator's load and execute follow each other, so the rest is the
+ * same at every rate and differences are those of the compute time. */
+static double
+integer_compute_cycles (ElkRegistry *registry,
+                        ElkGraph *g,
+                        const char *chip_name,
+                        double rate)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GObject) chip
+      = elk_test_make (registry, ELK_TYPE_CHIP, chip_name, "chips", 1, "cores",
+                       1, "hbm-channels", 1, "int8-macs-per-cycle", rate, NULL);
+  g_autoptr (ElkMetrics) metrics
+      = elk_test_schedule_and_run (registry, g, ELK_CHIP (chip), "basic",
+                                   "reservation", &error);
+  double clock_ghz = 0, s;
+
+  g_assert_no_error (error);
+  g_object_get (chip, "clock-ghz", &clock_ghz, NULL);
+  if (metrics->breakdown == NULL)
+    s = metrics->latency_s;
+  else
+    s = elk_breakdown_get (metrics->breakdown,
+                           elk_op_get_breakdown_group (op_named (g, "q")),
+                           ELK_TIME_COMPUTE);
+  g_test_message ("%s at %g MACs/cycle: %.1f cycles", chip_name, rate,
+                  s * clock_ghz * 1e9);
+  return s * clock_ghz * 1e9;
+}
+
+/* The integer rate is the common chip property int8-macs-per-cycle, and
+ * the chips time an integer product with it: on one core the MatMulInteger
+ * above runs its 24 AMP blocks at 24 x 64 / rate cycles each, the rest of
+ * its compute time unchanged, on the analytic chip and noc-sim (through the
+ * plan's compute time).  The range refusing 0 is tests/core/test-chip-props's.
+ */
+static void
+test_integer_mac_rate_chips (void)
+{
+  static const QCase c = {
+    "MatMulInteger", 13, { "a:UINT8:32x64", "b:INT8:64x12:1" }, { "y" }, NULL
+  };
+  static const char *const chips[] = { "analytic", "noc-sim" };
+  static const double rates[] = { 128, 32, 16 };
+  g_autoptr (GError) error = NULL;
+  g_autoptr (ElkGraph) g = load_case (&c, "mac-rate-chips", &error);
+  g_autoptr (ElkRegistry) registry = elk_test_registry_new_default ();
+
+  g_assert_no_error (error);
+  for (guint i = 0; i < G_N_ELEMENTS (chips); i++)
+    {
+      double base = integer_compute_cycles (registry, g, chips[i], 64);
+
+      /* The blocks at the default rate, and something besides them. */
+      g_assert_cmpfloat (base, >, 24 * 24);
+      for (guint r = 0; r < G_N_ELEMENTS (rates); r++)
+        {
+          double got = integer_compute_cycles (registry, g, chips[i], rates[r]);
+
+          g_assert_cmpfloat_with_epsilon (got - base,
+                                          24 * 24 * (64 / rates[r] - 1),
+                                          1e-6 * base);
+        }
+    }
+}
+
 /* A binary operator with a scalar constant is a unary operator of the
  * other input whose immediates are the constant and its position: how
  * DynamicQuantizeLinear's expanded form computes 0 - min / scale and
@@ -608,6 +678,8 @@ main (int argc, char *argv[])
   g_test_add_func ("/onnx/quant/refused", test_refused);
   g_test_add_func ("/onnx/quant/runs-on-every-chip", test_runs_on_every_chip);
   g_test_add_func ("/onnx/quant/integer-mac-rate", test_integer_mac_rate);
+  g_test_add_func ("/onnx/quant/integer-mac-rate-chips",
+                   test_integer_mac_rate_chips);
   g_test_add_func ("/onnx/quant/scalar-immediates", test_scalar_immediates);
   ret = g_test_run ();
   elk_test_remove_tree (tmpdir);
