@@ -568,6 +568,8 @@ elk_noc_sim_chip_run_traced (ElkChip *chip,
   ElkNocSimChip *self = ELK_NOC_SIM_CHIP (chip);
   g_autoptr(ElkChipSpec) spec = elk_noc_sim_chip_dup_spec (chip, error);
   g_autoptr(NocSim) sim = NULL;
+  g_autofree gboolean *skipped = NULL;
+  g_autoptr (ElkRoutingStats) routing = NULL;
   NocStats stats = { 0 };
   ElkMetrics *m;
 
@@ -576,6 +578,20 @@ elk_noc_sim_chip_run_traced (ElkChip *chip,
   sim = build_sim (self, spec, error);
   if (sim == NULL)
     return NULL;
+  /* Conditional operators (a mixture of experts' experts) are charged by
+   * the graph's sampled routing, as every chip charges them
+   * (elk_program_charge_routing()): the simulator skips the execute of
+   * an expert the routing does not take, and its preload when issued
+   * after the router; one issued before is simulated in full. */
+  if (elk_graph_has_conditions (elk_program_get_graph (program)))
+    {
+      g_autofree ElkOpCost *costs = elk_program_derive (program, plans, error);
+      if (costs == NULL)
+        return NULL;
+      skipped = g_new0 (gboolean, MAX (elk_program_get_n_steps (program), 1u));
+      routing = elk_program_charge_routing (program, costs, skipped);
+      elk__noc_sim_set_skipped_steps (sim, skipped);
+    }
   if (effects_off (self) != 0)
     {
       g_autofree NocOpCost *costs = NULL;
@@ -605,6 +621,7 @@ elk_noc_sim_chip_run_traced (ElkChip *chip,
   m = elk__noc_sim_run (sim, program, trace, &stats, error);
   if (m == NULL)
     return NULL;
+  m->routing = g_steal_pointer (&routing);
   {
     char buf[64];
     /* Which path produced the numbers: some layers advanced in closed

@@ -15,6 +15,12 @@ elk__noc_advance (NocSim *s, double now)
   while (s->pc < s->n_steps && !s->exec_running)
     {
       const ElkStep *st = elk_program_get_step (s->program, s->pc);
+      if (s->skipped_steps != NULL && s->skipped_steps[s->pc])
+        {
+          /* The routing skips it: no transfer, no execution. */
+          s->pc++;
+          continue;
+        }
       if (st->kind == ELK_STEP_PRELOAD)
         {
           /* R2: preloads are queued in program order; R1: not before the
@@ -178,7 +184,8 @@ start_run (NocSim *s, ElkProgram *program, GError **error)
                        i, st->op, s->n_ops);
           return FALSE;
         }
-      if (st->kind == ELK_STEP_PRELOAD)
+      if (st->kind == ELK_STEP_PRELOAD
+          && !(s->skipped_steps != NULL && s->skipped_steps[i]))
         s->has_preload[st->op] = TRUE;
     }
   for (guint i = 0; i < s->n_ops; i++)
@@ -393,6 +400,13 @@ collect_metrics (NocSim *s, gint64 t0, NocStats *stats)
   m = elk_metrics_new ("noc-sim: event-driven network simulator");
   m->latency_s = latency;
   m->flops = elk_graph_get_total_flops (graph);
+  /* The experts the routing does not take do no arithmetic. */
+  for (guint i = 0; s->skipped_steps != NULL && i < s->n_ops; i++)
+    {
+      gboolean taken = TRUE;
+      if (elk_graph_get_op_condition (graph, i, NULL, NULL, &taken) && !taken)
+        m->flops -= elk_graph_get_op (graph, i)->flops;
+    }
   m->hbm_bytes = s->hbm_read_bytes;
   m->noc_bytes = s->noc_bytes;
   m->hbm_util = latency > 0 ? read_busy / (H * latency) : 0;
@@ -424,6 +438,12 @@ collect_metrics (NocSim *s, gint64 t0, NocStats *stats)
   return m;
 }
 
+void
+elk__noc_sim_set_skipped_steps (NocSim *s, const gboolean *skipped)
+{
+  s->skipped_steps = skipped;
+}
+
 ElkMetrics *
 elk__noc_sim_run (NocSim *s,
                   ElkProgram *program,
@@ -440,6 +460,12 @@ elk__noc_sim_run (NocSim *s,
   alloc_scratch (s);
   add_trace_tracks (s, trace);
   elk__noc_steady_start (s, trace != NULL);
+  if (s->skipped_steps != NULL && s->steady != NULL)
+    {
+      /* Layers whose routers pick different experts do not repeat. */
+      elk__noc_steady_finish (s);
+      s->steady_why = "conditional operators, routed per layer";
+    }
   run_events (s);
   elk__noc_steady_finish (s);
 

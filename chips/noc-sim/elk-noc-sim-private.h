@@ -262,6 +262,11 @@ struct _NocSim
   guint n_ops, n_steps, pc;
   gboolean *has_preload;
   gboolean *preload_done;
+  /* Per program step, whether the device skips it (an expert the graph's
+   * sampled routing does not take: its execute, and its preload when
+   * issued after the router; elk_program_charge_routing()); NULL when
+   * the graph has no conditional operators.  Set by the chip. */
+  const gboolean *skipped_steps;
   guint32 *pq; /* preload queue (ops in program order) */
   guint pq_head, pq_tail;
   gboolean preload_active, exec_running;

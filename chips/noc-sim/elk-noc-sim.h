@@ -169,6 +169,9 @@ ElkMetrics *elk__noc_sim_run (NocSim *sim,
                               NocStats *stats,
                               GError **error);
 void elk__noc_sim_set_costs (NocSim *sim, const NocOpCost *costs, guint n_ops);
+/* The program steps the device skips (elk_program_charge_routing()), one
+ * flag per step, kept by reference for the next runs; NULL for none. */
+void elk__noc_sim_set_skipped_steps (NocSim *sim, const gboolean *skipped);
 gboolean elk__noc_sim_write_link_report (NocSim *sim,
                                          const char *csv_path,
                                          const char *svg_path,

@@ -1310,10 +1310,43 @@ short_axis_name (const char *axis)
   return g_strdup (dot != NULL ? dot + 1 : axis);
 }
 
+/* What a sweep figure draws over its axis: the latency, or for results
+ * with conditional operators (a mixture of experts' experts) the HBM
+ * bytes per token and the expert preload hit rate. */
+typedef enum
+{
+  SWEEP_LATENCY,
+  SWEEP_HBM_PER_TOKEN,
+  SWEEP_HIT_RATE,
+} SweepQuantity;
+
+/* @q of @row: NAN when the row does not carry it. */
+static double
+sweep_value (const ReportResults *results,
+             const ReportRow *row,
+             SweepQuantity q)
+{
+  double batch;
+
+  switch (q)
+    {
+    case SWEEP_HBM_PER_TOKEN:
+      /* A decode step serves one token per sequence of the batch. */
+      batch = elk__row_number (results, row, "batch");
+      return batch > 0 ? elk__row_number (results, row, "hbm_bytes") / batch
+                       : NAN;
+    case SWEEP_HIT_RATE:
+      return elk__row_number (results, row, "routing_hit_rate");
+    case SWEEP_LATENCY:
+    default:
+      return elk__row_number (results, row, "latency_s");
+    }
+}
+
 /* One panel per combination of the other axes' values; one line per
  * design over @axis. */
 static ReportFigure *
-sweep_figure (const ReportResults *results, guint axis_index)
+sweep_figure (const ReportResults *results, guint axis_index, SweepQuantity q)
 {
   const char *axis = results->axes->pdata[axis_index];
   int column = elk__results_column (results, axis);
@@ -1326,9 +1359,22 @@ sweep_figure (const ReportResults *results, guint axis_index)
   const char *unit;
   gboolean any_failed = FALSE;
 
-  time_unit (column_max (results, "latency_s"), &lines->y_factor, &unit);
   lines->x_label = g_strdup (axis);
-  lines->y_label = g_strdup_printf ("latency (%s)", unit);
+  if (q == SWEEP_HBM_PER_TOKEN)
+    {
+      lines->y_factor = 1e-6;
+      lines->y_label = g_strdup ("HBM bytes per token (MB)");
+    }
+  else if (q == SWEEP_HIT_RATE)
+    {
+      lines->y_factor = 100;
+      lines->y_label = g_strdup ("expert preload hit rate (%)");
+    }
+  else
+    {
+      time_unit (column_max (results, "latency_s"), &lines->y_factor, &unit);
+      lines->y_label = g_strdup_printf ("latency (%s)", unit);
+    }
   add_design_legend (lines->legend, results, SWATCH_LINE);
 
   for (guint i = 0; i < results->rows->len; i++)
@@ -1366,7 +1412,7 @@ sweep_figure (const ReportResults *results, guint axis_index)
 
       pt.x = elk__row_get (results, row, column)->number;
       pt.failed = !row->ok;
-      pt.y = elk__row_number (results, row, "latency_s");
+      pt.y = sweep_value (results, row, q);
       any_failed |= pt.failed;
       if (pt.failed || !isnan (pt.y))
         g_array_append_val (panel->series[row->design], pt);
@@ -1378,12 +1424,43 @@ sweep_figure (const ReportResults *results, guint axis_index)
         g_array_sort (panel->series[s], compare_x);
     }
 
-  stem = g_strdup_printf ("sweep-%s", axis);
-  title = g_strdup_printf ("Latency over %s", axis);
-  caption = g_strdup_printf (
-    "latency_s of every design (one line each) over the swept axis %s%s.",
-    axis,
-    results->axes->len > 1 ? ", one panel per value of the other axes" : "");
+  if (q == SWEEP_HBM_PER_TOKEN)
+    {
+      stem = g_strdup_printf ("hbm-per-token-%s", axis);
+      title = g_strdup_printf ("HBM bytes per token over %s", axis);
+      caption = g_strdup_printf (
+          "hbm_bytes / batch of every design (one line each) over the "
+          "swept axis %s%s: what a decode step reads from HBM for each "
+          "token it serves, wasted expert preloads included.",
+          axis,
+          results->axes->len > 1 ? ", one panel per value of the other axes"
+                                 : "");
+    }
+  else if (q == SWEEP_HIT_RATE)
+    {
+      stem = g_strdup_printf ("hit-rate-%s", axis);
+      title = g_strdup_printf ("Expert preload hit rate over %s", axis);
+      caption = g_strdup_printf (
+          "routing_hit_rate of every design (one line each) over the swept "
+          "axis %s%s: the share of the experts the routing took whose "
+          "weights were preloaded before their router ran; a design "
+          "without a value has no taken expert with weights.",
+          axis,
+          results->axes->len > 1 ? ", one panel per value of the other axes"
+                                 : "");
+    }
+  else
+    {
+      stem = g_strdup_printf ("sweep-%s", axis);
+      title = g_strdup_printf ("Latency over %s", axis);
+      caption = g_strdup_printf ("latency_s of every design (one line each) "
+                                 "over the swept axis "
+                                 "%s%s.",
+                                 axis,
+                                 results->axes->len > 1
+                                     ? ", one panel per value of the other axes"
+                                     : "");
+    }
   return line_figure_wrap (lines, any_failed, stem, title, caption);
 }
 
@@ -1535,7 +1612,9 @@ check_plot_column (const ReportResults *results,
  * execution-time breakdown per operator group when some row that ran has
  * one, the
  * roofline when rows have bound_s, and one line figure per numeric sweep
- * axis with at least two values.
+ * axis with at least two values; with the routing columns of conditional
+ * operators (a mixture of experts' experts), two more per such axis: the
+ * HBM bytes per token and the expert preload hit rate.
  *
  * Returns: (transfer full) (element-type ReportFigure): the figures
  */
@@ -1582,8 +1661,18 @@ elk__figures_choose (const ReportResults *results,
           g_hash_table_add (values, elk__value_to_text (
                                       elk__row_get (results, row, column)));
         }
-      if (g_hash_table_size (values) >= 2)
-        g_ptr_array_add (figures, sweep_figure (results, a));
+      if (g_hash_table_size (values) < 2)
+        continue;
+      g_ptr_array_add (figures, sweep_figure (results, a, SWEEP_LATENCY));
+      /* Mixture-of-experts results with conditional experts: what the
+       * speculation cost and won. */
+      if (column_has_values (results, "routing_hit_rate")
+          || column_has_values (results, "routing_conditional"))
+        {
+          g_ptr_array_add (figures,
+                           sweep_figure (results, a, SWEEP_HBM_PER_TOKEN));
+          g_ptr_array_add (figures, sweep_figure (results, a, SWEEP_HIT_RATE));
+        }
     }
   if (column_has_values (results, "bound_s")
       && column_has_values (results, "latency_s"))

@@ -286,9 +286,25 @@ read_columns (ReportResults *results, JsonArray *rows, const char *const *axes,
                        "%s: rows[%u] is not an object", path, i);
           return FALSE;
         }
+      JsonNode *member;
+
       json_object_iter_init_ordered (&iter, json_node_get_object (item));
-      while (json_object_iter_next_ordered (&iter, &name, NULL))
-        if (strcmp (name, "breakdown") != 0)
+      while (json_object_iter_next_ordered (&iter, &name, &member))
+        if (JSON_NODE_HOLDS_OBJECT (member))
+          {
+            /* A record ("routing": the speculation on a mixture of
+             * experts' experts) is one column per member, named
+             * "<record>_<member>" as in results.csv. */
+            JsonObjectIter sub;
+            const char *key;
+            json_object_iter_init_ordered (&sub, json_node_get_object (member));
+            while (json_object_iter_next_ordered (&sub, &key, NULL))
+              {
+                g_autofree char *column = g_strdup_printf ("%s_%s", name, key);
+                add_column (results, column);
+              }
+          }
+        else if (strcmp (name, "breakdown") != 0)
           add_column (results, name);
     }
 
@@ -322,6 +338,33 @@ read_columns (ReportResults *results, JsonArray *rows, const char *const *axes,
 const char *const elk__time_components[ELK_REPORT_N_COMPONENTS] = {
   "compute", "shift", "output", "relayout", "sync", "stall", "preload-wait",
 };
+
+/* A record member of a row (see read_columns()): its members into their
+ * "<record>_<member>" columns. */
+static gboolean
+read_record (ReportResults *results,
+             ReportRow *row,
+             const char *record,
+             JsonObject *object,
+             const char *path,
+             guint i,
+             GError **error)
+{
+  JsonObjectIter iter;
+  const char *key;
+  JsonNode *member;
+
+  json_object_iter_init_ordered (&iter, object);
+  while (json_object_iter_next_ordered (&iter, &key, &member))
+    {
+      g_autofree char *column = g_strdup_printf ("%s_%s", record, key);
+      if (!read_value (member,
+                       &row->values[elk__results_column (results, column)],
+                       path, i, column, error))
+        return FALSE;
+    }
+  return TRUE;
+}
 
 /* A row's "breakdown": null, or a list of {group, component, seconds}. */
 static gboolean
@@ -405,6 +448,9 @@ read_row (ReportResults *results, JsonObject *object, guint i, const char *path,
   while (json_object_iter_next_ordered (&iter, &name, &member))
     if (strcmp (name, "breakdown") == 0
             ? !read_breakdown (results, member, &row.breakdown, path, i, error)
+        : JSON_NODE_HOLDS_OBJECT (member)
+            ? !read_record (results, &row, name, json_node_get_object (member),
+                            path, i, error)
             : !read_value (member,
                            &row.values[elk__results_column (results, name)],
                            path, i, name, error))

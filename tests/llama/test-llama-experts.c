@@ -12,8 +12,11 @@
 #include <string.h>
 
 #include <glib/gstdio.h>
+#define ELK_USE_UNSTABLE_API /* elk_program_apply_expert_policy() */
+#include <elk/elk-compile.h>
 
 #include "elk-llama-private.h"
+#include "elk-test-util.h"
 #include "llama-test-util.h"
 
 static ElkGraph *
@@ -88,9 +91,9 @@ test_routed_unchanged (void)
       g_autoptr (ElkGraph) routed
           = build ("mixtral-8x7b", batches[i], LLAMA_ROUTING_UNIFORM,
                    LLAMA_EXPERTS_ROUTED, 7);
-      g_autoptr (ElkGraph) all = build ("mixtral-8x7b", batches[i],
-                                        LLAMA_ROUTING_UNIFORM,
-                                        LLAMA_EXPERTS_ALL, 7);
+      g_autoptr (ElkGraph) all
+          = build ("mixtral-8x7b", batches[i], LLAMA_ROUTING_UNIFORM,
+                   LLAMA_EXPERTS_ALL, 7);
       guint r = 0, untaken = 0, expert_ops = 0;
 
       g_assert_false (elk_graph_has_conditions (routed));
@@ -180,8 +183,7 @@ test_uniform (void)
           if (!taken && g_str_has_suffix (op->name, ".weigh"))
             {
               /* The output, rows x hidden: one row. */
-              const ElkTensor *y = elk_graph_get_tensor (
-                  g, op->tensors[0]);
+              const ElkTensor *y = elk_graph_get_tensor (g, op->tensors[0]);
               g_assert_cmpuint (y->shape[0], ==, 1);
             }
         }
@@ -320,6 +322,113 @@ test_errors (void)
   g_assert_nonnull (strstr (error->message, "has no experts"));
 }
 
+/* A tiny Mixtral (4 experts of width 48 on hidden 32, top-2, one layer),
+ * small enough that every weight fits on the compiler tests' analytic
+ * chip at once. */
+static const char tiny_mixtral[]
+    = "{\"model_type\":\"mixtral\",\"hidden_size\":32,"
+      "\"intermediate_size\":48,\"num_attention_heads\":4,"
+      "\"num_key_value_heads\":2,\"num_hidden_layers\":1,"
+      "\"vocab_size\":64,\"max_position_embeddings\":64,"
+      "\"num_local_experts\":4,\"num_experts_per_tok\":2}";
+
+/* Every preload first, in operator order, then every execute: each
+ * expert's preload comes before its router, speculation on all of them. */
+static ElkProgram *
+preload_everything_first (ElkTestCompileFixture *f)
+{
+  ElkProgram *p = elk_program_new (f->graph);
+  guint n = elk_graph_get_n_ops (f->graph);
+
+  for (guint i = 0; i < n; i++)
+    {
+      const ElkPlanTable *t = elk_plan_set_get_table (f->plans, i);
+      ElkProgramOp *pop = elk_program_get_op (p, i);
+      pop->exec_plan = t->plans[t->cold_hot[0].hot_plan];
+      pop->preload_plan = t->plans[t->cold_hot[0].cold_plan];
+    }
+  for (guint i = 0; i < n; i++)
+    if (elk_op_get_hbm_bytes (f->graph, elk_graph_get_op (f->graph, i)) > 0)
+      elk_program_add_preload (p, i);
+  for (guint i = 0; i < n; i++)
+    elk_program_add_execute (p, i);
+  return p;
+}
+
+/* HBM accounting at batch 1: speculating on every expert reads all E
+ * experts' weights in the MoE layer; on demand (the same program with the
+ * expert preloads moved after the router) exactly those of the top-k the
+ * routing took, which is the experts=routed graph's HBM bytes. */
+static void
+test_hbm_accounting (void)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (ElkRegistry) registry = elk_test_registry_new_default ();
+  g_autoptr (LlamaModel) model
+      = elk__llama_model_new_from_hf_data (tiny_mixtral, -1, "tiny.json",
+                                           &error);
+  const guint64 expert_bytes = 3 * 32 * 48 * 2; /* gate, up, down; FP16 */
+  LlamaBuildOptions o;
+
+  g_assert_no_error (error);
+  for (guint64 seed = 0; seed < 4; seed++)
+    {
+      ElkTestCompileFixture f;
+      g_autoptr (ElkGraph) routed = NULL;
+      g_autoptr (ElkProgram) all = NULL;
+      g_autoptr (ElkProgram) on_demand = NULL;
+      g_autoptr (ElkMetrics) m_all = NULL;
+      g_autoptr (ElkMetrics) m_od = NULL;
+      guint64 loaded;
+
+      elk__llama_build_options_init (&o);
+      o.batch = 1;
+      o.seq = 8;
+      o.routing_seed = seed;
+      routed = elk__llama_build_graph (model, &o, &error);
+      g_assert_no_error (error);
+      o.experts = LLAMA_EXPERTS_ALL;
+      elk_test_compile_fixture_init (&f, registry,
+                                     elk__llama_build_graph (model, &o,
+                                                             &error));
+      g_assert_no_error (error);
+      /* Batch 1, top-2: two experts taken. */
+      loaded = llama_test_attr (routed, "experts-loaded");
+      g_assert_cmpuint (loaded, ==, 2);
+
+      all = preload_everything_first (&f);
+      g_assert_true (elk_program_validate (all, f.plans, &error));
+      g_assert_no_error (error);
+      on_demand = elk_program_apply_expert_policy (all, f.plans,
+                                                   ELK_EXPERT_PRELOAD_ON_DEMAND,
+                                                   0.5, 0, &error);
+      g_assert_no_error (error);
+      g_assert_true (elk_program_validate (on_demand, f.plans, &error));
+      g_assert_no_error (error);
+      m_all = elk_chip_run (f.chip, all, f.plans, &error);
+      g_assert_no_error (error);
+      m_od = elk_chip_run (f.chip, on_demand, f.plans, &error);
+      g_assert_no_error (error);
+
+      /* Speculation: all four experts, taken or not. */
+      g_assert_cmpfloat (m_all->hbm_bytes, ==,
+                         (double) elk_graph_get_hbm_bytes (f.graph));
+      g_assert_cmpfloat (m_all->hbm_bytes - m_od->hbm_bytes, ==,
+                         (double) (4 - loaded) * expert_bytes);
+      g_assert_cmpfloat (m_all->routing->wasted_hbm_bytes, ==,
+                         (double) (4 - loaded) * expert_bytes);
+      g_assert_cmpfloat (m_all->routing->hit_rate, ==, 1.0);
+      /* On demand: the two taken experts and the rest of the model. */
+      g_assert_cmpfloat (m_od->hbm_bytes, ==,
+                         (double) elk_graph_get_hbm_bytes (routed));
+      g_assert_cmpuint (m_od->routing->wasted, ==, 0);
+      g_assert_cmpfloat (m_od->routing->hit_rate, ==, 0.0);
+      g_assert_cmpfloat (m_od->routing->on_demand_hbm_bytes, ==,
+                         (double) loaded * expert_bytes);
+      elk_test_compile_fixture_clear (&f);
+    }
+}
+
 int
 main (int argc, char **argv)
 {
@@ -330,5 +439,6 @@ main (int argc, char **argv)
   g_test_add_func ("/llama/experts/file", test_file);
   g_test_add_func ("/llama/experts/monte-carlo", test_monte_carlo_attribute);
   g_test_add_func ("/llama/experts/errors", test_errors);
+  g_test_add_func ("/llama/experts/hbm-accounting", test_hbm_accounting);
   return g_test_run ();
 }

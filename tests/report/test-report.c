@@ -580,6 +580,61 @@ test_quickstart (Fixture *fixture, gconstpointer data)
   assert_unique_ids (html);
 }
 
+/* Mixture-of-experts results (issue 21): rows whose "routing" record
+ * (the speculation on conditional experts) becomes routing_* columns, and
+ * two more line figures over the batch axis: the HBM bytes per token and
+ * the expert preload hit rate.  The second design's hit rate is null at
+ * batch 1 (no taken expert with weights), so its line has one point. */
+static void
+test_routing (Fixture *fixture, gconstpointer data)
+{
+  static const char json[]
+      = "{\"elk_version\": \"test\", \"experiment\": \"moe\", "
+        "\"experiment_sha256\": \"\", \"plugins\": [], \"rows\": ["
+        "{\"experiment\": \"moe\", \"point\": 0, \"label\": \"all\", "
+        "\"status\": \"ok\", \"batch\": 1, \"frontend.batch\": 1, "
+        "\"latency_s\": 2e-3, \"hbm_bytes\": 4e9, "
+        "\"routing\": {\"hits\": 3, \"hit_rate\": 0.75}},"
+        "{\"experiment\": \"moe\", \"point\": 0, \"label\": \"od\", "
+        "\"status\": \"ok\", \"batch\": 1, \"frontend.batch\": 1, "
+        "\"latency_s\": 3e-3, \"hbm_bytes\": 3e9, "
+        "\"routing\": {\"hits\": 0, \"hit_rate\": null}},"
+        "{\"experiment\": \"moe\", \"point\": 1, \"label\": \"all\", "
+        "\"status\": \"ok\", \"batch\": 8, \"frontend.batch\": 8, "
+        "\"latency_s\": 4e-3, \"hbm_bytes\": 8e9, "
+        "\"routing\": {\"hits\": 8, \"hit_rate\": 1}},"
+        "{\"experiment\": \"moe\", \"point\": 1, \"label\": \"od\", "
+        "\"status\": \"ok\", \"batch\": 8, \"frontend.batch\": 8, "
+        "\"latency_s\": 5e-3, \"hbm_bytes\": 6e9, "
+        "\"routing\": {\"hits\": 0, \"hit_rate\": 0.5}}]}";
+  g_autofree char *results = path_in (fixture, "results.json");
+  g_autoptr (GError) error = NULL;
+  g_autoptr (ReportResults) table = NULL;
+  const ReportRow *row;
+
+  g_assert_true (g_file_set_contents (results, json, -1, NULL));
+  table = elk__results_load (results, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_cmpint (elk__results_column (table, "routing"), <, 0);
+  row = &g_array_index (table->rows, ReportRow, 2);
+  g_assert_cmpfloat (elk__row_number (table, row, "routing_hits"), ==, 8);
+  g_assert_cmpfloat (elk__row_number (table, row, "routing_hit_rate"), ==, 1);
+  build (fixture, FALSE);
+  for (guint d = 0; d < 2; d++)
+    {
+      /* A line per design (the legend's too) and a marker per value. */
+      g_assert_cmpuint (count_paths (fixture, "hbm-per-token-frontend.batch",
+                                     "stroke", elk__design_colors[d]),
+                        ==, 1 + 1);
+      g_assert_cmpuint (count_paths (fixture, "hbm-per-token-frontend.batch",
+                                     "fill", elk__design_colors[d]),
+                        ==, 2 + 1);
+      g_assert_cmpuint (count_paths (fixture, "hit-rate-frontend.batch", "fill",
+                                     elk__design_colors[d]),
+                        ==, (d == 0 ? 2 : 1) + 1);
+    }
+}
+
 int
 main (int argc, char **argv)
 {
@@ -596,6 +651,7 @@ main (int argc, char **argv)
   ADD ("/report/bad-inputs", test_bad_inputs);
   ADD ("/report/html", test_html);
   ADD ("/report/quickstart", test_quickstart);
+  ADD ("/report/routing", test_routing);
 #undef ADD
   g_test_add_func ("/report/parse-plot", test_parse_plot);
   return g_test_run ();
