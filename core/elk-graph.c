@@ -1109,3 +1109,16 @@ elk_op_dup_signature (const ElkGraph *graph, const ElkOp *op)
     }
   return g_string_free (s, FALSE);
 }
+
+/* Copies every attribute of @src into @dst (elk-fuse.c builds a new graph
+ * that must keep the frontend's facts and the operators' immediates). */
+void
+elk__graph_copy_attributes (ElkGraph *dst, const ElkGraph *src)
+{
+  GHashTableIter iter;
+  gpointer key, value;
+
+  g_hash_table_iter_init (&iter, src->attributes);
+  while (g_hash_table_iter_next (&iter, &key, &value))
+    elk_graph_set_attribute (dst, key, value);
+}

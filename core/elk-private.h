@@ -36,6 +36,9 @@ void elk__registry_remove_plugin_features (ElkRegistry *self,
  * the comparison pointers to the elements). */
 gint elk__compare_strings (gconstpointer a, gconstpointer b);
 
+/* elk-graph.c */
+void elk__graph_copy_attributes (ElkGraph *dst, const ElkGraph *src);
+
 /* elk-param.c */
 gboolean elk__param_parse (GParamSpec *pspec,
                            const char *text,

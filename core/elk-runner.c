@@ -395,9 +395,25 @@ run_point (ElkExperiment *self,
       g_autoptr (GObject) plan_params = elk_experiment_create_component (
         self, point, ELK_TYPE_PLAN_PARAMS, 0, NULL);
 
+      ElkFuseFlags fuse
+          = elk__plan_params_get_fuse (ELK_PLAN_PARAMS (plan_params));
+
       elk__plan_params_get_options (ELK_PLAN_PARAMS (plan_params), &options);
       options.n_threads = plan_threads;
-      plans = elk_plan_set_new (graph, spec, &options, &error);
+      /* Fusion rewrites the point's graph before any table exists, so
+       * that every scheduler and the chip see the fused operators (and
+       * the rows count them in n_ops). */
+      if (fuse != ELK_FUSE_NONE)
+        {
+          ElkGraph *fused = elk_graph_fuse (graph, fuse, &error);
+          if (fused != NULL)
+            {
+              elk_graph_unref (graph);
+              graph = fused;
+            }
+        }
+      if (error == NULL)
+        plans = elk_plan_set_new (graph, spec, &options, &error);
       /* Schedulers plan with the chip's cost model when the experiment
        * asks for it (cost-model=chip; the analytic model is the default
        * until a chip's model plans better, see docs/compiler.md); the

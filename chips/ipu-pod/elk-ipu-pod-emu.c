@@ -478,6 +478,52 @@ reduce_cycles (const ElkCostCoeffs *k, double out, double len)
   return k->reduce_slope * x + k->reduce_fixed;
 }
 
+/* A fused RMSNorm-MatMul (elk-fuse.h): operands out, x, weight, gain. */
+static gboolean
+is_fused_norm (const ElkOp *op)
+{
+  return op->kind == ELK_OP_MATMUL && op->n_operands == 4
+         && g_strcmp0 (op->type, ELK_FUSE_RMSNORM_MATMUL) == 0;
+}
+
+/* A fused RMSNorm-MatMul's per-step prologue on its x step piece: the
+ * square, the partial sums of squares of its rows and the gain, priced
+ * as the plan's cost model does (docs/plan-space.md, "Fused
+ * operators"). */
+static double
+fused_norm_prologue_cycles (const IpuMachine *m,
+                            const ElkOp *op,
+                            const guint64 *st)
+{
+  const ElkCostCoeffs *k = &m->kernel;
+  guint8 mo = operand_mask (op, 0), mx = operand_mask (op, 1);
+  double xe = 1, rows = 1;
+
+  for (guint d = 0; d < op->n_dims; d++)
+    if (mx & (1u << d))
+      {
+        xe *= (double) st[d];
+        if (mo & (1u << d))
+          rows *= (double) st[d];
+      }
+  return k->unary_slope * xe + k->unary_fixed
+         + reduce_cycles (k, rows, xe / MAX (rows, 1.0)) + ew_cycles (k, xe);
+}
+
+/* The rows (one sum of squares each) of a fused RMSNorm-MatMul's output
+ * piece on one tile. */
+static double
+fused_norm_rows (const ElkOp *op, const ElkPlan *hp, const Grid *g)
+{
+  guint8 both = operand_mask (op, 0) & operand_mask (op, 1);
+  double rows = 1;
+
+  for (guint d = 0; d < op->n_dims; d++)
+    if (both & (1u << d))
+      rows *= (double) ceil_div (g->sl[d], hp->temporal[d][0]);
+  return rows;
+}
+
 /* One kernel call on a tile whose step covers extents @st. */
 static double
 kernel_cycles (const IpuMachine *m,
@@ -1070,6 +1116,8 @@ lower_steps (Lowering *lw)
         }
     }
   kc = kernel_cycles (m, graph, op, st);
+  if (is_fused_norm (op))
+    kc += fused_norm_prologue_cycles (m, op, st);
   {
     double rxc[ELK_MAX_DIMS * ELK_MAX_OPERANDS];
     guint32 digit[ELK_MAX_DIMS * ELK_MAX_OPERANDS];
@@ -1145,13 +1193,17 @@ lower_partial_sums (Lowering *lw)
       guint32 t0 = operand_tprod (hp, op->n_dims, 0);
       guint32 r = operand_replicas (op, hp, 0) / MAX (t0, 1u);
       double eb = elem_bytes (graph, op, 0);
+      /* A fused RMSNorm's sums of squares travel with the partial sums. */
+      double psum
+          = (double) piece[0]
+            + (is_fused_norm (op) ? fused_norm_rows (op, hp, g) * eb : 0);
 
       if (r > 1)
         {
-          double rx = (double) piece[0] * (r - 1) / r;
+          double rx = psum * (r - 1) / r;
           double cross = group_stats (g, operand_mask (op, 0), t0,
                                       m->tiles_per_chip, m->chips, NULL);
-          double out_elems = eb > 0 ? (double) piece[0] / eb : 0;
+          double out_elems = eb > 0 ? psum / eb : 0;
 
           if (m->reduce_stepwise)
             {
@@ -1160,7 +1212,7 @@ lower_partial_sums (Lowering *lw)
                * over the r partials.  Same bytes as the direct form but
                * r - 1 syncs: the shape of T10's shuffle cost ("r syncs +
                * output shift + a reduce over r partials"). */
-              double chunk = (double) piece[0] / r;
+              double chunk = psum / r;
               for (guint32 k = 1; k < r; k++)
                 {
                   push_phase_fx (m, ph, PH_SYNC, WHAT_SYNC,
@@ -1178,14 +1230,34 @@ lower_partial_sums (Lowering *lw)
               push_phase_fx (m, ph, PH_SYNC, WHAT_SYNC,
                              sync + m->exchange_cycles, 0, 0, 0, lw->mc);
               push_phase_fx (m, ph, PH_EXCHANGE, WHAT_REDUCE, rx, rx,
-                             rx * g->cores, cross * (double) piece[0] / r,
-                             lw->mc);
+                             rx * g->cores, cross * psum / r, lw->mc);
               push_phase (ph, PH_COMPUTE, WHAT_REDUCE,
                           reduce_cycles (&m->kernel, ceil (out_elems / r), r),
                           0, 0, 0);
             }
         }
     }
+}
+
+/* A fused RMSNorm-MatMul's epilogue, after the partial sums are reduced:
+ * each tile takes the rsqrt of its rows' sums of squares and scales the
+ * 1/r of the output it ends with. */
+static void
+lower_fused_norm_epilogue (Lowering *lw)
+{
+  const ElkOp *op = lw->op;
+  const ElkCostCoeffs *k = &lw->m->kernel;
+  guint32 t0 = operand_tprod (lw->hp, op->n_dims, 0);
+  double r = MAX (operand_replicas (op, lw->hp, 0) / MAX (t0, 1u), 1u);
+  double eb = elem_bytes (lw->graph, op, 0);
+  double out_elems = eb > 0 ? (double) lw->piece[0] / eb : 0;
+
+  if (!is_fused_norm (op))
+    return;
+  push_phase (lw->ph, PH_COMPUTE, WHAT_STEP,
+              k->unary_slope * fused_norm_rows (op, lw->hp, &lw->g) / r
+                  + k->unary_fixed + ew_cycles (k, out_elems / r),
+              0, 0, 0);
 }
 
 /* Without the emulated reduction: the cost model's shuffle after the
@@ -1284,6 +1356,7 @@ lower_op_mapped (const IpuMachine *m,
     }
   else
     lower_shuffle (&lw);
+  lower_fused_norm_epilogue (&lw);
 
   L->n_phases = lw.ph->len;
   L->phases = (Phase *) g_array_free (lw.ph, FALSE);

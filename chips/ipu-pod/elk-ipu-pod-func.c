@@ -50,6 +50,10 @@
 typedef enum
 {
   F_MAC, /* out += a * b */
+  /* A fused RMSNorm-MatMul (elk-fuse.h), operands out, x, W, g: out +=
+   * (x g) W and, in a shadow of the output, ss += x²; after the partial
+   * sums are reduced each output element is scaled by rsqrt (ss). */
+  F_NORM_MAC,
   F_ADD,
   F_SUB,
   F_MUL,
@@ -141,6 +145,7 @@ static const KernelName kernel_names[] = {
   { "matmul", ELK_OP_MATMUL, F_MAC, 0, POST_NONE },
   { "batch-matmul", ELK_OP_MATMUL, F_MAC, 0, POST_NONE },
   { "gemm", ELK_OP_MATMUL, F_MAC, 0, POST_NONE },
+  { ELK_FUSE_RMSNORM_MATMUL, ELK_OP_MATMUL, F_NORM_MAC, 0, POST_NONE },
   { "conv", ELK_OP_CONV, F_MAC, 0, POST_NONE },
   { "conv+batchnorm", ELK_OP_CONV, F_MAC, 0, POST_NONE },
   { "add", ELK_OP_ELEMENTWISE, F_ADD, 0, POST_NONE },
@@ -557,6 +562,8 @@ find_kernel (const ElkGraph *g, const ElkOp *op, Kernel *k, GError **error)
     {
       if (k->fn == F_MAC)
         k->bias = TRUE;
+      else if (k->fn == F_NORM_MAC)
+        ;
       else if (op->kind == ELK_OP_ELEMENTWISE
                && (k->fn == F_ADD || k->fn == F_MUL || k->fn == F_MAX2
                    || k->fn == F_MIN2))
@@ -575,7 +582,7 @@ find_kernel (const ElkGraph *g, const ElkOp *op, Kernel *k, GError **error)
         }
     }
   else if (k->fn == F_AFFINE || k->fn == F_WHERE || k->fn == F_REQUANT
-           || k->fn == F_QSCALE)
+           || k->fn == F_QSCALE || k->fn == F_NORM_MAC)
     {
       g_set_error (error, ELK_CHIP_ERROR, ELK_CHIP_ERROR_RUN,
                    "chip 'ipu-pod': '%s' of type '%s' needs 3 inputs, it "
@@ -790,6 +797,49 @@ run_kernel (FuncKind fn,
         if (d < 0)
           return;
       }
+    }
+}
+
+/* One F_NORM_MAC call on a tile (operands out, x, W, g; the box and
+ * strides as in run_kernel): out += (x g) W and ss += x², ss indexed like
+ * the output.  Every point of the iteration space is computed once, so
+ * each output element's ss ends as the sum of x² over the whole k. */
+static void
+run_norm_mac (guint n_dims,
+              const guint64 *len,
+              float *const *buf,
+              const guint64 *base,
+              guint64 sd[][ELK_MAX_DIMS],
+              float *ss)
+{
+  guint64 idx[ELK_MAX_DIMS] = { 0 };
+
+  for (guint d = 0; d < n_dims; d++)
+    if (len[d] == 0)
+      return;
+  for (;;)
+    {
+      guint64 off[4];
+      gint d;
+      float x;
+
+      for (guint v = 0; v < 4; v++)
+        {
+          off[v] = base[v];
+          for (guint e = 0; e < n_dims; e++)
+            off[v] += idx[e] * sd[v][e];
+        }
+      x = buf[1][off[1]];
+      buf[0][off[0]] += (x * buf[3][off[3]]) * buf[2][off[2]];
+      ss[off[0]] += x * x;
+      for (d = (gint) n_dims - 1; d >= 0; d--)
+        {
+          if (++idx[d] < len[d])
+            break;
+          idx[d] = 0;
+        }
+      if (d < 0)
+        return;
     }
 }
 
@@ -1255,6 +1305,9 @@ typedef struct
   /* Per tile: coordinates, round values; per operand: buffers. */
   guint32 *coord, *delta, *sender;
   float **cur[ELK_MAX_OPERANDS], **nxt[ELK_MAX_OPERANDS];
+  /* F_NORM_MAC: per tile the sums of squares, shaped like the output
+   * piece and moving with it. */
+  float **ss, **ss_nxt;
   Layout *outl;
 } OpRun;
 
@@ -1273,6 +1326,15 @@ op_run_clear (OpRun *run)
       g_free (run->cur[v]);
       g_free (run->nxt[v]);
     }
+  for (guint32 t = 0; t < run->cores; t++)
+    {
+      if (run->ss != NULL)
+        g_free (run->ss[t]);
+      if (run->ss_nxt != NULL)
+        g_free (run->ss_nxt[t]);
+    }
+  g_free (run->ss);
+  g_free (run->ss_nxt);
   g_free (run->sender);
   g_free (run->delta);
   g_free (run->coord);
@@ -1622,6 +1684,17 @@ gather_inputs (OpRun *run, gboolean preloaded, GError **error)
             nxt[v][t] = g_new0 (float, MAX (S->buf_len[v], 1));
         }
     }
+  if (fn == F_NORM_MAC)
+    {
+      run->ss = g_new0 (float *, cores);
+      run->ss_nxt = P[0] > 1 ? g_new0 (float *, cores) : NULL;
+      for (guint32 t = 0; t < cores; t++)
+        {
+          run->ss[t] = g_new0 (float, MAX (S->buf_len[0], 1));
+          if (P[0] > 1)
+            run->ss_nxt[t] = g_new0 (float, MAX (S->buf_len[0], 1));
+        }
+    }
   for (guint v = 1; v < V; v++)
     {
       const ElkTensor *t_in = elk_graph_get_tensor (F->graph, op->tensors[v]);
@@ -1785,6 +1858,8 @@ compute_and_shift (OpRun *run)
           else if (fn == R_TOPK)
             run_topk (mask[0], op->access[0].dims[op->access[0].n_axes - 1][0],
                       D, len, lo, bufs, base, S->stride);
+          else if (fn == F_NORM_MAC)
+            run_norm_mac (D, len, bufs, base, S->stride, run->ss[t]);
           else
             run_kernel (fn, K->imm, D, V, len, bufs, base, S->stride);
           /* The bias joins the sum once per output element: in the one
@@ -1842,6 +1917,17 @@ compute_and_shift (OpRun *run)
           tmp = cur[v];
           cur[v] = nxt[v];
           nxt[v] = tmp;
+          /* The sums of squares travel with their output piece. */
+          if (v == 0 && run->ss != NULL)
+            {
+              for (guint32 t = 0; t < cores; t++)
+                memcpy (run->ss_nxt[t],
+                        run->ss[sender[((gsize) r * V) * cores + t]],
+                        sizeof (float) * S->buf_len[0]);
+              tmp = run->ss;
+              run->ss = run->ss_nxt;
+              run->ss_nxt = tmp;
+            }
         }
       for (guint32 t = 0; t < cores; t++)
         delta[t * R->n + r] = (delta[t * R->n + r] + 1) % R->size[r];
@@ -1935,6 +2021,9 @@ reduce_outputs (OpRun *run, GError **error)
                 cur[0][me][e] = combine (fn == R_MAX || fn == R_MIN
                                            ? fn : R_SUM,
                                          cur[0][me][e], cur[0][peer][e]);
+              /* F_NORM_MAC's sums of squares join the reduction. */
+              for (guint64 e = a; e < b && run->ss != NULL; e++)
+                run->ss[me][e] += run->ss[peer][e];
               F->rep->exchanged_elements += b - a;
               if (peer / F->m->tiles_per_chip != me / F->m->tiles_per_chip)
                 F->rep->xchip_elements += b - a;
@@ -1989,6 +2078,8 @@ reduce_outputs (OpRun *run, GError **error)
               /* Means divide the reduced sum, on its home tile. */
               if (K->post == POST_MEAN)
                 cur[0][t][e] /= (float) n_reduced;
+              else if (fn == F_NORM_MAC)
+                cur[0][t][e] *= 1.0f / sqrtf (run->ss[t][e]);
               else if (K->post == POST_POOL_AVG)
                 cur[0][t][e] /= pool_count (K, g);
             }

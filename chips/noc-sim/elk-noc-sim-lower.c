@@ -716,6 +716,31 @@ shift_rounds (NocSim *s, const ElkPlan *hot)
     }
 }
 
+/* The output bytes a fused RMSNorm-MatMul (elk-fuse.h) adds to its
+ * partial sums: one sum of squares per row of the output piece, the rows
+ * being the dimensions the output shares with x (operand 1). */
+static double
+fused_norm_bytes (const ElkOp *op, const ElkPlan *hot, double esize)
+{
+  double rows = 1;
+
+  if (op->kind != ELK_OP_MATMUL || op->n_operands != 4
+      || g_strcmp0 (op->type, ELK_FUSE_RMSNORM_MATMUL) != 0)
+    return 0;
+  for (guint d = 0; d < op->n_dims; d++)
+    {
+      gboolean in_out = FALSE, in_x = FALSE;
+      for (guint x = 0; x < op->access[0].n_axes; x++)
+        in_out |= op->access[0].dims[x][0] == (gint8) d;
+      for (guint x = 0; x < op->access[1].n_axes; x++)
+        in_x |= op->access[1].dims[x][0] == (gint8) d;
+      if (in_out && in_x)
+        rows *= ceil (ceil ((double) op->extents[d] / hot->spatial[d])
+                      / MAX (hot->temporal[d][0], 1u));
+    }
+  return rows * esize;
+}
+
 /* Output: elementwise-like operators leave it in place; the others
  * reduce the partial sums the rotation did not consume and move the
  * output to where the next operator wants it. */
@@ -760,7 +785,8 @@ output_rounds (NocSim *s, const ElkOp *op, const ElkPlan *hot)
       gboolean use_ring = c->reduce == NOC_REDUCE_RING;
       const ElkTensor *t = elk_graph_get_tensor (s->graph, op->tensors[0]);
       double esize = MAX (1u, elk_dtype_get_size (t->dtype));
-      double outb = (double) hot->operand_bytes[0];
+      double outb
+          = (double) hot->operand_bytes[0] + fused_norm_bytes (op, hot, esize);
 
       layout_split (L, 0, idx);
       replica_index (L, 0, idx, &R);

@@ -5,6 +5,7 @@
 #include <elk/elk-version.h>
 #include <elk/elk-error.h>
 #include <elk/elk-graph.h>
+#include <elk/elk-fuse.h>
 #include <elk/elk-chip-spec.h>
 #include <elk/elk-chip-props.h>
 #include <elk/elk-plan.h>

@@ -19,7 +19,27 @@ struct _ElkPlanParams
   double padding_floor;
   double utilisation_floor;
   ElkCostModelChoice cost_model;
+  ElkFuseFlags fuse;
 };
+
+/* The "fuse" option's values.  A private enum rather than a flags type:
+ * experiment files name one choice, and every choice is a set of
+ * #ElkFuseFlags. */
+#define ELK_TYPE_PLAN_FUSE (plan_fuse_get_type ())
+static GType
+plan_fuse_get_type (void)
+{
+  static gsize type = 0;
+  static const GEnumValue values[] = {
+    { ELK_FUSE_NONE, "ELK_FUSE_NONE", "none" },
+    { ELK_FUSE_NORM, "ELK_FUSE_NORM", "norm" },
+    { 0, NULL, NULL },
+  };
+
+  if (g_once_init_enter (&type))
+    g_once_init_leave (&type, g_enum_register_static ("ElkPlanFuse", values));
+  return (GType) type;
+}
 
 G_DEFINE_FINAL_TYPE (ElkPlanParams, elk__plan_params, G_TYPE_OBJECT)
 
@@ -31,6 +51,7 @@ enum
   PROP_PADDING_FLOOR,
   PROP_UTILISATION_FLOOR,
   PROP_COST_MODEL,
+  PROP_FUSE,
   N_PROPS
 };
 
@@ -58,6 +79,9 @@ plan_params_set_property (GObject *object,
       break;
     case PROP_COST_MODEL:
       self->cost_model = g_value_get_enum (value);
+      break;
+    case PROP_FUSE:
+      self->fuse = g_value_get_enum (value);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, id, pspec);
@@ -88,6 +112,9 @@ plan_params_get_property (GObject *object,
       break;
     case PROP_COST_MODEL:
       g_value_set_enum (value, self->cost_model);
+      break;
+    case PROP_FUSE:
+      g_value_set_enum (value, self->fuse);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, id, pspec);
@@ -144,6 +171,14 @@ elk__plan_params_class_init (ElkPlanParamsClass *klass)
                          "else the analytic model)",
                          ELK_TYPE_COST_MODEL_CHOICE, ELK_COST_MODEL_ANALYTIC,
                          flags));
+  g_object_class_install_property (
+      object_class, PROP_FUSE,
+      g_param_spec_enum ("fuse", "Fuse",
+                         "Operator fusion applied to the point's graph "
+                         "before the plan tables are built: none (the "
+                         "default) or norm (every RMSNorm folded into the "
+                         "MatMuls that read it, elk_graph_fuse())",
+                         ELK_TYPE_PLAN_FUSE, ELK_FUSE_NONE, flags));
 }
 
 static void
@@ -172,4 +207,13 @@ elk__plan_params_get_cost_model (ElkPlanParams *self)
 {
   g_return_val_if_fail (ELK_IS_PLAN_PARAMS (self), ELK_COST_MODEL_ANALYTIC);
   return self->cost_model;
+}
+
+/* The "fuse" option: not part of #ElkPlanOptions either, since it
+ * rewrites the graph before any table exists (elk_graph_fuse()). */
+ElkFuseFlags
+elk__plan_params_get_fuse (ElkPlanParams *self)
+{
+  g_return_val_if_fail (ELK_IS_PLAN_PARAMS (self), ELK_FUSE_NONE);
+  return self->fuse;
 }

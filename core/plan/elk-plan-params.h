@@ -7,6 +7,7 @@
 #include <glib-object.h>
 #include <elk/elk-plan.h>
 #include <elk/elk-cost-model.h>
+#include <elk/elk-fuse.h>
 
 G_BEGIN_DECLS
 
@@ -17,5 +18,6 @@ G_DECLARE_FINAL_TYPE (ElkPlanParams, elk__plan_params, ELK, PLAN_PARAMS,
 void elk__plan_params_get_options (ElkPlanParams *self,
                                    ElkPlanOptions *options);
 ElkCostModelChoice elk__plan_params_get_cost_model (ElkPlanParams *self);
+ElkFuseFlags elk__plan_params_get_fuse (ElkPlanParams *self);
 
 G_END_DECLS

@@ -88,6 +88,10 @@ struct _PlanSearch
   PlanDimClass dim_class[ELK_MAX_DIMS];
   double mm_inner;
   double mm_block_k;
+  /* An RMSNorm folded into this MatMul (ELK_FUSE_RMSNORM_MATMUL): its
+   * prologue, epilogue and the sums of squares in the partial-sum
+   * reduction are priced too (docs/plan-space.md, "Fused operators"). */
+  gboolean fused_norm;
 
   /* The chip. */
   const ElkChipSpec *spec;

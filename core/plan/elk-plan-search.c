@@ -22,6 +22,8 @@
 #include <math.h>
 #include <string.h>
 
+#include <elk/elk-fuse.h>
+
 #include "elk-plan-private.h"
 
 /* T10's floors (t10-plan-space.md §2.3): 90 % of the cores and of useful
@@ -143,6 +145,8 @@ elk__plan_search_new (const ElkGraph *graph,
    * float types run at the FP16 rate (MK2 has no faster AMP mode).  An
    * integer product runs at the chip's int8 rate whatever its operands'
    * width (a zero-point-shifted int32 operand holds 9-bit values). */
+  s->fused_norm = op->kind == ELK_OP_MATMUL && op->n_operands == 4
+                  && g_strcmp0 (op->type, ELK_FUSE_RMSNORM_MATMUL) == 0;
   s->mm_inner = spec->cost.matmul_inner;
   s->mm_block_k = spec->cost.block_k;
   if ((op->kind == ELK_OP_MATMUL || op->kind == ELK_OP_CONV)
@@ -444,6 +448,13 @@ elk__plan_search_build_cands (PlanSearch *s, const ElkPlan *multiple_of)
 {
   for (guint v = 0; v < s->n_operands; v++)
     list_divisors (s->replicas[v], s->divisors[v], &s->n_divisors[v]);
+  /* A fused RMSNorm-MatMul's gain (operand 3, a vector along k) never
+   * rotates: each core keeps its whole k piece, k / spatial[k] elements.
+   * Rotating it would put a third operand into the k round of x and W,
+   * whose Cannon skew cannot always place it (the emulator's functional
+   * mode refuses such rings), for no gain worth having. */
+  if (s->fused_norm)
+    s->n_divisors[3] = 1;
 
   s->n_cands = 0;
   for (guint d = 0; d < s->n_dims; d++)
@@ -712,6 +723,40 @@ compute_cycles (const PlanSearch *s, const PlanDimCand *const *chosen)
     }
 }
 
+/* The per-step prologue of a fused RMSNorm-MatMul on its x step piece:
+ * square, the partial sum of squares over k per row, and the gain. */
+static double
+norm_prologue_cycles (const PlanSearch *s, const PlanDimCand *const *chosen)
+{
+  const ElkCostCoeffs *cc = s->cc;
+  double xe = 1, rows = 1;
+
+  for (guint d = 0; d < s->n_dims; d++)
+    {
+      guint8 bit = (guint8) (1u << d);
+      if (s->dim_mask[1] & bit)
+        {
+          xe *= (double) chosen[d]->step;
+          if (s->dim_mask[0] & bit)
+            rows *= (double) chosen[d]->step;
+        }
+    }
+  return cc->unary_slope * xe + cc->unary_fixed
+         + reduce_cycles (cc, rows, xe / rows) + ew_cycles (cc, xe);
+}
+
+/* The rows (sums of squares) of a fused RMSNorm-MatMul's output piece. */
+static double
+norm_rows (const PlanSearch *s, const PlanDimCand *const *chosen)
+{
+  double rows = 1;
+
+  for (guint d = 0; d < s->n_dims; d++)
+    if (s->dim_mask[0] & s->dim_mask[1] & (1u << d))
+      rows *= (double) chosen[d]->len[0];
+  return rows;
+}
+
 static guint64
 piece_bytes (const PlanSearch *s, guint v, double elems)
 {
@@ -782,6 +827,8 @@ elk__plan_search_eval (const PlanSearch *s,
     return FALSE;
 
   e->compute_cycles = (double) steps * compute_cycles (s, chosen);
+  if (s->fused_norm)
+    e->compute_cycles += (double) steps * norm_prologue_cycles (s, chosen);
 
   /* The shift schedule: all gcd rounds of all dimensions, the round that
    * moves most bytes per shift outermost (it repeats least).  A round at
@@ -844,6 +891,7 @@ elk__plan_search_eval (const PlanSearch *s,
       double out_elems = s->elem_bytes[0] > 0 ? outb / s->elem_bytes[0] : 0;
       double gather_b = outb;
       double gather = 0, reduce = 0;
+      double rows = s->fused_norm ? norm_rows (s, chosen) : 0;
 
       /* The artifact sizes the partial-sum gather by the per-step output
        * of the sub-operator rather than the output piece a core holds. */
@@ -854,6 +902,18 @@ elk__plan_search_eval (const PlanSearch *s,
             if (s->dim_mask[0] & (1u << d))
               out_elems *= (double) chosen[d]->step;
           gather_b = out_elems * s->elem_bytes[0];
+        }
+      /* A fused RMSNorm's partial sums of squares, one per row of the
+       * output piece, travel and are reduced with the output's partial
+       * sums; then each core scales the rows it ends with (rsqrt of the
+       * sums and one multiply per element). */
+      if (s->fused_norm)
+        {
+          double share = MAX (r_out, 1u);
+          e->compute_cycles += cc->unary_slope * rows / share + cc->unary_fixed
+                               + ew_cycles (cc, out_elems / share);
+          out_elems += rows;
+          gather_b += rows * s->elem_bytes[0];
         }
 
       e->shuffle_bytes = outb;
@@ -1015,6 +1075,15 @@ elk__plan_search_check (PlanSearch *s,
       for (guint v = 0; v < s->n_operands; v++)
         {
           guint32 t = plan->temporal[d][v];
+          if (s->fused_norm && v == 3 && t != 1)
+            {
+              g_set_error (error, ELK_SCHEDULE_ERROR,
+                           ELK_SCHEDULE_ERROR_INVALID_PROGRAM,
+                           "operator '%s': the gain of a fused RMSNorm-MatMul "
+                           "does not rotate, but its factor along '%c' is %u",
+                           name, s->op->dim_names[d], t);
+              return FALSE;
+            }
           if (t < 1 || (t > 1 && (s->dim_mask[v] & (1u << d)) == 0)
               || s->replicas[v] % t != 0)
             {

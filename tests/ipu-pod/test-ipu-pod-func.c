@@ -207,10 +207,16 @@ from_double (const double *d, guint64 n)
  * writes) come from @emu, where the emulator recorded what it used, or from
  * @view applied to the reference's own tensors.  Returns the largest error
  * of any operator's output relative to that output's largest magnitude,
- * and checks each against @tol. */
+ * and checks each against @tol.  With @n_compared, outputs the emulator
+ * did not compute are skipped (the emulator ran a fused form of @g) and
+ * the outputs compared are counted there. */
 static double
-compare_graph (const ElkGraph *g, GHashTable *emu, ViewFunc view,
-               double tol, const char *what)
+compare_graph_part (const ElkGraph *g,
+                    GHashTable *emu,
+                    ViewFunc view,
+                    double tol,
+                    const char *what,
+                    guint *n_compared)
 {
   const guint nt = elk_graph_get_n_tensors (g);
   g_autofree double **val = g_new0 (double *, nt);
@@ -257,6 +263,10 @@ compare_graph (const ElkGraph *g, GHashTable *emu, ViewFunc view,
                            from_double (val[op->tensors[0]],
                                         ot->n_elements));
       eb = g_hash_table_lookup (emu, ot->name);
+      if (eb == NULL && n_compared != NULL)
+        continue;
+      if (n_compared != NULL)
+        (*n_compared)++;
       if (eb == NULL)
         g_error ("%s: the emulator returned no '%s'", what, ot->name);
       ev = to_double (eb, ot->n_elements);
@@ -283,6 +293,16 @@ compare_graph (const ElkGraph *g, GHashTable *emu, ViewFunc view,
   for (guint t = 0; t < nt; t++)
     g_free (val[t]);
   return worst;
+}
+
+static double
+compare_graph (const ElkGraph *g,
+               GHashTable *emu,
+               ViewFunc view,
+               double tol,
+               const char *what)
+{
+  return compare_graph_part (g, emu, view, tol, what, NULL);
 }
 
 /* ---- Single operators under many plans ---- */
@@ -504,6 +524,109 @@ test_ops_all_plans (void)
   g_print ("# functional: %u plan runs over %zu operators, %u distinct "
            "rotation patterns, worst relative error %.3g\n", runs,
            G_N_ELEMENTS (op_cases), g_hash_table_size (patterns), worst);
+  g_assert_cmpfloat (worst, <, 1e-5);
+}
+
+/* An RMSNorm over x (5 x 12) read by a MatMul with W (12 x 7), fused
+ * (elk_graph_fuse()) into one rmsnorm_matmul: every plan of the fused
+ * operator's table, and every (preload, execute) pair, runs on the tiles
+ * and its output is compared with the reference's evaluation of the six
+ * unfused operators. */
+static ElkGraph *
+norm_matmul_graph (void)
+{
+  const ElkTensorOrigin A = ELK_TENSOR_ORIGIN_ACTIVATION;
+  const ElkTensorOrigin W = ELK_TENSOR_ORIGIN_WEIGHT;
+  static const struct
+  {
+    const char *name;
+    ElkTensorOrigin origin;
+    guint n_dims;
+    guint64 shape[2];
+  } ts[] = {
+    { "x", A, 2, { 5, 12 } },  { "sq", A, 2, { 5, 12 } },
+    { "ss", A, 1, { 5 } },     { "r", A, 1, { 5 } },
+    { "sc", A, 2, { 5, 12 } }, { "g", W, 1, { 12 } },
+    { "y", A, 2, { 5, 12 } },  { "w", W, 2, { 12, 7 } },
+    { "out", A, 2, { 5, 7 } },
+  };
+  static const struct
+  {
+    const char *name, *type, *spec;
+    ElkOpKind kind;
+    guint32 t[3];
+    guint n;
+  } ops[] = {
+    { "square", "square", "mk->mk", ELK_OP_UNARY, { 0, 1 }, 2 },
+    { "sum", "sum", "mk->m", ELK_OP_REDUCE, { 1, 2 }, 2 },
+    { "rsqrt", "rsqrt", "m->m", ELK_OP_UNARY, { 2, 3 }, 2 },
+    { "scale", "mul", "mk,m->mk", ELK_OP_ELEMENTWISE, { 0, 3, 4 }, 3 },
+    { "gain", "mul", "mk,k->mk", ELK_OP_ELEMENTWISE, { 4, 5, 6 }, 3 },
+    { "mm", "matmul", "mk,kn->mn", ELK_OP_MATMUL, { 6, 7, 8 }, 3 },
+  };
+  g_autoptr (GError) error = NULL;
+  ElkGraph *g = elk_graph_new ("norm-matmul");
+
+  for (guint i = 0; i < G_N_ELEMENTS (ts); i++)
+    elk_graph_add_tensor (g, ts[i].name, ELK_DTYPE_F16, ts[i].origin,
+                          ts[i].n_dims, ts[i].shape, 0, &error);
+  for (guint i = 0; i < G_N_ELEMENTS (ops); i++)
+    elk_graph_add_op (g, ops[i].name, ops[i].type, ops[i].kind, -1, ops[i].spec,
+                      ops[i].t, ops[i].n, NULL, &error);
+  g_assert_no_error (error);
+  return g;
+}
+
+static void
+test_fused_norm_plans (void)
+{
+  g_autoptr (ElkChip) chip = func_chip (16);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (ElkChipSpec) spec = elk_chip_dup_spec (chip, &error);
+  g_autoptr (ElkGraph) g = norm_matmul_graph ();
+  g_autoptr (ElkGraph) f = elk_graph_fuse (g, ELK_FUSE_NORM, &error);
+  g_autoptr (ElkPlanSet) set = NULL;
+  const ElkPlanTable *tab;
+  double worst = 0;
+
+  g_assert_no_error (error);
+  g_assert_cmpuint (elk_graph_get_n_ops (f), ==, 1);
+  g_assert_cmpstr (elk_graph_get_op (f, 0)->type, ==, ELK_FUSE_RMSNORM_MATMUL);
+  set = elk_plan_set_new (f, spec, NULL, &error);
+  g_assert_no_error (error);
+  tab = elk_plan_set_get_table (set, 0);
+  for (guint k = 0; k < tab->n_plans + tab->n_cold_hot; k++)
+    {
+      g_autoptr (ElkProgram) p = elk_program_new (f);
+      g_autoptr (ElkMetrics) m = NULL;
+      g_autoptr (GHashTable) tensors = NULL;
+      g_autofree char *what = g_strdup_printf ("fused norm plan %u", k);
+      ElkProgramOp *pop = elk_program_get_op (p, 0);
+      guint n = 0;
+      double err;
+
+      if (k < tab->n_plans)
+        pop->exec_plan = pop->preload_plan = tab->plans[k];
+      else
+        {
+          const ElkColdHot *ch = &tab->cold_hot[k - tab->n_plans];
+          pop->exec_plan = tab->plans[ch->hot_plan];
+          pop->preload_plan = tab->plans[ch->cold_plan];
+        }
+      elk_program_add_preload (p, 0);
+      elk_program_add_execute (p, 0);
+      m = elk_test_run_program (chip, p, NULL, &error);
+      if (error != NULL)
+        g_error ("%s: %s", what, error->message);
+      g_object_get (chip, "last-tensors", &tensors, NULL);
+      err = compare_graph_part (g, tensors, NULL, 1e-5, what, &n);
+      worst = MAX (worst, err);
+      g_assert_cmpuint (n, ==, 1);
+    }
+  g_print ("# functional: fused RMSNorm-MatMul under %u plans and %u "
+           "cold-hot pairs against the unfused reference: worst relative "
+           "error %.3g\n",
+           tab->n_plans, tab->n_cold_hot, worst);
   g_assert_cmpfloat (worst, <, 1e-5);
 }
 
@@ -1016,6 +1139,39 @@ test_llama_decode (void)
     }
   g_print ("# functional: tiny Llama-2 decode under 6 more plan mixes: "
            "worst relative error %.3g\n", worst);
+
+  /* The same step with every RMSNorm fused into its MatMuls (fuse=norm),
+   * compiled by elk: each fused operator's output against the reference
+   * of the unfused graph. */
+  {
+    g_autoptr (ElkGraph) f = elk_graph_fuse (g, ELK_FUSE_NORM, &error);
+    g_autoptr (ElkPlanSet) fplans = NULL;
+    g_autoptr (ElkProgram) fprogram = NULL;
+    g_autoptr (ElkMetrics) fm = NULL;
+    g_autoptr (GHashTable) ft = NULL;
+    guint n = 0, n_fused = 0;
+
+    g_assert_no_error (error);
+    for (guint i = 0; i < elk_graph_get_n_ops (f); i++)
+      n_fused
+          += g_strcmp0 (elk_graph_get_op (f, i)->type, ELK_FUSE_RMSNORM_MATMUL)
+             == 0;
+    g_assert_cmpuint (n_fused, ==, 3);
+    fplans = elk_plan_set_new (f, spec, NULL, &error);
+    g_assert_no_error (error);
+    fprogram = elk_scheduler_schedule (ELK_SCHEDULER (sched), fplans,
+                                       ELK_ALLOCATOR (alloc), &error);
+    g_assert_no_error (error);
+    fm = elk_chip_run (chip, fprogram, fplans, &error);
+    g_assert_no_error (error);
+    g_object_get (chip, "last-tensors", &ft, NULL);
+    worst = compare_graph_part (g, ft, llama_view, 1e-4, "llama fused", &n);
+    g_assert_cmpuint (n, ==, elk_graph_get_n_ops (f));
+    g_print ("# functional: tiny Llama-2 decode with fuse=norm (%u "
+             "operators, %u fused) against the unfused reference: worst "
+             "relative error %.3g\n",
+             elk_graph_get_n_ops (f), n_fused, worst);
+  }
 }
 
 /* Tiny random mixture-of-experts decode steps: Mixtral (softmax router,
@@ -1114,6 +1270,8 @@ main (int argc, char *argv[])
   g_test_add_func ("/ipu-pod/functional/llama-decode", test_llama_decode);
   g_test_add_func ("/ipu-pod/functional/moe-decode", test_moe_decode);
   g_test_add_func ("/ipu-pod/functional/top-k-plans", test_topk_plans);
+  g_test_add_func ("/ipu-pod/functional/fused-norm-plans",
+                   test_fused_norm_plans);
   ret = g_test_run ();
   g_object_unref (registry);
   return ret;

@@ -802,6 +802,84 @@ test_enumeration (void)
   g_assert_nonnull (elk_plan_table_lookup (table, G_MAXUINT64, usable));
 }
 
+/* The MatMul of test_replicas_and_footprint with an RMSNorm folded in
+ * ("mk,kn,k->mn", ELK_FUSE_RMSNORM_MATMUL; docs/plan-space.md, "Fused
+ * operators"): x (the MatMul's A) 32 x 5120, the weight B, the gain G
+ * (5120) and C. */
+static ElkGraph *
+fused_graph (void)
+{
+  ElkGraph *graph = elk_graph_new ("fused");
+  guint64 sa[2] = { 32, 5120 }, sb[2] = { 5120, 5120 }, sg[1] = { 5120 };
+  guint64 sc[2] = { 32, 5120 };
+  guint32 t[4];
+  GError *error = NULL;
+
+  t[0] = elk_graph_add_tensor (graph, "x", ELK_DTYPE_F16,
+                               ELK_TENSOR_ORIGIN_ACTIVATION, 2, sa, 0, &error);
+  t[1] = elk_graph_add_tensor (graph, "b", ELK_DTYPE_F16,
+                               ELK_TENSOR_ORIGIN_WEIGHT, 2, sb, 0, &error);
+  t[2] = elk_graph_add_tensor (graph, "g", ELK_DTYPE_F16,
+                               ELK_TENSOR_ORIGIN_WEIGHT, 1, sg, 0, &error);
+  t[3] = elk_graph_add_tensor (graph, "c", ELK_DTYPE_F16,
+                               ELK_TENSOR_ORIGIN_ACTIVATION, 2, sc, 0, &error);
+  g_assert_no_error (error);
+  elk_graph_add_op (graph, "mm", ELK_FUSE_RMSNORM_MATMUL, ELK_OP_MATMUL, -1,
+                    "mk,kn,k->mn", t, 4, NULL, &error);
+  g_assert_no_error (error);
+  return graph;
+}
+
+/* The fused operator's plan (2, 32, 23), no rotation: the MatMul of
+ * test_replicas_and_footprint plus
+ *  - the prologue on the 16 x 223 x piece: square 0.5 * 3568 + 200, the
+ *    sums of squares of 16 rows (reduce of 16 * 223 = 3568 at 0.25/elem
+ *    + 175) and the gain (small element-wise: 0.75 * 3568 + 290);
+ *  - the epilogue on the 1/23 of the output each core ends with: rsqrt of
+ *    16/23 sums (0.5 * 16/23 + 200) and the row scale of 2560/23 elements
+ *    (0.75 * 2560/23 + 290);
+ *  - 16 more partial sums (32 bytes) in the gather, and the reduction of
+ *    2576/23 = 112 outputs, which the kernel's 48-wide rounding makes 144
+ *    as for the MatMul alone: 0.25 * 3312 + 175. */
+static void
+test_fused_norm_cost (void)
+{
+  g_autoptr (ElkChipSpec) spec = plan_test_spec_one_ipu ();
+  g_autoptr (ElkGraph) graph = fused_graph ();
+  g_autoptr (ElkPlanSet) set = NULL;
+  GError *error = NULL;
+  ElkPlan plan;
+  double mm = 24 * 27 * 14 + 514 * 14 + 113 + 173;
+  double prologue
+      = (0.5 * 3568 + 200) + (0.25 * 3568 + 175) + (0.75 * 3568 + 290);
+  double epilogue = (0.5 * 16.0 / 23 + 200) + (0.75 * 2560.0 / 23 + 290);
+  double shuffle = 0.28 * 5120 + 6 * 118 + 23 * 118 + 0.28 * (5120 + 32)
+                   + 0.25 * 3312 + 175;
+
+  plan_init (&plan, 2, 32, 23);
+  g_assert_true (elk_plan_evaluate (graph, 0, spec, &plan, &error));
+  g_assert_no_error (error);
+  g_assert_cmpuint (plan.n_operands, ==, 4);
+  g_assert_cmpuint (plan.replicas[3], ==, 2 * 32);
+  g_assert_cmpuint (plan.operand_bytes[3], ==, 2 * 223);
+  assert_cycles (plan.compute_s, mm + prologue + epilogue);
+  assert_cycles (plan.shift_s, 0);
+  assert_cycles (plan.shuffle_s, shuffle);
+  assert_cycles (plan.time_s, mm + prologue + epilogue + shuffle);
+
+  /* Its table builds like any MatMul's, with a gain that never rotates. */
+  set = build_set (graph, spec, 1);
+  g_assert_cmpuint (elk_plan_set_get_table (set, 0)->n_cold_hot, >=, 1);
+  for (guint i = 0; i < elk_plan_set_get_table (set, 0)->n_plans; i++)
+    for (guint d = 0; d < 3; d++)
+      g_assert_cmpuint (elk_plan_set_get_table (set, 0)->plans[i].temporal[d]
+                                                                          [3],
+                        ==, 1);
+  plan_init (&plan, 2, 32, 23);
+  plan.temporal[DK][3] = 2;
+  assert_plan_invalid (graph, spec, &plan, "gain");
+}
+
 int
 main (int argc, char **argv)
 {
@@ -821,5 +899,6 @@ main (int argc, char **argv)
   g_test_add_func ("/plan/mesh-rules", test_mesh_rules);
   g_test_add_func ("/plan/llama-layer", test_llama_layer);
   g_test_add_func ("/plan/does-not-fit", test_does_not_fit);
+  g_test_add_func ("/plan/fused-norm-cost", test_fused_norm_cost);
   return g_test_run ();
 }

@@ -1,0 +1,52 @@
+/* elk-fuse.h: operator fusion, a graph-to-graph pass (stable API).
+ *
+ * elk_graph_fuse() rewrites a graph so that fewer operators, and with
+ * them fewer supersteps and output shuffles, compute the same values.
+ * Today it knows one fusion: an RMSNorm folded into the MatMuls that read
+ * it (docs/plan-space.md, "Fused operators").  The result is an ordinary
+ * #ElkGraph, so every scheduler and chip sees the fused graph without
+ * knowing how it was made.
+ */
+#pragma once
+
+#include <glib-object.h>
+#include <elk/elk-visibility.h>
+#include <elk/elk-graph.h>
+
+G_BEGIN_DECLS
+
+/**
+ * ElkFuseFlags:
+ * @ELK_FUSE_NONE: fuse nothing.
+ * @ELK_FUSE_NORM: fold every RMSNorm whose output only MatMuls contracting
+ *   over the normalised axis read into one "rmsnorm_matmul" operator per
+ *   MatMul.
+ *
+ * The fusions elk_graph_fuse() applies.
+ *
+ * Since: 0.2
+ */
+typedef enum
+{
+  ELK_FUSE_NONE = 0,
+  ELK_FUSE_NORM = 1 << 0,
+} ElkFuseFlags;
+
+/**
+ * ELK_FUSE_RMSNORM_MATMUL:
+ *
+ * The #ElkOp.type of a fused RMSNorm and MatMul.  Its operands are the
+ * output (m, n), the norm's input x (m, k), the MatMul's weight (k, n)
+ * and the norm's gain (k); it computes
+ * out[m, n] = rsqrt (sum_k x[m, k]²) · sum_k x[m, k] g[k] W[k, n],
+ * exactly the values of the square, sum, rsqrt, scale and gain operators
+ * and the MatMul it replaces.
+ *
+ * Since: 0.2
+ */
+#define ELK_FUSE_RMSNORM_MATMUL "rmsnorm_matmul"
+
+ELK_API ElkGraph *
+elk_graph_fuse (ElkGraph *graph, ElkFuseFlags flags, GError **error);
+
+G_END_DECLS
