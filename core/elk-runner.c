@@ -165,6 +165,34 @@ is_plugin_error (const GError *error)
                              ELK_SCHEDULE_ERROR_INVALID_PROGRAM);
 }
 
+/* The physical lower bound: the FLOPs of the operators that execute at
+ * peak MatMul rate, or the HBM bytes they read at full HBM bandwidth,
+ * whichever takes longer.  An expert the graph's sampled routing does not
+ * take (a conditional operator, elk_graph_set_op_condition()) never
+ * executes and need not be read, so it does not count. */
+static double
+physical_bound (const ElkGraph *graph, const ElkChipSpec *spec)
+{
+  double flops = 0;
+  guint64 bytes = 0;
+
+  if (!elk_graph_has_conditions (graph))
+    return MAX (elk_graph_get_total_flops (graph) / spec->matmul_flops,
+                (double) elk_graph_get_hbm_bytes (graph) / spec->hbm_bw);
+  for (guint i = 0; i < elk_graph_get_n_ops (graph); i++)
+    {
+      const ElkOp *op = elk_graph_get_op (graph, i);
+      gboolean taken = TRUE;
+
+      elk_graph_get_op_condition (graph, i, NULL, NULL, &taken);
+      if (!taken)
+        continue;
+      flops += op->flops;
+      bytes += elk_op_get_hbm_bytes (graph, op);
+    }
+  return MAX (flops / spec->matmul_flops, (double) bytes / spec->hbm_bw);
+}
+
 /* Runs one scheduler at one point and fills its row. */
 static void
 run_design (ElkExperiment *self,
@@ -243,11 +271,9 @@ run_design (ElkExperiment *self,
              elk_program_get_assumptions (program)));
     }
 
-  /* The physical lower bound: all FLOPs at peak MatMul rate, or all HBM
-   * bytes at full HBM bandwidth, whichever takes longer.  A backend that
-   * reports less has a bug, so the row fails. */
-  bound = MAX (elk_graph_get_total_flops (graph) / spec->matmul_flops,
-               (double) elk_graph_get_hbm_bytes (graph) / spec->hbm_bw);
+  /* A backend that reports less than the physical lower bound has a bug,
+   * so the row fails. */
+  bound = physical_bound (graph, spec);
   if (metrics != NULL && metrics->latency_s < bound * (1 - 1e-9))
     {
       g_set_error (&error, ELK_CHIP_ERROR, ELK_CHIP_ERROR_BELOW_BOUND,
@@ -341,11 +367,7 @@ new_row (ElkExperiment *self,
       set (row, COL_HBM_BW, fmt_double (spec->hbm_bw));
       set (row, COL_NOC_BW, fmt_double (elk_chip_spec_get_noc_bw (spec)));
       if (graph != NULL)
-        set (row, COL_BOUND,
-             fmt_double (MAX (elk_graph_get_total_flops (graph)
-                                / spec->matmul_flops,
-                              (double) elk_graph_get_hbm_bytes (graph)
-                                / spec->hbm_bw)));
+        set (row, COL_BOUND, fmt_double (physical_bound (graph, spec)));
     }
   for (guint a = 0; a < n_axes; a++)
     row->values[N_COLUMNS + a]
