@@ -340,15 +340,43 @@ elk_ipu_pod_chip_run_traced (ElkChip *chip,
   IpuReport r;
   g_autofree char *model = NULL;
   g_autofree ElkOpCost *costs = NULL;
-  ElkGraph *graph;
-  double bound_compute = 0, bound_hbm;
+  g_autofree gboolean *skipped = NULL;
+  g_autoptr (ElkRoutingStats) routing = NULL;
+  ElkGraph *graph = elk_program_get_graph (program);
+  double bound_compute = 0, bound_hbm, hbm_bytes;
 
   if (spec == NULL)
     return NULL;
   machine_from_props (self, &m);
+  /* Conditional operators (a mixture of experts' experts) are charged by
+   * the graph's sampled routing, as every chip charges them
+   * (elk_program_charge_routing()), from the costs derived from the
+   * plans. */
+  if (elk_graph_has_conditions (graph))
+    {
+      guint n_steps = elk_program_get_n_steps (program);
+      if (self->mode == ELK_IPU_POD_MODE_FUNCTIONAL)
+        {
+          g_set_error (error, ELK_CHIP_ERROR, ELK_CHIP_ERROR_RUN,
+                       "chip 'ipu-pod': graph '%s' has conditional "
+                       "operators (experts that run only when their router "
+                       "selects them), which functional mode does not "
+                       "run; use mode=timing, or build the graph with "
+                       "experts=routed",
+                       elk_graph_get_name (graph));
+          return NULL;
+        }
+      costs = elk_program_derive (program, plans, error);
+      if (costs == NULL)
+        return NULL;
+      skipped = g_new0 (gboolean, MAX (n_steps, 1u));
+      routing = elk_program_charge_routing (program, costs, skipped);
+      m.skipped_steps = skipped;
+      m.costs = m.effects != IPU_FX_ALL ? costs : NULL;
+    }
   /* An effect switched off takes the analytic chip's quantity, derived
    * from the program's plans exactly as that chip derives it. */
-  if (m.effects != IPU_FX_ALL)
+  if (m.effects != IPU_FX_ALL && m.costs == NULL)
     {
       if (plans == NULL)
         {
@@ -368,16 +396,29 @@ elk_ipu_pod_chip_run_traced (ElkChip *chip,
   if (!elk__ipu_emulate (&m, program, trace, metrics, &r, error))
     return NULL;
 
-  /* A run faster than the machine's peaks is an emulator bug. */
-  graph = elk_program_get_graph (program);
+  /* A run faster than the machine's peaks is an emulator bug.  The
+   * bounds count what the device did: not the arithmetic of the experts
+   * the routing skipped, nor the preloads it skipped. */
+  hbm_bytes = (double) elk_graph_get_hbm_bytes (graph);
   for (guint i = 0; i < elk_graph_get_n_ops (graph); i++)
     {
       const ElkOp *op = elk_graph_get_op (graph, i);
-      bound_compute += op->flops / (op->kind == ELK_OP_MATMUL
-                                      ? spec->matmul_flops
-                                      : spec->vector_flops);
+      gboolean taken = TRUE;
+      elk_graph_get_op_condition (graph, i, NULL, NULL, &taken);
+      if (taken)
+        bound_compute += op->flops
+                         / (op->kind == ELK_OP_MATMUL ? spec->matmul_flops
+                                                      : spec->vector_flops);
     }
-  bound_hbm = elk_graph_get_hbm_bytes (graph) / spec->hbm_bw;
+  for (guint s = 0; skipped != NULL && s < elk_program_get_n_steps (program);
+       s++)
+    {
+      const ElkStep *step = elk_program_get_step (program, s);
+      if (skipped[s] && step->kind == ELK_STEP_PRELOAD)
+        hbm_bytes -= (double)
+            elk_op_get_hbm_bytes (graph, elk_graph_get_op (graph, step->op));
+    }
+  bound_hbm = hbm_bytes / spec->hbm_bw;
   if (metrics->latency_s < bound_hbm * (1 - 1e-9))
     {
       g_set_error (error, ELK_CHIP_ERROR, ELK_CHIP_ERROR_BELOW_BOUND,
@@ -472,6 +513,7 @@ elk_ipu_pod_chip_run_traced (ElkChip *chip,
   }
   g_free (metrics->model);
   metrics->model = g_steal_pointer (&model);
+  metrics->routing = g_steal_pointer (&routing);
   return g_steal_pointer (&metrics);
 }
 

@@ -1749,6 +1749,9 @@ typedef struct
    * time went, and the time the chip waited for it to be able to start. */
   double *op_time;
   gboolean private_preload;
+  /* Per operator: the graph's sampled routing does not take it, so its
+   * execute is skipped (m->skipped_steps); NULL without conditions. */
+  gboolean *skip_exec;
 } Emu;
 
 /* Checks the program's order and indexes it: each operator's preload and
@@ -1769,6 +1772,7 @@ check_order (Emu *e, GError **error)
   for (guint s = 0; s < n_steps; s++)
     {
       const ElkStep *step = elk_program_get_step (program, s);
+      gboolean skipped = e->m->skipped_steps != NULL && e->m->skipped_steps[s];
       execs_before[s + 1] = execs_before[s];
       if (step->op >= n_ops)
         {
@@ -1777,6 +1781,10 @@ check_order (Emu *e, GError **error)
                        "the graph has %u", s, step->op, n_ops);
           return FALSE;
         }
+      /* A preload the device skips (an untaken expert's, issued after its
+       * router) never happens; its operator's execute is skipped too. */
+      if (skipped && step->kind == ELK_STEP_PRELOAD)
+        continue;
       if (step->kind == ELK_STEP_EXECUTE)
         {
           if (step->op != next_exec)
@@ -1788,9 +1796,12 @@ check_order (Emu *e, GError **error)
                            elk_graph_get_op (graph, next_exec)->name);
               return FALSE;
             }
-          if (elk_op_get_hbm_bytes (graph, elk_graph_get_op (graph, step->op))
-                > 0
-              && pre_step[step->op] < 0)
+          if (skipped)
+            e->skip_exec[step->op] = TRUE;
+          else if (elk_op_get_hbm_bytes (graph,
+                                         elk_graph_get_op (graph, step->op))
+                       > 0
+                   && pre_step[step->op] < 0)
             {
               g_set_error (error, ELK_CHIP_ERROR, ELK_CHIP_ERROR_RUN,
                            "chip 'ipu-pod': program step %u executes "
@@ -2096,6 +2107,15 @@ start_activities (Emu *e, GError **error)
                          (double) low[e->pr_op]->cold.rep,
                          low[e->pr_op]->cold.cores, low[e->pr_op]->hbm_total);
               loaded[e->pr_op] = TRUE;
+              /* A wasted speculative preload that lands after its
+               * operator's (skipped) execute position frees its space
+               * now. */
+              if (e->skip_exec != NULL && e->skip_exec[e->pr_op]
+                  && e->execs_done > (guint) e->pr_op
+                  && !mem_apply (&e->sim, &low[e->pr_op]->cold, FALSE, graph,
+                                 (guint) e->pr_op, exec_step[e->pr_op],
+                                 "skipped execute", error))
+                return FALSE;
               e->pr_op = -1;
               changed = TRUE;
             }
@@ -2128,6 +2148,22 @@ start_activities (Emu *e, GError **error)
           for (guint k = 0; k < e->sim.n_segs; k++)
             if (e->sim.segs[k].in_pre)
               e->sim.segs[k].pre_left = (double) L->cold.rep;
+        }
+
+      /* An execute the device skips (an expert the routing does not
+       * take) takes no time; the space of its speculative preload, held
+       * until here, is freed, or when the preload lands if it has not. */
+      if (e->ex_op < 0 && e->execs_done < n_ops && e->skip_exec != NULL
+          && e->skip_exec[e->execs_done])
+        {
+          guint i = e->execs_done;
+          if (pre_step[i] >= 0 && loaded[i]
+              && !mem_apply (&e->sim, &low[i]->cold, FALSE, graph, i,
+                             exec_step[i], "skipped execute", error))
+            return FALSE;
+          e->execs_done++;
+          changed = TRUE;
+          continue;
         }
 
       /* The next execute: after the previous one (R1) and its own
@@ -2493,6 +2529,8 @@ elk__ipu_emulate (const IpuMachine *m,
   e.private_preload = (elk_program_get_assumptions (program)
                        & ELK_PROGRAM_ASSUME_PRIVATE_PRELOAD_NETWORK)
                       != 0;
+  if (m->skipped_steps != NULL)
+    e.skip_exec = g_new0 (gboolean, MAX (n_ops, 1u));
 
   memset (report, 0, sizeof (*report));
   for (guint t = 0; t < elk_graph_get_n_tensors (graph); t++)
@@ -2558,6 +2596,9 @@ elk__ipu_emulate (const IpuMachine *m,
   report->latency_cycles = e.now * m->clock_hz;
   metrics->latency_s = e.now;
   metrics->flops = elk_graph_get_total_flops (graph);
+  for (guint i = 0; e.skip_exec != NULL && i < n_ops; i++)
+    if (e.skip_exec[i])
+      metrics->flops -= elk_graph_get_op (graph, i)->flops;
   metrics->hbm_bytes = report->hbm_bytes;
   metrics->noc_bytes = report->delivered_bytes + report->exchange_bytes;
   metrics->hbm_util = e.now > 0 ? report->hbm_bytes / (m->hbm_Bps * e.now) : 0;
@@ -2575,6 +2616,7 @@ elk__ipu_emulate (const IpuMachine *m,
 
 out:
   g_free (e.op_time);
+  g_free (e.skip_exec);
   g_free (e.sim.segs);
   g_free (e.sim.old);
   g_free (e.sim.used);

@@ -71,6 +71,11 @@ typedef struct
   /* The analytic model's per-operator quantities (elk_program_derive),
    * for the effects switched off; NULL when every effect is on. */
   const ElkOpCost *costs;
+  /* Per program step, whether the device skips it: the execute of an
+   * expert the graph's sampled routing does not take, and its preload
+   * when issued after the router (elk_program_charge_routing()); NULL
+   * when the graph has no conditional operators. */
+  const gboolean *skipped_steps;
 } IpuMachine;
 
 /**
