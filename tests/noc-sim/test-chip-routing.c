@@ -36,8 +36,8 @@ router_graph (const gboolean *taken)
     {
       g_autofree char *on = g_strdup_printf ("exp%u", k);
       e[k][0] = r[2];
-      e[k][1] = elk_test_add_tensor (g, ELK_TENSOR_ORIGIN_WEIGHT, 2, w,
-                                     "w%u", k);
+      e[k][1]
+          = elk_test_add_tensor (g, ELK_TENSOR_ORIGIN_WEIGHT, 2, w, "w%u", k);
       e[k][2] = elk_test_add_tensor (g, ELK_TENSOR_ORIGIN_ACTIVATION, 2, act,
                                      "y%u", k);
       g_assert_cmpint (elk_graph_add_op (g, on, "matmul", ELK_OP_MATMUL, 0,
@@ -86,9 +86,9 @@ small_chip (ElkRegistry *registry, const char *name)
       g_test_skip ("the chip is not built");
       return NULL;
     }
-  return ELK_CHIP (elk_test_make (registry, ELK_TYPE_CHIP, name, "chips", 1,
-                                  "cores", g_str_equal (name, "noc-sim") ? 16 : 4,
-                                  NULL));
+  return ELK_CHIP (
+      elk_test_make (registry, ELK_TYPE_CHIP, name, "chips", 1, "cores",
+                     g_str_equal (name, "noc-sim") ? 16 : 4, NULL));
 }
 
 typedef struct
@@ -140,7 +140,8 @@ test_charging (gconstpointer data)
       /* HBM: the weights the device reads, each once (the emulator sums
        * the bytes as its controllers deliver them, so to rounding). */
       g_assert_cmpfloat_with_epsilon (mu->hbm_bytes, 3 * 512.0, 1e-6);
-      g_assert_cmpfloat_with_epsilon (m->hbm_bytes, cc->weights_read * 512.0, 1e-6);
+      g_assert_cmpfloat_with_epsilon (m->hbm_bytes, cc->weights_read * 512.0,
+                                      1e-6);
       /* The untaken expert does no arithmetic, and the run is shorter by
        * at least nothing: its execute is gone, and in (B) and (C) its
        * preload too. */
@@ -211,9 +212,9 @@ test_refusals (void)
 {
   static const gboolean taken[2] = { TRUE, FALSE };
   g_autoptr (ElkRegistry) registry = elk_test_registry_new_default ();
-  g_autoptr (ElkChip) func = ELK_CHIP (
-      elk_test_make (registry, ELK_TYPE_CHIP, "ipu-pod", "chips", 1, "cores",
-                     4, "mode", 1 /* functional */, NULL));
+  g_autoptr (ElkChip) func
+      = ELK_CHIP (elk_test_make (registry, ELK_TYPE_CHIP, "ipu-pod", "chips", 1,
+                                 "cores", 4, "mode", 1 /* functional */, NULL));
   g_autoptr (GError) error = NULL;
   g_autoptr (ElkChipSpec) spec = elk_chip_dup_spec (func, &error);
   g_autoptr (ElkGraph) g = router_graph (taken);
