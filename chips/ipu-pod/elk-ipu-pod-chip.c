@@ -311,6 +311,11 @@ machine_from_props (const ElkIpuPodChip *self, IpuMachine *m)
   m->kernel.gather_per_index *= self->kernel_scale;
   m->kernel.slice_slope *= self->kernel_scale;
   m->kernel.slice_fixed *= self->kernel_scale;
+  /* The integer rate is the common property; a rate, so a slower tile
+   * divides it (kernel_cycles scales the stretched matmul_inner by the
+   * floating-point rate over this one). */
+  m->kernel.int8_macs_per_cycle
+      = self->props.int8_macs_per_cycle / self->kernel_scale;
 }
 
 /* Functional mode asks the "resolve-tensor" signal for tensors that no

@@ -1194,7 +1194,7 @@ preload_op (Func *F, guint i, const ElkPlan *cp, GError **error)
 
       for (guint32 tile = 0; tile < cores; tile++)
         {
-          guint32 c[ELK_MAX_DIMS], part, rest = tile;
+          guint32 c[ELK_MAX_DIMS] = { 0 }, part, rest = tile;
           guint64 ridx = 0, lo[ELK_MAX_DIMS], hi[ELK_MAX_DIMS];
           guint64 g[ELK_MAX_DIMS], n = 1, k = 0;
           guint32 *b = box + (gsize) tile * 2 * ELK_MAX_DIMS;

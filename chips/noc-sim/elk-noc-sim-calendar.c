@@ -475,6 +475,12 @@ elk__noc_train_init (NocSim *s,
   t->hops = 0;
   t->kind = kind;
   t->crossed = 0;
+  /* All-to-all routes by link alone and never sets the router fields;
+   * they are zeroed so that nothing (a steady-state snapshot, a debugger)
+   * reads whatever the pool slot held before. */
+  t->chip = 0;
+  t->r = t->c = t->tr = t->tc = 0;
+  t->stage = 0;
 }
 
 /* Puts arrival @e into its link's queue for the current window: a chain,

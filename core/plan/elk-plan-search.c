@@ -539,7 +539,9 @@ temporal_dfs (PlanSearch *s,
 void
 elk__plan_search_temporal (PlanSearch *s)
 {
-  const PlanDimCand *chosen[ELK_MAX_DIMS];
+  /* The search fills every slot before it reads one; the initialisers
+   * only keep optimised builds' maybe-uninitialized warning quiet. */
+  const PlanDimCand *chosen[ELK_MAX_DIMS] = { NULL };
   guint32 prod[ELK_MAX_OPERANDS] = { 1, 1, 1, 1 };
 
   temporal_dfs (s, 0, chosen, prod, 1.0, 0, 0);
@@ -598,7 +600,7 @@ void
 elk__plan_search_spatial (PlanSearch *s)
 {
   double rem_max[ELK_MAX_DIMS + 1];
-  guint32 parts[ELK_MAX_DIMS];
+  guint32 parts[ELK_MAX_DIMS] = { 0 }; /* as in elk__plan_search_temporal */
 
   rem_max[s->n_dims] = 1.0;
   for (gint d = (gint) s->n_dims - 1; d >= 0; d--)

@@ -512,7 +512,9 @@ integer_compute_cycles (ElkRegistry *registry,
  * the chips time an integer product with it: on one core the MatMulInteger
  * above runs its 24 AMP blocks at 24 x 64 / rate cycles each, the rest of
  * its compute time unchanged, on the analytic chip and noc-sim (through the
- * plan's compute time).  The range refusing 0 is tests/core/test-chip-props's.
+ * plan's compute time) and on the ipu-pod emulator (its own kernel timing,
+ * which scales the AMP block time the same way).  The range refusing 0 is
+ * tests/core/test-chip-props's.
  */
 static void
 test_integer_mac_rate_chips (void)
@@ -520,7 +522,7 @@ test_integer_mac_rate_chips (void)
   static const QCase c = {
     "MatMulInteger", 13, { "a:UINT8:32x64", "b:INT8:64x12:1" }, { "y" }, NULL
   };
-  static const char *const chips[] = { "analytic", "noc-sim" };
+  static const char *const chips[] = { "analytic", "noc-sim", "ipu-pod" };
   static const double rates[] = { 128, 32, 16 };
   g_autoptr (GError) error = NULL;
   g_autoptr (ElkGraph) g = load_case (&c, "mac-rate-chips", &error);
