@@ -255,6 +255,33 @@ elk_dtype_get_size (ElkDType dtype)
 }
 
 /**
+ * elk_op_has_integer_inputs:
+ * @graph: the graph of @op
+ * @op: one of @graph's operators
+ *
+ * Whether every input of @op has an integer element type (int8, uint8,
+ * int32 or int64): a product of quantized operands, which the plan search
+ * and the chips time at the chip's integer MAC rate
+ * (`int8-macs-per-cycle`) rather than the floating-point one.
+ *
+ * Returns: %TRUE if @op has inputs and all of them are integer-typed.
+ */
+gboolean
+elk_op_has_integer_inputs (const ElkGraph *graph, const ElkOp *op)
+{
+  g_return_val_if_fail (graph != NULL && op != NULL, FALSE);
+
+  for (guint v = 1; v < op->n_operands; v++)
+    {
+      ElkDType dt = elk_graph_get_tensor (graph, op->tensors[v])->dtype;
+      if (dt != ELK_DTYPE_I8 && dt != ELK_DTYPE_U8 && dt != ELK_DTYPE_I32
+          && dt != ELK_DTYPE_I64)
+        return FALSE;
+    }
+  return op->n_operands > 1;
+}
+
+/**
  * elk_dtype_to_string:
  * @dtype: an element type
  *

@@ -197,22 +197,6 @@ elem_bytes (const ElkGraph *graph, const ElkOp *op, guint v)
   return t->n_elements > 0 ? (double) t->bytes / (double) t->n_elements : 0;
 }
 
-/* Whether every input of @op is of an integer type: the products of
- * quantized models, timed at the chip's integer MAC rate (as the plan
- * search prices them, core/plan/elk-plan-search.c). */
-static gboolean
-integer_inputs (const ElkGraph *graph, const ElkOp *op)
-{
-  for (guint v = 1; v < op->n_operands; v++)
-    {
-      ElkDType dt = elk_graph_get_tensor (graph, op->tensors[v])->dtype;
-      if (dt != ELK_DTYPE_I8 && dt != ELK_DTYPE_U8 && dt != ELK_DTYPE_I32
-          && dt != ELK_DTYPE_I64)
-        return FALSE;
-    }
-  return op->n_operands > 1;
-}
-
 static gboolean
 is_hbm_operand (const ElkGraph *graph, const ElkOp *op, guint v)
 {
@@ -596,7 +580,7 @@ kernel_cycles (const IpuMachine *m,
             mm = nn;
             nn = t;
           }
-        if (integer_inputs (graph, op))
+        if (elk_op_has_integer_inputs (graph, op))
           inner *= k->block_m * k->block_k * k->block_n / k->matmul_inner
                    / k->int8_macs_per_cycle;
         else if (op->n_operands > 1 && elem_bytes (graph, op, 1) >= 4.0)

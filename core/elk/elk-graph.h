@@ -222,6 +222,8 @@ ELK_API const ElkTensor *elk_graph_get_tensor (const ElkGraph *graph,
 ELK_API gint elk_graph_find_tensor (const ElkGraph *graph, const char *name);
 
 ELK_API guint elk_dtype_get_size (ElkDType dtype);
+ELK_API gboolean elk_op_has_integer_inputs (const ElkGraph *graph,
+                                            const ElkOp *op);
 ELK_API const char *elk_dtype_to_string (ElkDType dtype);
 ELK_API const char *elk_op_kind_to_string (ElkOpKind kind);
 ELK_API const char *elk_tensor_origin_to_string (ElkTensorOrigin origin);

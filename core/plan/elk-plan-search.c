@@ -51,21 +51,6 @@ gcd32 (guint32 a, guint32 b)
   return a;
 }
 
-/* Whether every input of @op has an integer element type: a product of
- * quantized operands (frontends/onnx/elk-onnx-quant.c). */
-static gboolean
-integer_inputs (const ElkGraph *graph, const ElkOp *op)
-{
-  for (guint v = 1; v < op->n_operands; v++)
-    {
-      ElkDType dt = elk_graph_get_tensor (graph, op->tensors[v])->dtype;
-      if (dt != ELK_DTYPE_I8 && dt != ELK_DTYPE_U8 && dt != ELK_DTYPE_I32
-          && dt != ELK_DTYPE_I64)
-        return FALSE;
-    }
-  return op->n_operands > 1;
-}
-
 PlanSearch *
 elk__plan_search_new (const ElkGraph *graph,
                       const ElkOp *op,
@@ -150,7 +135,7 @@ elk__plan_search_new (const ElkGraph *graph,
   s->mm_inner = spec->cost.matmul_inner;
   s->mm_block_k = spec->cost.block_k;
   if ((op->kind == ELK_OP_MATMUL || op->kind == ELK_OP_CONV)
-      && integer_inputs (graph, op))
+      && elk_op_has_integer_inputs (graph, op))
     {
       const ElkCostCoeffs *c = &spec->cost;
       double fp_macs

@@ -144,24 +144,8 @@ routed_graph (gboolean conditions)
 static ElkProgram *
 hand_program (ElkTestCompileFixture *f, const char *order)
 {
-  ElkProgram *p = elk_program_new (f->graph);
-  g_auto (GStrv) steps = g_strsplit (order, " ", -1);
+  ElkProgram *p = elk_test_hand_program (f->graph, f->plans, order);
 
-  for (guint i = 0; i < elk_graph_get_n_ops (f->graph); i++)
-    {
-      const ElkPlanTable *t = elk_plan_set_get_table (f->plans, i);
-      ElkProgramOp *pop = elk_program_get_op (p, i);
-      pop->exec_plan = t->plans[t->cold_hot[0].hot_plan];
-      pop->preload_plan = t->plans[t->cold_hot[0].cold_plan];
-    }
-  for (guint k = 0; steps[k] != NULL; k++)
-    {
-      guint32 op = (guint32) g_ascii_strtoull (steps[k] + 1, NULL, 10);
-      if (steps[k][0] == 'p')
-        elk_program_add_preload (p, op);
-      else
-        elk_program_add_execute (p, op);
-    }
   elk_program_set_assumptions (
       p, ELK_PROGRAM_ASSUME_FREE_DISTRIBUTION
              | ELK_PROGRAM_ASSUME_PRIVATE_PRELOAD_NETWORK);

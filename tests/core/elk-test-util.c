@@ -442,3 +442,31 @@ elk_test_assert_breakdown_adds_up (const ElkMetrics *m, gboolean fig18a)
     }
   g_assert_cmpfloat (cells, ==, elk_breakdown_get_total (b));
 }
+
+/* A hand-made program on @graph: every operator gets the plans of its
+ * first cold-hot entry in @plans, and @order lists the steps as
+ * "p0 p1 e0 ...", p for a preload and e for an execute of the operator
+ * with that index.  For tests that work a program's cost out by hand. */
+ElkProgram *
+elk_test_hand_program (ElkGraph *graph, ElkPlanSet *plans, const char *order)
+{
+  ElkProgram *p = elk_program_new (graph);
+  g_auto (GStrv) steps = g_strsplit (order, " ", -1);
+
+  for (guint i = 0; i < elk_graph_get_n_ops (graph); i++)
+    {
+      const ElkPlanTable *t = elk_plan_set_get_table (plans, i);
+      ElkProgramOp *pop = elk_program_get_op (p, i);
+      pop->exec_plan = t->plans[t->cold_hot[0].hot_plan];
+      pop->preload_plan = t->plans[t->cold_hot[0].cold_plan];
+    }
+  for (guint k = 0; steps[k] != NULL; k++)
+    {
+      guint32 op = (guint32) g_ascii_strtoull (steps[k] + 1, NULL, 10);
+      if (steps[k][0] == 'p')
+        elk_program_add_preload (p, op);
+      else
+        elk_program_add_execute (p, op);
+    }
+  return p;
+}

@@ -50,32 +50,6 @@ router_graph (const gboolean *taken)
   return g;
 }
 
-/* A hand-made program, @order as "p0 p1 e0 ...", every operator on the
- * first cold-hot entry of its plan table. */
-static ElkProgram *
-hand_program (ElkGraph *g, ElkPlanSet *plans, const char *order)
-{
-  ElkProgram *p = elk_program_new (g);
-  g_auto (GStrv) steps = g_strsplit (order, " ", -1);
-
-  for (guint i = 0; i < elk_graph_get_n_ops (g); i++)
-    {
-      const ElkPlanTable *t = elk_plan_set_get_table (plans, i);
-      ElkProgramOp *pop = elk_program_get_op (p, i);
-      pop->exec_plan = t->plans[t->cold_hot[0].hot_plan];
-      pop->preload_plan = t->plans[t->cold_hot[0].cold_plan];
-    }
-  for (guint k = 0; steps[k] != NULL; k++)
-    {
-      guint32 op = (guint32) g_ascii_strtoull (steps[k] + 1, NULL, 10);
-      if (steps[k][0] == 'p')
-        elk_program_add_preload (p, op);
-      else
-        elk_program_add_execute (p, op);
-    }
-  return p;
-}
-
 /* A small chip named @name ("ipu-pod" or "noc-sim"), or NULL after
  * g_test_skip() when it is not built. */
 static ElkChip *
@@ -125,8 +99,8 @@ test_charging (gconstpointer data)
       g_autoptr (ElkGraph) u = router_graph (NULL);
       g_autoptr (ElkPlanSet) pg = elk_plan_set_new (g, spec, NULL, &error);
       g_autoptr (ElkPlanSet) pu = elk_plan_set_new (u, spec, NULL, &error);
-      g_autoptr (ElkProgram) p = hand_program (g, pg, cc->order);
-      g_autoptr (ElkProgram) q = hand_program (u, pu, cc->order);
+      g_autoptr (ElkProgram) p = elk_test_hand_program (g, pg, cc->order);
+      g_autoptr (ElkProgram) q = elk_test_hand_program (u, pu, cc->order);
       g_autoptr (ElkMetrics) m = NULL;
       g_autoptr (ElkMetrics) mu = NULL;
 
@@ -187,8 +161,8 @@ test_all_wasted (gconstpointer data)
   g_assert_no_error (error);
   plans = elk_plan_set_new (g, spec, NULL, &error);
   g_assert_no_error (error);
-  p = hand_program (g, plans, "p0 p1 p2 e0 e1 e2");
-  late = hand_program (g, plans, "p0 e0 p1 p2 e1 e2");
+  p = elk_test_hand_program (g, plans, "p0 p1 p2 e0 e1 e2");
+  late = elk_test_hand_program (g, plans, "p0 e0 p1 p2 e1 e2");
   m = elk_chip_run (chip, p, plans, &error);
   g_assert_no_error (error);
   ml = elk_chip_run (chip, late, plans, &error);
@@ -219,7 +193,8 @@ test_refusals (void)
   g_autoptr (ElkChipSpec) spec = elk_chip_dup_spec (func, &error);
   g_autoptr (ElkGraph) g = router_graph (taken);
   g_autoptr (ElkPlanSet) plans = elk_plan_set_new (g, spec, NULL, &error);
-  g_autoptr (ElkProgram) p = hand_program (g, plans, "p0 p1 p2 e0 e1 e2");
+  g_autoptr (ElkProgram) p
+      = elk_test_hand_program (g, plans, "p0 p1 p2 e0 e1 e2");
   ElkMetrics *m;
 
   g_assert_no_error (error);
