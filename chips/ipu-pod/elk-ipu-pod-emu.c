@@ -2003,6 +2003,47 @@ begin_stall (Emu *e)
   return TRUE;
 }
 
+/* If the preload in flight has delivered its last byte, sets its tags
+ * (the operator is loaded), records its span and sets *@changed. */
+static gboolean
+finish_preload (Emu *e, gboolean *changed, GError **error)
+{
+  const IpuMachine *m = e->m;
+  ElkGraph *graph = e->graph;
+  Lowered **low = e->low;
+  gint op = e->pr_op;
+
+  if (op < 0 || e->now < e->pr_deliver)
+    return TRUE;
+  for (guint k = 0; k < e->sim.n_segs; k++)
+    if (e->sim.segs[k].in_pre && e->sim.segs[k].pre_left > EPS_BYTES)
+      return TRUE;
+
+  if (e->trace != NULL)
+    for (guint ch = 0; ch < m->chips; ch++)
+      if (low[op]->chip_hbm[ch] > 0)
+        elk_trace_add_span (e->trace, e->sim.tr_hbm[ch],
+                            elk_graph_get_op (graph, op)->name, e->pr_start,
+                            e->now - e->pr_start);
+  if (e->debug)
+    g_debug ("preload %s: %.3f..%.3f us (%.3f us), %.0f B "
+             "per tile on %u tiles, %.0f B from HBM",
+             elk_graph_get_op (graph, op)->name, e->pr_start * 1e6,
+             e->now * 1e6, (e->now - e->pr_start) * 1e6,
+             (double) low[op]->cold.rep, low[op]->cold.cores,
+             low[op]->hbm_total);
+  e->loaded[op] = TRUE;
+  /* A wasted speculative preload that lands after its operator's
+   * (skipped) execute position frees its space now. */
+  if (e->skip_exec != NULL && e->skip_exec[op] && e->execs_done > (guint) op
+      && !mem_apply (&e->sim, &low[op]->cold, FALSE, graph, (guint) op,
+                     e->exec_step[op], "skipped execute", error))
+    return FALSE;
+  e->pr_op = -1;
+  *changed = TRUE;
+  return TRUE;
+}
+
 /* Starts whatever the rules allow at this instant: the execute in flight
  * moves to its next phase, the preload in flight sets its tags, and the
  * next preload (R1, R2) and the next execute (R1, R3) start. */
@@ -2012,7 +2053,6 @@ start_activities (Emu *e, GError **error)
   const IpuMachine *m = e->m;
   ElkProgram *program = e->program;
   ElkGraph *graph = e->graph;
-  ElkTrace *trace = e->trace;
   IpuReport *report = e->report;
   const guint n_ops = e->n_ops;
   Lowered **low = e->low;
@@ -2088,43 +2128,8 @@ start_activities (Emu *e, GError **error)
         }
 
       /* The preload in flight delivered its last byte: tags set. */
-      if (e->pr_op >= 0 && e->now >= e->pr_deliver)
-        {
-          gboolean done = TRUE;
-          for (guint k = 0; k < e->sim.n_segs && done; k++)
-            if (e->sim.segs[k].in_pre && e->sim.segs[k].pre_left > EPS_BYTES)
-              done = FALSE;
-          if (done)
-            {
-              if (trace != NULL)
-                for (guint ch = 0; ch < m->chips; ch++)
-                  if (low[e->pr_op]->chip_hbm[ch] > 0)
-                    elk_trace_add_span (
-                        trace, e->sim.tr_hbm[ch],
-                        elk_graph_get_op (graph, e->pr_op)->name, e->pr_start,
-                        e->now - e->pr_start);
-              if (debug)
-                g_debug ("preload %s: %.3f..%.3f us (%.3f us), %.0f B "
-                         "per tile on %u tiles, %.0f B from HBM",
-                         elk_graph_get_op (graph, e->pr_op)->name,
-                         e->pr_start * 1e6, e->now * 1e6,
-                         (e->now - e->pr_start) * 1e6,
-                         (double) low[e->pr_op]->cold.rep,
-                         low[e->pr_op]->cold.cores, low[e->pr_op]->hbm_total);
-              loaded[e->pr_op] = TRUE;
-              /* A wasted speculative preload that lands after its
-               * operator's (skipped) execute position frees its space
-               * now. */
-              if (e->skip_exec != NULL && e->skip_exec[e->pr_op]
-                  && e->execs_done > (guint) e->pr_op
-                  && !mem_apply (&e->sim, &low[e->pr_op]->cold, FALSE, graph,
-                                 (guint) e->pr_op, exec_step[e->pr_op],
-                                 "skipped execute", error))
-                return FALSE;
-              e->pr_op = -1;
-              changed = TRUE;
-            }
-        }
+      if (!finish_preload (e, &changed, error))
+        return FALSE;
 
       /* The next preload: after the previous one (R2) and after every
        * execute issued before it (R1). */
