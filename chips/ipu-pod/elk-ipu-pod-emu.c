@@ -486,10 +486,10 @@ is_fused_norm (const ElkOp *op)
          && g_strcmp0 (op->type, ELK_FUSE_RMSNORM_MATMUL) == 0;
 }
 
-/* A fused RMSNorm-MatMul's per-step prologue on its x step piece: the
- * square, the partial sums of squares of its rows and the gain, priced
- * as the plan's cost model does (docs/plan-space.md, "Fused
- * operators"). */
+/* A fused RMSNorm-MatMul's prologue on one x step piece: the square,
+ * the partial sums of squares of its rows and the gain, priced as the
+ * plan's cost model does (docs/plan-space.md, "Fused operators"); paid
+ * on the steps that bring a new piece (lower_steps). */
 static double
 fused_norm_prologue_cycles (const IpuMachine *m,
                             const ElkOp *op,
@@ -828,6 +828,7 @@ typedef struct
   double bytes;
   guint32 shifts;
   guint8 mask;
+  guint8 dim;
 } Round;
 
 /* One operator's lowering with one tile mapping, shared by the phases of
@@ -1078,8 +1079,8 @@ lower_steps (Lowering *lw)
   Round rounds[ELK_MAX_DIMS * ELK_MAX_OPERANDS];
   guint n_rounds = 0;
   guint64 steps = 1, st[ELK_MAX_DIMS];
-  double kc;
-
+  double kc, prologue = 0;
+  gboolean new_x = TRUE;
 
   for (guint d = 0; d < op->n_dims; d++)
     {
@@ -1114,7 +1115,7 @@ lower_steps (Lowering *lw)
               rounds[j] = rounds[j - 1];
               j--;
             }
-          rounds[j] = (Round) { b, gg - 1, mask };
+          rounds[j] = (Round){ b, gg - 1, mask, (guint8) d };
           for (guint v = 0; v < op->n_operands; v++)
             if (left[v] > 1)
               left[v] /= gg;
@@ -1122,7 +1123,7 @@ lower_steps (Lowering *lw)
     }
   kc = kernel_cycles (m, graph, op, st);
   if (is_fused_norm (op))
-    kc += fused_norm_prologue_cycles (m, op, st);
+    prologue = fused_norm_prologue_cycles (m, op, st);
   {
     double rxc[ELK_MAX_DIMS * ELK_MAX_OPERANDS];
     guint32 digit[ELK_MAX_DIMS * ELK_MAX_OPERANDS];
@@ -1142,7 +1143,8 @@ lower_steps (Lowering *lw)
       {
         gint r;
 
-        push_phase (ph, PH_COMPUTE, WHAT_STEP, kc, 0, 0, 0);
+        push_phase (ph, PH_COMPUTE, WHAT_STEP, kc + (new_x ? prologue : 0), 0,
+                    0, 0);
         if (s + 1 == steps)
           break;
         /* The odometer: the innermost round that has shifts left
@@ -1158,6 +1160,14 @@ lower_steps (Lowering *lw)
           }
         if (r < 0)
           break;
+        /* A fused RMSNorm-MatMul's prologue runs only on a new x step
+         * piece: when the advancing round or one inside it (now starting
+         * over) belongs to a dimension of x.  Otherwise the step reuses
+         * the piece the tile has already squared and scaled, as the
+         * plan's cost model counts (docs/plan-space.md). */
+        new_x = FALSE;
+        for (guint i = (guint) r; i < n_rounds; i++)
+          new_x |= (operand_mask (op, 1) & (1u << rounds[i].dim)) != 0;
         if (m->effects & IPU_FX_SYNCS)
           push_phase_fx (m, ph, PH_SYNC, WHAT_SYNC, sync + m->exchange_cycles,
                          0, 0, 0, lw->mc);

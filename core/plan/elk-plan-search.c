@@ -710,8 +710,9 @@ compute_cycles (const PlanSearch *s, const PlanDimCand *const *chosen)
     }
 }
 
-/* The per-step prologue of a fused RMSNorm-MatMul on its x step piece:
- * square, the partial sum of squares over k per row, and the gain. */
+/* The prologue of a fused RMSNorm-MatMul on one x step piece: square,
+ * the partial sum of squares over k per row, and the gain.  The caller
+ * multiplies it by the number of steps that bring a new piece. */
 static double
 norm_prologue_cycles (const PlanSearch *s, const PlanDimCand *const *chosen)
 {
@@ -771,6 +772,7 @@ elk__plan_search_eval (const PlanSearch *s,
     double bytes;
     guint32 shifts;
     guint32 count;
+    guint32 dim;
   } rounds[ELK_MAX_DIMS * ELK_PLAN_MAX_ROUNDS];
   guint n_rounds = 0;
   guint8 rot = 0;
@@ -814,8 +816,6 @@ elk__plan_search_eval (const PlanSearch *s,
     return FALSE;
 
   e->compute_cycles = (double) steps * compute_cycles (s, chosen);
-  if (s->fused_norm)
-    e->compute_cycles += (double) steps * norm_prologue_cycles (s, chosen);
 
   /* The shift schedule: all gcd rounds of all dimensions, the round that
    * moves most bytes per shift outermost (it repeats least).  A round at
@@ -846,6 +846,7 @@ elk__plan_search_eval (const PlanSearch *s,
           rounds[j].bytes = b;
           rounds[j].shifts = c->round_shifts[i];
           rounds[j].count = count;
+          rounds[j].dim = d;
           n_rounds++;
         }
     }
@@ -854,6 +855,23 @@ elk__plan_search_eval (const PlanSearch *s,
       moved += prefix * rounds[i].shifts * rounds[i].bytes;
       events += (guint64) prefix * rounds[i].shifts * rounds[i].count;
       prefix *= rounds[i].shifts + 1;
+    }
+  /* A fused RMSNorm-MatMul's prologue runs once per step that brings a
+   * new x step piece: a step whose advancing round, or a round inside it,
+   * belongs to a dimension of x (the next slice of x, rotated in or the
+   * next temporal chunk).  The rounds inside the innermost such round
+   * (dimensions x lacks, such as n) reuse the piece the core has already
+   * squared and scaled (docs/plan-space.md, "Fused operators"). */
+  if (s->fused_norm)
+    {
+      double pieces = 1, nest = 1;
+      for (guint i = 0; i < n_rounds; i++)
+        {
+          nest *= rounds[i].shifts + 1;
+          if (s->dim_mask[1] & (1u << rounds[i].dim))
+            pieces = nest;
+        }
+      e->compute_cycles += pieces * norm_prologue_cycles (s, chosen);
     }
   e->shift_bytes = moved;
   e->shift_events = events;

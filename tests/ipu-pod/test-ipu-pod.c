@@ -287,6 +287,62 @@ test_matmul_rotation (void)
   g_assert_cmpuint (hwm, ==, 8192 + 2048 + 2048 + 512);
 }
 
+/* matmul_graph() with an RMSNorm folded in (ELK_FUSE_RMSNORM_MATMUL,
+ * "mk,kn,k->mn": operands y, x, w and the gain g of 64) when @fused, the
+ * plain MatMul otherwise; run on spatial (m, n, k) = (2, 1, 1), w
+ * rotating @w_parts ways along n between its two replicas. */
+static double
+norm_matmul_latency (gboolean fused, guint32 w_parts)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (ElkGraph) g = elk_graph_new ("mm");
+  g_autoptr (ElkProgram) p = NULL;
+  g_autoptr (ElkChip) chip = toy_chip ();
+  g_autoptr (ElkMetrics) m = NULL;
+  const guint64 sx[2] = { 16, 64 }, sw[2] = { 64, 32 }, sy[2] = { 16, 32 };
+  const guint64 sg[1] = { 64 };
+  const guint32 sp[3] = { 2, 1, 1 };
+  guint32 ts[4];
+  guint n = 0;
+  ElkProgramOp *pop;
+
+  ts[n++] = (guint32) add_tensor (g, "x", ELK_TENSOR_ORIGIN_ACTIVATION, 2, sx);
+  ts[n++] = (guint32) add_tensor (g, "w", ELK_TENSOR_ORIGIN_WEIGHT, 2, sw);
+  if (fused)
+    ts[n++] = (guint32) add_tensor (g, "g", ELK_TENSOR_ORIGIN_WEIGHT, 1, sg);
+  ts[n++] = (guint32) add_tensor (g, "y", ELK_TENSOR_ORIGIN_ACTIVATION, 2, sy);
+  elk_graph_add_op (g, "mm", fused ? ELK_FUSE_RMSNORM_MATMUL : "matmul",
+                    ELK_OP_MATMUL, -1, fused ? "mk,kn,k->mn" : "mk,kn->mn", ts,
+                    n, NULL, &error);
+  g_assert_no_error (error);
+  p = elk_program_new (g);
+  set_plan (p, 0, 3, n, sp, NULL);
+  pop = elk_program_get_op (p, 0);
+  pop->exec_plan.temporal[1][2] = w_parts;
+  pop->preload_plan = pop->exec_plan;
+  elk_program_add_preload (p, 0);
+  elk_program_add_execute (p, 0);
+  m = run (chip, p, &error);
+  g_assert_no_error (error);
+  assert_breakdown (m);
+  return m->latency_s;
+}
+
+/* A fused RMSNorm-MatMul squares and scales its x step piece once per
+ * new piece (docs/plan-space.md, "Fused operators"): with w rotating 2
+ * ways along n the tile computes two steps on the same 8 x 64 x piece, so
+ * the fusion costs exactly what it costs in one step (one prologue, one
+ * epilogue), not one prologue per step. */
+static void
+test_fused_norm_prologue (void)
+{
+  double one = norm_matmul_latency (TRUE, 1) - norm_matmul_latency (FALSE, 1);
+  double two = norm_matmul_latency (TRUE, 2) - norm_matmul_latency (FALSE, 2);
+
+  g_assert_cmpfloat (one, >, 0);
+  g_assert_cmpfloat_with_epsilon (two, one, 1e-14);
+}
+
 /* Spatial (1, 1, 4): four partial sums of every 1024 B output piece.  The
  * direct reduction is one superstep (sync 100, 768 B through each port);
  * the stepwise one three (sync 100 and 256 B each), with the same reduce
@@ -601,6 +657,7 @@ main (int argc, char *argv[])
   g_test_add_func ("/ipu-pod/rule-r1", test_rule_r1);
   g_test_add_func ("/ipu-pod/matmul-reduce", test_matmul_reduce);
   g_test_add_func ("/ipu-pod/matmul-rotation", test_matmul_rotation);
+  g_test_add_func ("/ipu-pod/fused-norm-prologue", test_fused_norm_prologue);
   g_test_add_func ("/ipu-pod/reduce-lowering", test_reduce_lowering);
   g_test_add_func ("/ipu-pod/tile-mapping", test_tile_mapping);
   g_test_add_func ("/ipu-pod/assume-free-distribution",

@@ -878,6 +878,22 @@ test_fused_norm_cost (void)
   plan_init (&plan, 2, 32, 23);
   plan.temporal[DK][3] = 2;
   assert_plan_invalid (graph, spec, &plan, "gain");
+
+  /* The weight rotating 2 ways along n between its 2 replicas: two steps
+   * of 16 x 80 x 223 (m and n swap: ceil (80 / 6) = 14 blocks), one
+   * shift of its 223 x 80 piece.  The x step piece (16 x 223) is the same
+   * in both steps, so the core squares and scales it once: one prologue,
+   * not two.  The epilogue and the shuffle are those of the output piece,
+   * unchanged. */
+  plan_init (&plan, 2, 32, 23);
+  plan.temporal[DN][2] = 2;
+  g_assert_true (elk_plan_evaluate (graph, 0, spec, &plan, &error));
+  g_assert_no_error (error);
+  g_assert_cmpuint (plan.steps, ==, 2);
+  mm = 2 * (24 * 14 * 14 + 514 * 14 + 113 + 173);
+  assert_cycles (plan.compute_s, mm + prologue + epilogue);
+  assert_cycles (plan.shift_s, 2 * 118 + 0.28 * (2 * 223 * 80));
+  assert_cycles (plan.shuffle_s, shuffle);
 }
 
 int
