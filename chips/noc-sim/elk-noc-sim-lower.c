@@ -108,10 +108,19 @@ replica_set (const NocLayout *L, guint v, guint32 *idx, guint32 j)
     }
 }
 
-/* Ring neighbours inside replica groups: positions j = base + stride * p,
- * p = 0..size-1, pass to p + 1. */
+/* Successors inside replica groups: positions j = base + stride * p,
+ * p = 0..size-1.  The first @n_red positions pass to the next of them (p
+ * + 1 modulo @n_red), the others to the first, so that following the
+ * table @n_red times from any position visits each of the first @n_red
+ * exactly once: with @n_red = @size a ring, with fewer an incast into
+ * the first @n_red. */
 static void
-ring_fill (const NocLayout *L, guint v, guint stride, guint size, guint32 *out)
+incast_fill (const NocLayout *L,
+             guint v,
+             guint stride,
+             guint size,
+             guint n_red,
+             guint32 *out)
 {
   for (guint32 c = 0; c < L->cores_used; c++)
     {
@@ -125,12 +134,19 @@ ring_fill (const NocLayout *L, guint v, guint stride, guint size, guint32 *out)
           continue;
         }
       pos = (j % block) / stride;
-      nj = j - pos * stride + ((pos + 1) % size) * stride;
+      nj = j - pos * stride + (pos < n_red ? (pos + 1) % n_red : 0) * stride;
       if (nj >= R)
         nj = j;
       replica_set (L, v, idx, nj);
       out[c] = layout_join (L, idx);
     }
+}
+
+/* Ring neighbours inside replica groups: position p passes to p + 1. */
+static void
+ring_fill (const NocLayout *L, guint v, guint stride, guint size, guint32 *out)
+{
+  incast_fill (L, v, stride, size, size, out);
 }
 
 static guint32
@@ -867,18 +883,27 @@ output_rounds (NocSim *s, const ElkOp *op, const ElkPlan *hot)
         {
           /* Reduce-scatter in one exchange: every core sends each of the
            * other rout - 1 holders of its output the chunk that holder
-           * reduces, then reduces rout partial chunks. */
+           * reduces, then reduces rout partial chunks.  A chunk is at
+           * least one element: when the output has fewer elements than
+           * holders (a whole tensor reduced to one element), only the
+           * first n_red holders reduce, one element each, and every
+           * holder sends each of them its partial element, an incast of
+           * rout x n_red transfers where rout x (rout - 1) fractions of
+           * an element would be quadratic in the cores. */
           const ElkCostCoeffs *cc = &c->cost;
-          double chunk = outb / rout;
+          double elems = outb / esize;
+          guint32 n_red
+              = elems < rout ? (guint32) MAX (1.0, floor (elems)) : rout;
+          double chunk = outb / n_red;
           NocRound *r;
-          ring_fill (L, 0, tout, rout,
-                     nbr + (RING_REDUCE * ELK_MAX_OPERANDS) * stride);
+          incast_fill (L, 0, tout, rout, n_red,
+                       nbr + (RING_REDUCE * ELK_MAX_OPERANDS) * stride);
           r = round_add (s);
           r->operand = 0;
           r->ring = RING_REDUCE;
           r->kind = 2;
           r->bytes = chunk;
-          r->fanout = rout - 1;
+          r->fanout = n_red < rout ? n_red : rout - 1;
           r->sync = c->syncs_per_shift * c->sync_s;
           r = round_add (s);
           r->kind = 4;

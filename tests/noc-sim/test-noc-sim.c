@@ -762,6 +762,77 @@ test_inter_chip_link (void)
     }
 }
 
+/* An output with fewer elements than holders (a whole tensor reduced to
+ * one element, as DynamicQuantizeLinear's max and min are): the MatMul
+ * split 16 ways along k on 16 all-to-all cores, each holding a partial
+ * sum of @elems elements (2 B each).  A chunk is at least one element,
+ * so the first @elems holders reduce one element each and every holder
+ * sends each of them its partial element: 16 x @elems transfers less the
+ * @elems a reducer would send itself, not 16 x 15 fractions of an
+ * element.  With one element the 15 others' 2 B chunks reach the
+ * reducer's ingress port one hop after the start, all at once, and are
+ * served back to back: 15 chunk times + 2 hops, the barrier, the add of
+ * 16 one-element partials, then the shuffle of each core's 1/16 of the
+ * output to the next core. */
+static void
+test_reduce_incast (void)
+{
+  for (guint64 elems = 1; elems <= 4; elems += 3)
+    {
+      g_autoptr (ElkGraph) g = elk_graph_new ("incast");
+      g_autoptr (GError) error = NULL;
+      guint64 sx[2] = { 1, 256 }, sw[2] = { 256, elems }, sy[2] = { 1, elems };
+      guint32 t[3];
+      g_autoptr (ElkProgram) prog = NULL;
+      g_autoptr (GObject) chip
+          = make_chip ("noc-sim", "chips", 1, "cores", 16, "hbm-channels", 4,
+                       "hbm-bw-gbps", 4.0, "reduce", NOC_REDUCE_EXCHANGE, NULL);
+      g_autoptr (ElkChipSpec) spec = NULL;
+      g_autoptr (ElkMetrics) m = NULL;
+      ElkProgramOp *pop;
+      double add, hand, shuffle = 2.0 * elems / 16;
+
+      t[0] = elk_test_add_tensor (g, ELK_TENSOR_ORIGIN_ACTIVATION, 2, sx, "x");
+      t[1] = elk_test_add_tensor (g, ELK_TENSOR_ORIGIN_ACTIVATION, 2, sw, "w");
+      t[2] = elk_test_add_tensor (g, ELK_TENSOR_ORIGIN_ACTIVATION, 2, sy, "y");
+      elk_graph_add_op (g, "mm", "matmul", ELK_OP_MATMUL, -1, "bk,kn->bn", t, 3,
+                        NULL, &error);
+      g_assert_no_error (error);
+      g_assert_true (elk_graph_validate (g, &error));
+      prog = elk_program_new (g);
+      pop = elk_program_get_op (prog, 0);
+      fill_op (pop, FALSE);
+      pop->exec_plan.spatial[1] = 1;
+      pop->exec_plan.spatial[2] = 16;
+      pop->preload_plan = pop->exec_plan;
+      pop->hbm_bytes = 0;
+      elk_program_add_execute (prog, 0);
+      elk_test_complete_plans (ELK_CHIP (chip), prog);
+      g_assert_cmpfloat (pop->exec_plan.operand_bytes[0], ==, 2 * elems);
+      spec = elk_chip_dup_spec (ELK_CHIP (chip), &error);
+      g_assert_no_error (error);
+      m = run_chip (chip, prog);
+      /* Non-reducers send one chunk to each reducer, reducers one to
+       * each other reducer; each core shuffles 1/16 of the output. */
+      g_assert_cmpfloat_with_epsilon (m->noc_bytes,
+                                      (16.0 * elems - elems) * 2 + 16 * shuffle,
+                                      1e-9);
+      add = (spec->cost.reduce_slope * 1 * 16 + spec->cost.reduce_fixed)
+            / CLOCK;
+      hand = COMPUTE + 15 * 2 * GAP + 2 * HOP + 2 * SYNC + add + shuffle * GAP
+             + 2 * HOP + 6 * SYNC;
+      g_test_message ("incast of %u element(s) over 16 holders: %.9g s, "
+                      "hand (one element) %.9g s",
+                      (guint) elems, m->latency_s, hand);
+      if (elems == 1)
+        g_assert_cmpfloat_with_epsilon (m->latency_s, hand, 1e-12);
+      else
+        /* Each reducer's ingress port takes 15 chunks of 2 B, whatever
+         * order they come in, so it is no faster than one element. */
+        g_assert_cmpfloat (m->latency_s, >=, hand - 1e-12);
+    }
+}
+
 /* The same program on a 4x4 mesh whose controllers sit on one edge: the
  * preload crosses several hops and shares column links, so it is slower
  * than on all-to-all with the same link bandwidth, and every topology
@@ -1106,6 +1177,7 @@ main (int argc, char *argv[])
   g_test_add_func ("/noc-sim/reduce-2d", test_reduce_2d);
   g_test_add_func ("/noc-sim/reduce-split", test_reduce_split);
   g_test_add_func ("/noc-sim/inter-chip-link", test_inter_chip_link);
+  g_test_add_func ("/noc-sim/reduce-incast", test_reduce_incast);
   g_test_add_func ("/noc-sim/topologies", test_topologies);
   g_test_add_func ("/noc-sim/bad-input", test_bad_input);
   g_test_add_func ("/noc-sim/ladder-analytic", test_ladder_analytic);
