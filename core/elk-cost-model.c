@@ -359,6 +359,107 @@ elk_cost_model_price_program (ElkCostModel *self,
   return TRUE;
 }
 
+/* Checks that @q names an activation edge of @plans' graph and entries
+ * of its operators' tables. */
+static gboolean
+check_relayout_query (const ElkPlanSet *plans,
+                      const ElkRelayoutQuery *q,
+                      GError **error)
+{
+  ElkGraph *graph = elk_plan_set_get_graph (plans);
+  guint n_ops = elk_graph_get_n_ops (graph), np, nc;
+  const ElkOp *p, *c;
+
+  if (q->producer >= n_ops || q->consumer >= n_ops)
+    {
+      g_set_error (error, ELK_SCHEDULE_ERROR, ELK_SCHEDULE_ERROR_FAILED,
+                   "cost model: re-layout between operators #%u and #%u of "
+                   "'%s', which has %u operators",
+                   q->producer, q->consumer, elk_graph_get_name (graph), n_ops);
+      return FALSE;
+    }
+  p = elk_graph_get_op (graph, q->producer);
+  c = elk_graph_get_op (graph, q->consumer);
+  if (q->operand == 0 || q->operand >= c->n_operands
+      || c->tensors[q->operand] != p->tensors[0])
+    {
+      g_set_error (error, ELK_SCHEDULE_ERROR, ELK_SCHEDULE_ERROR_FAILED,
+                   "cost model: operand %u of operator '%s' (#%u) is not "
+                   "the output of operator '%s' (#%u); expected an input "
+                   "operand that reads it",
+                   q->operand, c->name, q->consumer, p->name, q->producer);
+      return FALSE;
+    }
+  np = elk_plan_set_get_table (plans, q->producer)->n_cold_hot;
+  nc = elk_plan_set_get_table (plans, q->consumer)->n_cold_hot;
+  if (q->producer_entry >= (gint) np || q->consumer_entry >= nc)
+    {
+      g_set_error (error, ELK_SCHEDULE_ERROR, ELK_SCHEDULE_ERROR_FAILED,
+                   "cost model: re-layout from entry %d of operator #%u to "
+                   "entry %u of operator #%u; expected entries of their "
+                   "cold-hot tables (%u and %u entries)",
+                   q->producer_entry, q->producer, q->consumer_entry,
+                   q->consumer, np, nc);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+/**
+ * elk_cost_model_price_relayout:
+ * @self: a cost model
+ * @plans: the analytic plan set
+ * @query: the producer and consumer, their entries and the operand
+ * @price: (out caller-allocates): the price
+ * @error: return location for a #GError
+ *
+ * Prices taking the producer's output from the layout its entry's
+ * execute plan leaves it in to the layout the consumer's entry's execute
+ * plan reads it in.  The analytic model prices nothing (all zero).  An
+ * operand that is not the producer's output, an entry out of range, or a
+ * time that is not a finite, non-negative number are errors.
+ *
+ * Since: 0.2
+ *
+ * Returns: %TRUE on success, %FALSE with @error set
+ */
+gboolean
+elk_cost_model_price_relayout (ElkCostModel *self,
+                               const ElkPlanSet *plans,
+                               const ElkRelayoutQuery *query,
+                               ElkRelayoutPrice *price,
+                               GError **error)
+{
+  g_return_val_if_fail (ELK_IS_COST_MODEL (self) && plans != NULL, FALSE);
+  g_return_val_if_fail (query != NULL && price != NULL, FALSE);
+
+  /* The paper's model (no price_relayout) charges no re-layout between
+   * operators: a producer's output shuffle, in its plan's shuffle_s,
+   * leaves the tensor where every consumer reads it. */
+  *price = (ElkRelayoutPrice){ 0, 0, 0, 0 };
+  if (!check_relayout_query (plans, query, error))
+    return FALSE;
+  if (ELK_COST_MODEL_GET_CLASS (self)->price_relayout != NULL
+      && !ELK_COST_MODEL_GET_CLASS (self)->price_relayout (self, plans, query,
+                                                           price, error))
+    return FALSE;
+  return check_seconds (self, "price_relayout", query->consumer,
+                        (gint) query->consumer_entry, "time_s", price->time_s,
+                        error);
+}
+
+/**
+ * elk_layout_choice_get_type:
+ *
+ * Returns: the #GType of #ElkLayoutChoice ("ElkLayoutChoice")
+ *
+ * Since: 0.2
+ */
+G_DEFINE_ENUM_TYPE (ElkLayoutChoice,
+                    elk_layout_choice,
+                    G_DEFINE_ENUM_VALUE (ELK_LAYOUT_IGNORE, "ignore"),
+                    G_DEFINE_ENUM_VALUE (ELK_LAYOUT_AWARE, "aware"))
+
 /**
  * elk_cost_model_choice_get_type:
  *
@@ -366,18 +467,7 @@ elk_cost_model_price_program (ElkCostModel *self,
  *
  * Since: 0.2
  */
-GType
-elk_cost_model_choice_get_type (void)
-{
-  static gsize type = 0;
-  static const GEnumValue values[] = {
-    { ELK_COST_MODEL_CHIP, "ELK_COST_MODEL_CHIP", "chip" },
-    { ELK_COST_MODEL_ANALYTIC, "ELK_COST_MODEL_ANALYTIC", "analytic" },
-    { 0, NULL, NULL },
-  };
-
-  if (g_once_init_enter (&type))
-    g_once_init_leave (&type,
-                       g_enum_register_static ("ElkCostModelChoice", values));
-  return (GType) type;
-}
+G_DEFINE_ENUM_TYPE (ElkCostModelChoice,
+                    elk_cost_model_choice,
+                    G_DEFINE_ENUM_VALUE (ELK_COST_MODEL_CHIP, "chip"),
+                    G_DEFINE_ENUM_VALUE (ELK_COST_MODEL_ANALYTIC, "analytic"))

@@ -378,6 +378,33 @@ new_row (ElkExperiment *self,
   return row;
 }
 
+/* The plan set the point's schedulers plan with: @plans priced by the
+ * chip's cost model when cost-model=chip, and with the chip's re-layout
+ * prices when layout=aware. */
+static ElkPlanSet *
+price_plans (ElkPlanParams *params,
+             ElkChip *chip,
+             ElkPlanSet *plans,
+             GError **error)
+{
+  gboolean chip_ops
+      = elk__plan_params_get_cost_model (params) == ELK_COST_MODEL_CHIP;
+  gboolean aware = elk__plan_params_get_layout (params) == ELK_LAYOUT_AWARE;
+  g_autoptr (ElkCostModel) model = NULL;
+  ElkPlanSet *priced;
+
+  if (!chip_ops && !aware)
+    return elk_plan_set_ref (plans);
+  model = elk_chip_dup_cost_model (chip, plans, error);
+  if (model == NULL)
+    return NULL;
+  priced = chip_ops ? elk_plan_set_new_priced (plans, model, error)
+                    : elk_plan_set_ref (plans);
+  if (priced != NULL && aware)
+    elk_plan_set_set_relayout_model (priced, model);
+  return priced;
+}
+
 static PointResult *
 run_point (ElkExperiment *self,
            guint point,
@@ -438,22 +465,16 @@ run_point (ElkExperiment *self,
         plans = elk_plan_set_new (graph, spec, &options, &error);
       /* Schedulers plan with the chip's cost model when the experiment
        * asks for it (cost-model=chip; the analytic model is the default
-       * until a chip's model plans better, see docs/compiler.md); the
-       * chip runs the programs against the analytic set it was built on,
-       * as before. */
-      if (plans != NULL
-          && elk__plan_params_get_cost_model (ELK_PLAN_PARAMS (plan_params))
-                 == ELK_COST_MODEL_CHIP)
-        {
-          g_autoptr (ElkCostModel) model
-              = elk_chip_dup_cost_model (ELK_CHIP (chip), plans, &error);
-          if (model != NULL)
-            priced = elk_plan_set_new_priced (plans, model, &error);
-          if (priced == NULL)
-            g_clear_pointer (&plans, elk_plan_set_unref);
-        }
-      else if (plans != NULL)
-        priced = elk_plan_set_ref (plans);
+       * until a chip's model plans better, see docs/compiler.md), and
+       * with the chip's re-layout prices when it asks for those
+       * (layout=aware, the default; a chip whose model prices none
+       * changes nothing); the chip runs the programs against the
+       * analytic set it was built on, as before. */
+      if (plans != NULL)
+        priced = price_plans (ELK_PLAN_PARAMS (plan_params), ELK_CHIP (chip),
+                              plans, &error);
+      if (priced == NULL)
+        g_clear_pointer (&plans, elk_plan_set_unref);
       plan_s = (double) (g_get_monotonic_time () - t0) / G_USEC_PER_SEC;
     }
 

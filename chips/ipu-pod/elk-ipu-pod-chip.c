@@ -531,12 +531,28 @@ elk_ipu_pod_chip_run (ElkChip *chip,
   return elk_ipu_pod_chip_run_traced (chip, program, plans, NULL, error);
 }
 
+/* The chip's cost model (elk-ipu-pod-cost.c): the analytic prices, and
+ * re-layout as the emulator's input superstep charges it. */
+static ElkCostModel *
+elk_ipu_pod_chip_dup_cost_model (ElkChip *chip,
+                                 const ElkPlanSet *plans,
+                                 GError **error)
+{
+  IpuMachine m;
+
+  (void) plans;
+  (void) error;
+  machine_from_props (ELK_IPU_POD_CHIP (chip), &m);
+  return elk__ipu_pod_cost_model_new (&m);
+}
+
 static void
 elk_ipu_pod_chip_iface_init (ElkChipInterface *iface)
 {
   iface->dup_spec = elk_ipu_pod_chip_dup_spec;
   iface->run = elk_ipu_pod_chip_run;
   iface->run_traced = elk_ipu_pod_chip_run_traced;
+  iface->dup_cost_model = elk_ipu_pod_chip_dup_cost_model;
 }
 
 static void

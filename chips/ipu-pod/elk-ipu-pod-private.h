@@ -161,4 +161,22 @@ gboolean elk__ipu_functional (const IpuMachine *m,
                               IpuFuncReport *report,
                               GError **error);
 
+/* One activation edge for the re-layout price: operand @v of @c (execute
+ * plan @cp) reads @p's output, written under execute plan @pp (NULL: not
+ * chosen yet). */
+typedef struct
+{
+  const ElkOp *p, *c;
+  const ElkPlan *pp, *cp;
+  guint v;
+} IpuGather;
+
+/* The chip's cost model (elk-ipu-pod-cost.c): analytic prices, and the
+ * input superstep's re-layout price on machine @m. */
+ElkCostModel *elk__ipu_pod_cost_model_new (const IpuMachine *m);
+void elk__ipu_pod_price_gather (const IpuMachine *m,
+                                const ElkGraph *graph,
+                                const IpuGather *g,
+                                ElkRelayoutPrice *price);
+
 G_END_DECLS

@@ -9,17 +9,6 @@
 #include <math.h>
 #include "elk-compile-private.h"
 
-static guint32
-min_cold_entry (const ElkPlanTable *t)
-{
-  guint32 best = 0;
-
-  for (guint e = 1; e < t->n_cold_hot; e++)
-    if (t->cold_hot[e].cold_bytes < t->cold_hot[best].cold_bytes)
-      best = e;
-  return best;
-}
-
 /* A summary for G_MESSAGES_DEBUG=elk-compiler: how much preload broadcast
  * (cold / min cold), how deep the preloads, how many loads are
  * delivery-bound rather than HBM-bound, and the time split. */
@@ -120,7 +109,7 @@ elk_engine_build_program (const ElkEngine *engine,
        * results record; the plans stay what the cost model gives. */
       if (policy->preload_size == ELK_ENGINE_PRELOAD_SIZE_MINIMUM)
         {
-          const ElkColdHot *mc = &t->cold_hot[min_cold_entry (t)];
+          const ElkColdHot *mc = &t->cold_hot[elk__table_min_cold_entry (t)];
           pop->preload_plan = t->plans[mc->cold_plan];
           pop->cold_bytes = t->hbm_bytes > 0 ? t->min_cold_bytes : 0;
         }

@@ -43,8 +43,9 @@ elk_engine_table_min_hot (const ElkPlanTable *table)
   return best;
 }
 
-static guint32
-min_cold_entry (const ElkPlanTable *t)
+/* The entry of @t with the smallest preload state (the first of them). */
+guint32
+elk__table_min_cold_entry (const ElkPlanTable *t)
 {
   guint32 best = 0;
 
@@ -173,6 +174,19 @@ elk_engine_new (const ElkPlanSet *plans, ElkAllocator *allocator,
         elk_engine_free (engine);
         return NULL;
       }
+  /* Layout-aware entry choice, when the set carries a model that prices
+   * re-layout (elk-layout.c; layout=aware on a chip that prices it). */
+  if (elk_plan_set_get_relayout_model (plans) != NULL)
+    {
+      engine->layout
+          = elk__layout_new (engine, elk_plan_set_get_relayout_model (plans),
+                             error);
+      if (engine->layout == NULL)
+        {
+          elk_engine_free (engine);
+          return NULL;
+        }
+    }
   debug_tables (engine);
   return engine;
 }
@@ -186,6 +200,7 @@ elk_engine_free (ElkEngine *engine)
 {
   if (engine == NULL)
     return;
+  elk__layout_free (engine->layout);
   g_free (engine->tables);
   g_free (engine);
 }
@@ -336,7 +351,7 @@ elk_engine_table_baseline_entry (const ElkPlanTable *t, guint64 budget,
         return -1;
     }
   else
-    cold = t->cold_hot[min_cold_entry (t)].cold_bytes;
+    cold = t->cold_hot[elk__table_min_cold_entry (t)].cold_bytes;
   for (guint e = 0; e < t->n_cold_hot; e++)
     {
       const ElkColdHot *ch = &t->cold_hot[e];
@@ -645,6 +660,8 @@ choose_candidate (Run *run, guint i, Best *best, gboolean *infeasible,
         default:
           return FALSE;
         }
+      if (engine->layout != NULL)
+        elk__layout_refine (engine->layout, run->ops, i, &ec);
       if (depth == ELK_ENGINE_DEPTH_DEEPEST_TAKEN)
         {
           /* The deepest candidate taken wins. */
@@ -855,24 +872,13 @@ elk_engine_run (const ElkEngine *engine,
  *
  * Returns: the #GType of #ElkContentionVariant ("ElkContentionVariant")
  */
-GType
-elk_contention_variant_get_type (void)
-{
-  static gsize type = 0;
-  static const GEnumValue values[] = {
-    { ELK_CONTENTION_BEST, "ELK_CONTENTION_BEST", "best" },
-    { ELK_CONTENTION_DELAY_EXECUTION, "ELK_CONTENTION_DELAY_EXECUTION",
-      "delay-execution" },
-    { ELK_CONTENTION_DELAY_PRELOAD, "ELK_CONTENTION_DELAY_PRELOAD",
-      "delay-preload" },
-    { 0, NULL, NULL },
-  };
-
-  if (g_once_init_enter (&type))
-    g_once_init_leave (&type, g_enum_register_static ("ElkContentionVariant",
-                                                      values));
-  return (GType) type;
-}
+G_DEFINE_ENUM_TYPE (ElkContentionVariant,
+                    elk_contention_variant,
+                    G_DEFINE_ENUM_VALUE (ELK_CONTENTION_BEST, "best"),
+                    G_DEFINE_ENUM_VALUE (ELK_CONTENTION_DELAY_EXECUTION,
+                                         "delay-execution"),
+                    G_DEFINE_ENUM_VALUE (ELK_CONTENTION_DELAY_PRELOAD,
+                                         "delay-preload"))
 
 /**
  * elk_baseline_preload_state_get_type:
@@ -880,23 +886,12 @@ elk_contention_variant_get_type (void)
  * Returns: the #GType of #ElkBaselinePreloadState
  *   ("ElkBaselinePreloadState")
  */
-GType
-elk_baseline_preload_state_get_type (void)
-{
-  static gsize type = 0;
-  static const GEnumValue values[] = {
-    { ELK_PRELOAD_STATE_BEST, "ELK_PRELOAD_STATE_BEST", "best" },
-    { ELK_PRELOAD_STATE_SMALLEST, "ELK_PRELOAD_STATE_SMALLEST", "smallest" },
-    { ELK_PRELOAD_STATE_LARGEST, "ELK_PRELOAD_STATE_LARGEST", "largest" },
-    { 0, NULL, NULL },
-  };
-
-  if (g_once_init_enter (&type))
-    g_once_init_leave (&type,
-                       g_enum_register_static ("ElkBaselinePreloadState",
-                                               values));
-  return (GType) type;
-}
+G_DEFINE_ENUM_TYPE (ElkBaselinePreloadState,
+                    elk_baseline_preload_state,
+                    G_DEFINE_ENUM_VALUE (ELK_PRELOAD_STATE_BEST, "best"),
+                    G_DEFINE_ENUM_VALUE (ELK_PRELOAD_STATE_SMALLEST,
+                                         "smallest"),
+                    G_DEFINE_ENUM_VALUE (ELK_PRELOAD_STATE_LARGEST, "largest"))
 
 /* The parameters below are declared the same way by every shipped design
  * that has them, so that elk-inspect shows one name, range and meaning for
@@ -996,20 +991,9 @@ elk_engine_param_spec_threads (void)
  *
  * Returns: the #GType of #ElkOrderEnum ("ElkOrderEnumeration")
  */
-GType
-elk_order_enum_get_type (void)
-{
-  static gsize type = 0;
-  static const GEnumValue values[] = {
-    { ELK_ORDER_ENUM_AUTO, "ELK_ORDER_ENUM_AUTO", "auto" },
-    { ELK_ORDER_ENUM_LAYERS, "ELK_ORDER_ENUM_LAYERS", "layers" },
-    { ELK_ORDER_ENUM_SUFFIX_TREE, "ELK_ORDER_ENUM_SUFFIX_TREE",
-      "suffix-tree" },
-    { 0, NULL, NULL },
-  };
-
-  if (g_once_init_enter (&type))
-    g_once_init_leave (&type, g_enum_register_static ("ElkOrderEnumeration",
-                                                      values));
-  return (GType) type;
-}
+G_DEFINE_ENUM_TYPE (ElkOrderEnumeration,
+                    elk_order_enum,
+                    G_DEFINE_ENUM_VALUE (ELK_ORDER_ENUM_AUTO, "auto"),
+                    G_DEFINE_ENUM_VALUE (ELK_ORDER_ENUM_LAYERS, "layers"),
+                    G_DEFINE_ENUM_VALUE (ELK_ORDER_ENUM_SUFFIX_TREE,
+                                         "suffix-tree"))

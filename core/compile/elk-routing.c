@@ -22,25 +22,14 @@
  *
  * Returns: the #GType of #ElkExpertPreload ("ElkExpertPreload")
  */
-GType
-elk_expert_preload_get_type (void)
-{
-  static gsize type = 0;
-  static const GEnumValue values[] = {
-    { ELK_EXPERT_PRELOAD_ALL, "ELK_EXPERT_PRELOAD_ALL", "all" },
-    { ELK_EXPERT_PRELOAD_ON_DEMAND, "ELK_EXPERT_PRELOAD_ON_DEMAND",
-      "on-demand" },
-    { ELK_EXPERT_PRELOAD_LIKELY, "ELK_EXPERT_PRELOAD_LIKELY", "likely" },
-    { ELK_EXPERT_PRELOAD_HOT, "ELK_EXPERT_PRELOAD_HOT", "hot" },
-    { ELK_EXPERT_PRELOAD_ORACLE, "ELK_EXPERT_PRELOAD_ORACLE", "oracle" },
-    { 0, NULL, NULL },
-  };
-
-  if (g_once_init_enter (&type))
-    g_once_init_leave (&type,
-                       g_enum_register_static ("ElkExpertPreload", values));
-  return (GType) type;
-}
+G_DEFINE_ENUM_TYPE (ElkExpertPreload,
+                    elk_expert_preload,
+                    G_DEFINE_ENUM_VALUE (ELK_EXPERT_PRELOAD_ALL, "all"),
+                    G_DEFINE_ENUM_VALUE (ELK_EXPERT_PRELOAD_ON_DEMAND,
+                                         "on-demand"),
+                    G_DEFINE_ENUM_VALUE (ELK_EXPERT_PRELOAD_LIKELY, "likely"),
+                    G_DEFINE_ENUM_VALUE (ELK_EXPERT_PRELOAD_HOT, "hot"),
+                    G_DEFINE_ENUM_VALUE (ELK_EXPERT_PRELOAD_ORACLE, "oracle"))
 
 #define PARAM_FLAGS                                                            \
   (G_PARAM_READWRITE | G_PARAM_CONSTRUCT | G_PARAM_STATIC_STRINGS)

@@ -63,6 +63,53 @@ typedef struct
 } ElkLoadPrice;
 
 /**
+ * ElkRelayoutQuery:
+ * @producer: the operator that writes the tensor.
+ * @producer_entry: an index into @producer's cold-hot table, or -1 when
+ *   its plan is not chosen yet (then only what the consumer's own layout
+ *   decides is priced).
+ * @consumer: an operator that reads the tensor.
+ * @consumer_entry: an index into @consumer's cold-hot table.
+ * @operand: the operand of @consumer that is @producer's output.
+ *
+ * Which re-layout elk_cost_model_price_relayout() prices.
+ *
+ * Since: 0.2
+ */
+typedef struct
+{
+  guint producer;
+  gint producer_entry;
+  guint consumer;
+  guint consumer_entry;
+  guint operand;
+} ElkRelayoutQuery;
+
+/**
+ * ElkRelayoutPrice:
+ * @time_s: what moving the tensor adds to the consumer's input
+ *   superstep on an idle machine.
+ * @rx_bytes: bytes the busiest consumer core receives.
+ * @tx_bytes: bytes the busiest producer core sends.
+ * @xchip_bytes: bytes that cross chips.
+ *
+ * What taking one activation tensor from the layout its producer's
+ * execute plan leaves it in to the layout its consumer's execute plan
+ * reads it in costs under a cost model.  All zero under the analytic
+ * model, which charges the producer's output shuffle instead (the
+ * paper's model).
+ *
+ * Since: 0.2
+ */
+typedef struct
+{
+  double time_s;
+  double rx_bytes;
+  double tx_bytes;
+  double xchip_bytes;
+} ElkRelayoutPrice;
+
+/**
  * ElkCostModel:
  *
  * A cost model.  An instance of the base type is the analytic model; a
@@ -86,6 +133,9 @@ G_DECLARE_DERIVABLE_TYPE (
  * @price_program: prices a whole program (for a scheduler's final choice
  *   among candidates).  The default is elk_timeline_run_program() on the
  *   analytic model with the chip's full preload share.
+ * @price_relayout: optional (since 0.2); prices the re-layout @query
+ *   names (the arguments are checked, @price is zeroed before).  The
+ *   analytic model has none: it prices nothing, as the paper's does.
  *
  * The virtual functions of a cost model.  They are called from one thread
  * at a time for a given model.
@@ -116,9 +166,14 @@ struct _ElkCostModelClass
                              ElkTimelinePriority priority,
                              double *latency_s,
                              GError **error);
+  gboolean (*price_relayout) (ElkCostModel *self,
+                              const ElkPlanSet *plans,
+                              const ElkRelayoutQuery *query,
+                              ElkRelayoutPrice *price,
+                              GError **error);
 
   /*< private >*/
-  gpointer padding[8];
+  gpointer padding[7];
 };
 
 ELK_API ElkCostModel *elk_cost_model_new_analytic (void);
@@ -141,6 +196,11 @@ ELK_API gboolean elk_cost_model_price_program (ElkCostModel *self,
                                                ElkTimelinePriority priority,
                                                double *latency_s,
                                                GError **error);
+ELK_API gboolean elk_cost_model_price_relayout (ElkCostModel *self,
+                                                const ElkPlanSet *plans,
+                                                const ElkRelayoutQuery *query,
+                                                ElkRelayoutPrice *price,
+                                                GError **error);
 
 /**
  * ElkCostModelChoice:
@@ -162,9 +222,34 @@ typedef enum
 #define ELK_TYPE_COST_MODEL_CHOICE (elk_cost_model_choice_get_type ())
 ELK_API GType elk_cost_model_choice_get_type (void);
 
+/**
+ * ElkLayoutChoice:
+ * @ELK_LAYOUT_IGNORE: every operator's entry is chosen from its own table
+ *   alone, as the paper does.
+ * @ELK_LAYOUT_AWARE: the engine adds the chip's re-layout price
+ *   (elk_plan_set_get_relayout_model()) between an operator and its
+ *   already-chosen consumers when it chooses the operator's entry; a
+ *   no-op on a chip whose model prices no re-layout.
+ *
+ * The values of the "layout" plan option of experiment files.
+ *
+ * Since: 0.2
+ */
+typedef enum
+{
+  ELK_LAYOUT_IGNORE,
+  ELK_LAYOUT_AWARE,
+} ElkLayoutChoice;
+
+#define ELK_TYPE_LAYOUT_CHOICE (elk_layout_choice_get_type ())
+ELK_API GType elk_layout_choice_get_type (void);
+
 ELK_API ElkPlanSet *
 elk_plan_set_new_priced (ElkPlanSet *base, ElkCostModel *model, GError **error);
 ELK_API ElkCostModel *elk_plan_set_get_cost_model (const ElkPlanSet *set);
+ELK_API void elk_plan_set_set_relayout_model (ElkPlanSet *set,
+                                              ElkCostModel *model);
+ELK_API ElkCostModel *elk_plan_set_get_relayout_model (const ElkPlanSet *set);
 ELK_API const ElkPlanSet *elk_plan_set_get_base (const ElkPlanSet *set);
 ELK_API void elk_plan_set_get_op_price (const ElkPlanSet *set,
                                         guint op,

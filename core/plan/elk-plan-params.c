@@ -20,6 +20,7 @@ struct _ElkPlanParams
   double utilisation_floor;
   ElkCostModelChoice cost_model;
   ElkFuseFlags fuse;
+  ElkLayoutChoice layout;
 };
 
 /* The "fuse" option's values.  A private enum rather than a flags type:
@@ -52,6 +53,7 @@ enum
   PROP_UTILISATION_FLOOR,
   PROP_COST_MODEL,
   PROP_FUSE,
+  PROP_LAYOUT,
   N_PROPS
 };
 
@@ -82,6 +84,9 @@ plan_params_set_property (GObject *object,
       break;
     case PROP_FUSE:
       self->fuse = g_value_get_enum (value);
+      break;
+    case PROP_LAYOUT:
+      self->layout = g_value_get_enum (value);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, id, pspec);
@@ -115,6 +120,9 @@ plan_params_get_property (GObject *object,
       break;
     case PROP_FUSE:
       g_value_set_enum (value, self->fuse);
+      break;
+    case PROP_LAYOUT:
+      g_value_set_enum (value, self->layout);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, id, pspec);
@@ -179,6 +187,16 @@ elk__plan_params_class_init (ElkPlanParamsClass *klass)
                          "default) or norm (every RMSNorm folded into the "
                          "MatMuls that read it, elk_graph_fuse())",
                          ELK_TYPE_PLAN_FUSE, ELK_FUSE_NONE, flags));
+  g_object_class_install_property (
+      object_class, PROP_LAYOUT,
+      g_param_spec_enum ("layout", "Layout",
+                         "Whether choosing an operator's plan counts the "
+                         "re-layout of its output into the plans of its "
+                         "consumers, as the chip prices it: aware (the "
+                         "default; nothing changes on a chip whose model "
+                         "prices no re-layout) or ignore (each plan from "
+                         "its own table, as the paper)",
+                         ELK_TYPE_LAYOUT_CHOICE, ELK_LAYOUT_AWARE, flags));
 }
 
 static void
@@ -207,6 +225,16 @@ elk__plan_params_get_cost_model (ElkPlanParams *self)
 {
   g_return_val_if_fail (ELK_IS_PLAN_PARAMS (self), ELK_COST_MODEL_ANALYTIC);
   return self->cost_model;
+}
+
+/* The "layout" option: not part of #ElkPlanOptions either, since the
+ * tables do not depend on it; the runner hands the engine the chip's
+ * re-layout prices through the plan set's cost model. */
+ElkLayoutChoice
+elk__plan_params_get_layout (ElkPlanParams *self)
+{
+  g_return_val_if_fail (ELK_IS_PLAN_PARAMS (self), ELK_LAYOUT_IGNORE);
+  return self->layout;
 }
 
 /* The "fuse" option: not part of #ElkPlanOptions either, since it

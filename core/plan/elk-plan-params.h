@@ -19,5 +19,6 @@ void elk__plan_params_get_options (ElkPlanParams *self,
                                    ElkPlanOptions *options);
 ElkCostModelChoice elk__plan_params_get_cost_model (ElkPlanParams *self);
 ElkFuseFlags elk__plan_params_get_fuse (ElkPlanParams *self);
+ElkLayoutChoice elk__plan_params_get_layout (ElkPlanParams *self);
 
 G_END_DECLS

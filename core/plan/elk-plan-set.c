@@ -33,6 +33,9 @@ struct _ElkPlanSet
   ElkCostModel *model;
   ElkOpPrice **prices;
   ElkLoadPrice **loads;
+  /* The model whose re-layout prices the engine charges
+   * (elk_plan_set_set_relayout_model()), or NULL. */
+  ElkCostModel *relayout;
 };
 
 /* libelk's G_DEFINE_BOXED_TYPE without the -Wpedantic trip (elk-private.h). */
@@ -55,22 +58,11 @@ ELK_DEFINE_BOXED_TYPE (ElkPlanSet, elk_plan_set, elk_plan_set_ref,
  *
  * Returns: the #GType of the #ElkPlanEnumeration enumeration.
  */
-GType
-elk_plan_enumeration_get_type (void)
-{
-  static gsize type = 0;
-  static const GEnumValue values[] = {
-    { ELK_PLAN_ENUMERATION_T10, "ELK_PLAN_ENUMERATION_T10", "t10" },
-    { ELK_PLAN_ENUMERATION_ARTIFACT, "ELK_PLAN_ENUMERATION_ARTIFACT",
-      "artifact" },
-    { 0, NULL, NULL },
-  };
-
-  if (g_once_init_enter (&type))
-    g_once_init_leave (&type, g_enum_register_static ("ElkPlanEnumeration",
-                                                      values));
-  return (GType) type;
-}
+G_DEFINE_ENUM_TYPE (ElkPlanEnumeration,
+                    elk_plan_enumeration,
+                    G_DEFINE_ENUM_VALUE (ELK_PLAN_ENUMERATION_T10, "t10"),
+                    G_DEFINE_ENUM_VALUE (ELK_PLAN_ENUMERATION_ARTIFACT,
+                                         "artifact"))
 
 /**
  * elk_noc_demand_get_type:
@@ -79,22 +71,11 @@ elk_plan_enumeration_get_type (void)
  *
  * Returns: the #GType of the #ElkNocDemand enumeration.
  */
-GType
-elk_noc_demand_get_type (void)
-{
-  static gsize type = 0;
-  static const GEnumValue values[] = {
-    { ELK_NOC_DEMAND_SHIFT_SHUFFLE, "ELK_NOC_DEMAND_SHIFT_SHUFFLE",
-      "shift-shuffle" },
-    { ELK_NOC_DEMAND_SHIFT, "ELK_NOC_DEMAND_SHIFT", "shift" },
-    { 0, NULL, NULL },
-  };
-
-  if (g_once_init_enter (&type))
-    g_once_init_leave (&type, g_enum_register_static ("ElkNocDemand",
-                                                      values));
-  return (GType) type;
-}
+G_DEFINE_ENUM_TYPE (ElkNocDemand,
+                    elk_noc_demand,
+                    G_DEFINE_ENUM_VALUE (ELK_NOC_DEMAND_SHIFT_SHUFFLE,
+                                         "shift-shuffle"),
+                    G_DEFINE_ENUM_VALUE (ELK_NOC_DEMAND_SHIFT, "shift"))
 
 /**
  * elk_plan_get_noc_demand:
@@ -164,6 +145,7 @@ plan_set_free (ElkPlanSet *set)
   g_free (set->prices);
   g_free (set->loads);
   g_clear_object (&set->model);
+  g_clear_object (&set->relayout);
   g_clear_pointer (&set->base, elk_plan_set_unref);
   g_free (set->tables);
   g_free (set->op_table);
@@ -889,6 +871,51 @@ elk_plan_set_get_cost_model (const ElkPlanSet *set)
 {
   g_return_val_if_fail (set != NULL, NULL);
   return set->model;
+}
+
+/**
+ * elk_plan_set_set_relayout_model:
+ * @set: a plan set nobody else uses yet
+ * @model: (nullable): the model whose re-layout prices the engine should
+ *   charge, or %NULL for none
+ *
+ * Makes the engine choose entries with @model's re-layout prices
+ * (elk_cost_model_price_relayout(); docs/compiler.md, "Layout-aware plan
+ * selection") when it schedules @set: what the "layout" plan option of
+ * experiment files sets.  A model that prices no re-layout (no
+ * #ElkCostModelClass.price_relayout, such as the analytic model) is the
+ * same as %NULL.  Set it before handing @set to anyone: sets are otherwise
+ * read-only.
+ *
+ * Since: 0.2
+ */
+void
+elk_plan_set_set_relayout_model (ElkPlanSet *set, ElkCostModel *model)
+{
+  g_return_if_fail (set != NULL);
+  g_return_if_fail (model == NULL || ELK_IS_COST_MODEL (model));
+
+  if (model != NULL && ELK_COST_MODEL_GET_CLASS (model)->price_relayout == NULL)
+    model = NULL;
+  g_set_object (&set->relayout, model);
+}
+
+/**
+ * elk_plan_set_get_relayout_model:
+ * @set: a plan set
+ *
+ * Gets the model elk_plan_set_set_relayout_model() gave @set.
+ *
+ * Returns: (transfer none) (nullable): the model whose re-layout prices
+ *   the engine charges on @set, or %NULL for none (the paper's choice)
+ *
+ * Since: 0.2
+ */
+ElkCostModel *
+elk_plan_set_get_relayout_model (const ElkPlanSet *set)
+{
+  g_return_val_if_fail (set != NULL, NULL);
+  return set->relayout;
 }
 
 /**

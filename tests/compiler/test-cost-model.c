@@ -23,6 +23,17 @@ static ElkRegistry *registry;
  * model says, executions @exec_factor times and 1 + @skew x (the entry's
  * index) times more (so that the later, larger entries of each table get
  * dearer), or a broken price. */
+/* How the toy model prices re-layout: never (0 s), 1 ms for a producer
+ * and consumer whose execute plans take the same number of compute-shift
+ * steps (an arbitrary rule that the analytic choice, mostly single-step
+ * plans, breaks), or a broken price. */
+typedef enum
+{
+  RELAYOUT_ZERO,
+  RELAYOUT_SAME_STEPS,
+  RELAYOUT_NAN,
+} Relayout;
+
 #define TOY_TYPE_MODEL (toy_model_get_type ())
 G_DECLARE_FINAL_TYPE (ToyModel, toy_model, TOY, MODEL, ElkCostModel)
 
@@ -31,6 +42,7 @@ struct _ToyModel
   ElkCostModel parent_instance;
   double load_factor, exec_factor, skew;
   gboolean broken;
+  Relayout relayout;
 };
 
 G_DEFINE_FINAL_TYPE (ToyModel, toy_model, ELK_TYPE_COST_MODEL)
@@ -73,11 +85,44 @@ toy_price_load (ElkCostModel *model,
   return TRUE;
 }
 
+static guint32
+hot_steps (const ElkPlanSet *plans, guint op, guint entry)
+{
+  const ElkPlanTable *t = elk_plan_set_get_table (plans, op);
+  return t->plans[t->cold_hot[entry].hot_plan].steps;
+}
+
+static gboolean
+same_steps (const ElkPlanSet *plans, const ElkRelayoutQuery *q)
+{
+  return q->producer_entry >= 0
+         && hot_steps (plans, q->producer, (guint) q->producer_entry)
+                == hot_steps (plans, q->consumer, q->consumer_entry);
+}
+
+static gboolean
+toy_price_relayout (ElkCostModel *model,
+                    const ElkPlanSet *plans,
+                    const ElkRelayoutQuery *q,
+                    ElkRelayoutPrice *price,
+                    GError **error)
+{
+  Relayout r = TOY_MODEL (model)->relayout;
+
+  (void) error;
+  if (r == RELAYOUT_NAN)
+    price->time_s = NAN;
+  else if (r == RELAYOUT_SAME_STEPS && same_steps (plans, q))
+    price->time_s = 1e-3;
+  return TRUE;
+}
+
 static void
 toy_model_class_init (ToyModelClass *klass)
 {
   ELK_COST_MODEL_CLASS (klass)->price_op = toy_price_op;
   ELK_COST_MODEL_CLASS (klass)->price_load = toy_price_load;
+  ELK_COST_MODEL_CLASS (klass)->price_relayout = toy_price_relayout;
 }
 
 static void
@@ -287,6 +332,160 @@ test_broken_model (void)
   g_assert_nonnull (strstr (error->message, "operator #0"));
 }
 
+/* The first producer-consumer pair of @graph for which @ok holds of two
+ * entries (or of any, with @ok NULL): operand q->operand of q->consumer
+ * reads q->producer's output. */
+static gboolean
+find_edge (const ElkPlanSet *plans,
+           gboolean (*ok) (const ElkPlanSet *, const ElkRelayoutQuery *),
+           ElkRelayoutQuery *q)
+{
+  ElkGraph *graph = elk_plan_set_get_graph (plans);
+
+  for (q->consumer = 1; q->consumer < elk_graph_get_n_ops (graph);
+       q->consumer++)
+    {
+      const ElkOp *op = elk_graph_get_op (graph, q->consumer);
+      guint np, nc;
+
+      for (q->operand = 1; q->operand < op->n_operands; q->operand++)
+        for (q->producer = 0; q->producer < q->consumer; q->producer++)
+          {
+            if (elk_graph_get_op (graph, q->producer)->tensors[0]
+                != op->tensors[q->operand])
+              continue;
+            np = elk_plan_set_get_table (plans, q->producer)->n_cold_hot;
+            nc = elk_plan_set_get_table (plans, q->consumer)->n_cold_hot;
+            for (q->producer_entry = 0; q->producer_entry < (gint) np;
+                 q->producer_entry++)
+              for (q->consumer_entry = 0; q->consumer_entry < nc;
+                   q->consumer_entry++)
+                if (ok == NULL || ok (plans, q))
+                  return TRUE;
+          }
+    }
+  return FALSE;
+}
+
+/* Asks the analytic model for @q's price and expects the error @what
+ * names. */
+static void
+assert_refused (const ElkPlanSet *plans, ElkRelayoutQuery q, const char *what)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (ElkCostModel) analytic = elk_cost_model_new_analytic ();
+  ElkRelayoutPrice pr;
+
+  g_assert_false (
+      elk_cost_model_price_relayout (analytic, plans, &q, &pr, &error));
+  g_assert_error (error, ELK_SCHEDULE_ERROR, ELK_SCHEDULE_ERROR_FAILED);
+  g_assert_nonnull (strstr (error->message, what));
+}
+
+static void
+test_relayout_price (void)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (ElkChipSpec) spec = NULL;
+  g_autoptr (ElkPlanSet) plans = toy_plans (&spec);
+  g_autoptr (ElkCostModel) analytic = elk_cost_model_new_analytic ();
+  g_autoptr (ElkCostModel) toy = toy_new (1, 1);
+  ElkRelayoutQuery q, bad;
+  ElkRelayoutPrice pr = { 1, 1, 1, 1 };
+
+  g_test_summary ("The analytic model prices no re-layout; a model's price "
+                  "is asked only for an activation edge and entries of "
+                  "its operators' tables; a plan set carries a re-layout "
+                  "model only when it prices re-layout.");
+  g_assert_true (find_edge (plans, NULL, &q));
+  g_assert_true (
+      elk_cost_model_price_relayout (analytic, plans, &q, &pr, &error));
+  g_assert_no_error (error);
+  g_assert_cmpfloat (pr.time_s + pr.rx_bytes + pr.tx_bytes, ==, 0);
+  bad = q;
+  bad.consumer = elk_graph_get_n_ops (elk_plan_set_get_graph (plans));
+  assert_refused (plans, bad, "operators");
+  bad = q;
+  bad.operand = 0;
+  assert_refused (plans, bad, "is not the output");
+  bad = q;
+  bad.consumer_entry = elk_plan_set_get_table (plans, q.consumer)->n_cold_hot;
+  assert_refused (plans, bad, "cold-hot");
+
+  TOY_MODEL (toy)->relayout = RELAYOUT_SAME_STEPS;
+  g_assert_true (find_edge (plans, same_steps, &q));
+  g_assert_true (elk_cost_model_price_relayout (toy, plans, &q, &pr, &error));
+  g_assert_cmpfloat (pr.time_s, ==, 1e-3);
+  g_assert_null (elk_plan_set_get_relayout_model (plans));
+  elk_plan_set_set_relayout_model (plans, analytic);
+  g_assert_null (elk_plan_set_get_relayout_model (plans));
+  elk_plan_set_set_relayout_model (plans, toy);
+  g_assert_true (elk_plan_set_get_relayout_model (plans) == toy);
+  elk_plan_set_set_relayout_model (plans, NULL);
+  g_assert_null (elk_plan_set_get_relayout_model (plans));
+}
+
+/* Producer-consumer pairs of @program whose execute plans take the same
+ * number of steps (what RELAYOUT_SAME_STEPS charges). */
+static guint
+charged (ElkProgram *program)
+{
+  ElkGraph *graph = elk_program_get_graph (program);
+  guint n = 0;
+
+  for (guint i = 1; i < elk_graph_get_n_ops (graph); i++)
+    {
+      const ElkOp *op = elk_graph_get_op (graph, i);
+      for (guint k = 1; k < op->n_operands; k++)
+        for (guint j = 0; j < i; j++)
+          n += elk_graph_get_op (graph, j)->tensors[0] == op->tensors[k]
+               && elk_program_peek_op (program, j)->exec_plan.steps
+                      == elk_program_peek_op (program, i)->exec_plan.steps;
+    }
+  return n;
+}
+
+static void
+test_layout_aware (void)
+{
+  g_autoptr (ElkChipSpec) spec = NULL;
+  g_autoptr (ElkPlanSet) plans = toy_plans (&spec);
+  g_autoptr (ElkPlanSet) zp = toy_plans (&spec);
+  g_autoptr (ElkPlanSet) sp = toy_plans (&spec);
+  g_autoptr (ElkPlanSet) np = toy_plans (&spec);
+  g_autoptr (ElkCostModel) zero = toy_new (1, 1);
+  g_autoptr (ElkCostModel) steps = toy_new (1, 1);
+  g_autoptr (ElkCostModel) nan_model = toy_new (1, 1);
+  g_autoptr (GObject) alloc = make (ELK_TYPE_ALLOCATOR, "reservation", NULL);
+  g_autoptr (GObject) basic = make (ELK_TYPE_SCHEDULER, "basic", NULL);
+  g_autoptr (GError) error = NULL;
+
+  g_test_summary ("Every design: a re-layout model that prices 0 changes "
+                  "no choice (the policy's entry wins ties); one that "
+                  "charges pairs of equal step counts leaves fewer of "
+                  "them; one that breaks the contract fails, named.");
+  TOY_MODEL (steps)->relayout = RELAYOUT_SAME_STEPS;
+  TOY_MODEL (nan_model)->relayout = RELAYOUT_NAN;
+  elk_plan_set_set_relayout_model (zp, zero);
+  elk_plan_set_set_relayout_model (sp, steps);
+  elk_plan_set_set_relayout_model (np, nan_model);
+  for (guint d = 0; d < G_N_ELEMENTS (designs); d++)
+    {
+      g_autoptr (ElkProgram) a = schedule (designs[d][0], designs[d][1], plans);
+      g_autoptr (ElkProgram) z = schedule (designs[d][0], designs[d][1], zp);
+      g_autoptr (ElkProgram) m = schedule (designs[d][0], designs[d][1], sp);
+
+      elk_test_assert_same_program (a, z);
+      g_test_message ("%s: %u charged pairs ignoring layout, %u aware",
+                      designs[d][1], charged (a), charged (m));
+      g_assert_cmpuint (charged (m), <, charged (a));
+    }
+  g_assert_null (elk_scheduler_schedule (ELK_SCHEDULER (basic), np,
+                                         ELK_ALLOCATOR (alloc), &error));
+  g_assert_error (error, ELK_PLUGIN_ERROR, ELK_PLUGIN_ERROR_CONTRACT);
+  g_assert_nonnull (strstr (error->message, "price_relayout"));
+}
+
 /* A small noc-sim point: one layer of Llama2-13B decoding on 2 chips of
  * 1024 cores, with the plan option given. */
 static char *
@@ -390,6 +589,8 @@ main (int argc, char *argv[])
                    test_toy_changes_schedule);
   g_test_add_func ("/cost-model/broken-model", test_broken_model);
   g_test_add_func ("/cost-model/option", test_option);
+  g_test_add_func ("/cost-model/relayout-price", test_relayout_price);
+  g_test_add_func ("/cost-model/layout-aware", test_layout_aware);
   ret = g_test_run ();
   g_object_unref (registry);
   return ret;

@@ -100,7 +100,7 @@ static const BadCase bad_cases[] = {
     "one of: t10, artifact)" },
   { "plans-unknown-param", ELK_EXPERIMENT_ERROR_UNKNOWN_PARAM,
     "<plans> has no parameter 'floor' (valid: cost-model, enumeration, "
-    "fuse, noc-demand, padding-floor, utilisation-floor)" },
+    "fuse, layout, noc-demand, padding-floor, utilisation-floor)" },
   { "plans-out-of-range", ELK_EXPERIMENT_ERROR_OUT_OF_RANGE,
     "1.5 is out of range [0, 1]" },
   { "plans-sweep-bad", ELK_EXPERIMENT_ERROR_BAD_VALUE,

@@ -4,12 +4,15 @@
  * The hand-computed cases run on a toy machine chosen so that the
  * arithmetic stays exact: one chip of 4 tiles, 1 GHz, 1 B/ns per tile port,
  * 4 B/ns of HBM, 100-cycle syncs and no HBM latency.  Each test spells out
- * the phases the lowering must produce and their durations.
+ * the phases the lowering must produce and their durations.  The chip's
+ * re-layout price (elk-ipu-pod-cost.c, compiled in) is worked by hand on
+ * 2 chips of 2 tiles.
  */
 #include <math.h>
 #include <stdarg.h>
 #include <string.h>
 #include <elk/elk.h>
+#include "elk-ipu-pod-private.h"
 #include "elk-test-util.h"
 
 static ElkRegistry *registry;
@@ -644,6 +647,161 @@ bench_llama (void)
   g_assert_cmpfloat (wall, <, 60);
 }
 
+/* 2 chips x 2 tiles; each tile's ports 1e9 B/s, the IPU-Links 0.5e9 B/s
+ * together, every effect on. */
+static const IpuMachine machine = { .chips = 2,
+                                    .tiles_per_chip = 2,
+                                    .tiles = 4,
+                                    .link_Bps = 1e9,
+                                    .xchg_Bps = 1e9,
+                                    .inter_chip_Bps = 0.5e9,
+                                    .clock_hz = 1e9,
+                                    .effects = IPU_FX_ALL };
+
+/* A = relu(w), B = relu(A): a is 4 x 4 f16 (32 B), "mn->mn". */
+static ElkGraph *
+two_ops (void)
+{
+  g_autoptr (GError) error = NULL;
+  ElkGraph *g = elk_graph_new ("relayout");
+  const guint64 shape[2] = { 4, 4 };
+  guint32 ts[2];
+
+  ts[0] = (guint32) add_tensor (g, "w", ELK_TENSOR_ORIGIN_WEIGHT, 2, shape);
+  ts[1] = (guint32) add_tensor (g, "a", ELK_TENSOR_ORIGIN_ACTIVATION, 2, shape);
+  elk_graph_add_op (g, "A", "relu", ELK_OP_UNARY, -1, "mn->mn", ts, 2, NULL,
+                    &error);
+  ts[0] = ts[1];
+  ts[1] = (guint32) add_tensor (g, "b", ELK_TENSOR_ORIGIN_ACTIVATION, 2, shape);
+  elk_graph_add_op (g, "B", "relu", ELK_OP_UNARY, -1, "mn->mn", ts, 2, NULL,
+                    &error);
+  g_assert_no_error (error);
+  return g;
+}
+
+static ElkPlan
+layout_plan (guint32 m_parts, guint32 n_parts)
+{
+  ElkPlan p = { 0 };
+
+  p.n_dims = 2;
+  p.n_operands = 2;
+  p.spatial[0] = m_parts;
+  p.spatial[1] = n_parts;
+  for (guint d = 0; d < 2; d++)
+    for (guint v = 0; v < 2; v++)
+      p.temporal[d][v] = 1;
+  p.cores_used = m_parts * n_parts;
+  return p;
+}
+
+/* B's plan (2 x 2 blocks) reading a, written under @pp. */
+static void
+gather (const IpuMachine *m,
+        ElkGraph *g,
+        const ElkPlan *pp,
+        ElkRelayoutPrice *pr)
+{
+  ElkPlan blocks = layout_plan (2, 2);
+  IpuGather e
+      = { elk_graph_get_op (g, 0), elk_graph_get_op (g, 1), pp, &blocks, 1 };
+
+  elk__ipu_pod_price_gather (m, g, &e, pr);
+}
+
+/* B's plan cuts a into 2 x 2 blocks, tile = 2 * row block + column block,
+ * so each tile receives a 2 x 2 block: rx = 4 elements x 2 B = 8 B. */
+static void
+test_relayout_hand_worked (void)
+{
+  g_autoptr (ElkGraph) g = two_ops ();
+  ElkPlan cols = layout_plan (1, 4), rows = layout_plan (4, 1),
+          one = layout_plan (1, 1);
+  IpuMachine m = machine;
+  ElkRelayoutPrice pr;
+
+  /* A cuts a into columns: column c on tile c, so on chip c / 2.  B's
+   * tile for (r, c) sits on chip r / 2: the 4 elements of rows 0-1 x
+   * columns 2-3 and the 4 of rows 2-3 x columns 0-1 change chips, 8 of
+   * 16, 16 B.  Four senders for four receivers: tx = 8 B.  Time =
+   * max(8 B / 1e9, 16 B / 0.5e9) = 32 ns, the IPU-Links'. */
+  gather (&m, g, &cols, &pr);
+  g_assert_cmpfloat_with_epsilon (pr.rx_bytes, 8, 1e-12);
+  g_assert_cmpfloat_with_epsilon (pr.tx_bytes, 8, 1e-12);
+  g_assert_cmpfloat_with_epsilon (pr.xchip_bytes, 16, 1e-12);
+  g_assert_cmpfloat_with_epsilon (pr.time_s, 32e-9, 1e-18);
+
+  /* A cuts a into rows: row r on tile r, chip r / 2, the chip B needs it
+   * on: nothing crosses, 8 ns at the ports. */
+  gather (&m, g, &rows, &pr);
+  g_assert_cmpfloat_with_epsilon (pr.xchip_bytes, 0, 1e-12);
+  g_assert_cmpfloat_with_epsilon (pr.time_s, 8e-9, 1e-18);
+
+  /* A on tile 0 alone: it sends all four 8 B pieces (32 B, 32 ns), and
+   * rows 2-3 (16 B) cross to chip 1 (32 ns). */
+  gather (&m, g, &one, &pr);
+  g_assert_cmpfloat_with_epsilon (pr.tx_bytes, 32, 1e-12);
+  g_assert_cmpfloat_with_epsilon (pr.xchip_bytes, 16, 1e-12);
+  g_assert_cmpfloat_with_epsilon (pr.time_s, 32e-9, 1e-18);
+
+  /* The producer not chosen yet: only B's own 8 B piece. */
+  gather (&m, g, NULL, &pr);
+  g_assert_cmpfloat_with_epsilon (pr.tx_bytes, 8, 1e-12);
+  g_assert_cmpfloat_with_epsilon (pr.xchip_bytes, 0, 1e-12);
+  g_assert_cmpfloat_with_epsilon (pr.time_s, 8e-9, 1e-18);
+
+  /* The emulated gather off: the activation is where it is needed. */
+  m.effects &= ~IPU_FX_GATHER;
+  gather (&m, g, &cols, &pr);
+  g_assert_cmpfloat (pr.time_s, ==, 0);
+  /* The IPU-Links off: only the ports count. */
+  m.effects = IPU_FX_ALL & ~IPU_FX_IPU_LINKS;
+  gather (&m, g, &cols, &pr);
+  g_assert_cmpfloat_with_epsilon (pr.time_s, 8e-9, 1e-18);
+}
+
+/* The model the chip hands the runner prices re-layout and nothing else
+ * differently from the analytic model, and checks its arguments. */
+static void
+test_relayout_chip_model (void)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (ElkGraph) g = two_ops ();
+  g_autoptr (ElkChip) chip = NULL;
+  g_autoptr (ElkChipSpec) spec = NULL;
+  g_autoptr (ElkPlanSet) plans = NULL;
+  g_autoptr (ElkCostModel) model = NULL;
+  ElkPlanOptions options = { 0 };
+  ElkRelayoutQuery q = { .producer = 0, .consumer = 1, .operand = 1 };
+  ElkRelayoutPrice pr;
+  ElkOpPrice a, b;
+
+  chip = ELK_CHIP (
+      make (ELK_TYPE_CHIP, "ipu-pod", "chips", 2, "cores", 4, NULL));
+  spec = elk_chip_dup_spec (chip, &error);
+  g_assert_no_error (error);
+  plans = elk_plan_set_new (g, spec, &options, &error);
+  g_assert_no_error (error);
+  model = elk_chip_dup_cost_model (chip, plans, &error);
+  g_assert_no_error (error);
+  g_assert_false (elk_cost_model_is_analytic (model));
+  g_assert_true (elk_cost_model_price_relayout (model, plans, &q, &pr, &error));
+  g_assert_no_error (error);
+  g_assert_cmpfloat (pr.time_s, >, 0);
+  g_assert_cmpfloat (pr.rx_bytes, >, 0);
+  /* Operators priced as the analytic model prices them. */
+  g_assert_true (elk_cost_model_price_op (model, plans, 1, 0, &a, &error));
+  elk_plan_set_get_op_price (plans, 1, 0, &b);
+  g_assert_cmpfloat (a.exec_s, ==, b.exec_s);
+  g_assert_cmpfloat (a.warmup_s, ==, b.warmup_s);
+  /* Operand 1 of A is the weight, not B's output. */
+  q = (ElkRelayoutQuery){ .producer = 1, .consumer = 0, .operand = 1 };
+  g_assert_false (
+      elk_cost_model_price_relayout (model, plans, &q, &pr, &error));
+  g_assert_error (error, ELK_SCHEDULE_ERROR, ELK_SCHEDULE_ERROR_FAILED);
+  g_assert_nonnull (strstr (error->message, "is not the output"));
+}
+
 int
 main (int argc, char *argv[])
 {
@@ -667,6 +825,8 @@ main (int argc, char *argv[])
   g_test_add_func ("/ipu-pod/overflow", test_overflow);
   g_test_add_func ("/ipu-pod/bad-plan", test_bad_plan);
   g_test_add_func ("/ipu-pod/trace", test_trace);
+  g_test_add_func ("/ipu-pod/relayout-hand-worked", test_relayout_hand_worked);
+  g_test_add_func ("/ipu-pod/relayout-chip-model", test_relayout_chip_model);
   if (g_test_perf ())
     g_test_add_func ("/ipu-pod/bench/llama2-13b", bench_llama);
   ret = g_test_run ();
