@@ -486,10 +486,10 @@ is_fused_norm (const ElkOp *op)
          && g_strcmp0 (op->type, ELK_FUSE_RMSNORM_MATMUL) == 0;
 }
 
-/* A fused RMSNorm-MatMul's prologue on one x step piece: the square,
- * the partial sums of squares of its rows and the gain, priced as the
- * plan's cost model does (docs/plan-space.md, "Fused operators"); paid
- * on the steps that bring a new piece (lower_steps). */
+/* A fused RMSNorm-MatMul's prologue on one x step piece: the partial
+ * sums of squares of its rows (one square-add reduction) and the gain,
+ * priced as the plan's cost model does (docs/plan-space.md, "Fused
+ * operators"); paid on the steps that bring a new piece (lower_steps). */
 static double
 fused_norm_prologue_cycles (const IpuMachine *m,
                             const ElkOp *op,
@@ -506,8 +506,7 @@ fused_norm_prologue_cycles (const IpuMachine *m,
         if (mo & (1u << d))
           rows *= (double) st[d];
       }
-  return k->unary_slope * xe + k->unary_fixed
-         + reduce_cycles (k, rows, xe / MAX (rows, 1.0)) + ew_cycles (k, xe);
+  return reduce_cycles (k, rows, xe / MAX (rows, 1.0)) + ew_cycles (k, xe);
 }
 
 /* The rows (one sum of squares each) of a fused RMSNorm-MatMul's output

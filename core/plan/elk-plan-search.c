@@ -710,9 +710,13 @@ compute_cycles (const PlanSearch *s, const PlanDimCand *const *chosen)
     }
 }
 
-/* The prologue of a fused RMSNorm-MatMul on one x step piece: square,
- * the partial sum of squares over k per row, and the gain.  The caller
- * multiplies it by the number of steps that bring a new piece. */
+/* The prologue of a fused RMSNorm-MatMul on one x step piece: the
+ * partial sum of squares over k per row and the gain.  The sum of squares
+ * is one reduction with a square-add operation (as Poplar's popops
+ * reductions offer), one pass over the piece with no squared copy, so it
+ * is priced as a reduce of the piece; the unfused graph spells it as a
+ * square operator and a sum operator.  The caller multiplies it by the
+ * number of steps that bring a new piece. */
 static double
 norm_prologue_cycles (const PlanSearch *s, const PlanDimCand *const *chosen)
 {
@@ -729,8 +733,7 @@ norm_prologue_cycles (const PlanSearch *s, const PlanDimCand *const *chosen)
             rows *= (double) chosen[d]->step;
         }
     }
-  return cc->unary_slope * xe + cc->unary_fixed
-         + reduce_cycles (cc, rows, xe / rows) + ew_cycles (cc, xe);
+  return reduce_cycles (cc, rows, xe / rows) + ew_cycles (cc, xe);
 }
 
 /* The rows (sums of squares) of a fused RMSNorm-MatMul's output piece. */
