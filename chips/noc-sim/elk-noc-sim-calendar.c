@@ -347,6 +347,18 @@ big_alloc (gsize n, gsize size)
   return p;
 }
 
+/* Free slots are bits of a map (pool_fmap), and a transfer takes the
+ * first free slot at or after the one the previous transfer took
+ * (pool_next), wrapping around.  So the transfers an execution round
+ * injects in one go take slots in ascending order, mostly consecutive,
+ * and as most of them move on one window per hop in the order they were
+ * filed, the windows of a round visit their slots in that order too,
+ * line after line.  A stack of free slots (the engine before
+ * 2026-12-02) handed out whatever arrivals had freed last, which after
+ * a few rounds is the pool in random order: a miss per hop on the
+ * transfer's line, and the largest windows (thousands of arrivals, 62%
+ * of the mesh benchmark's) do not fit the cache (docs/performance.md).
+ * Which slot a transfer has changes nothing else. */
 G_GNUC_NO_INLINE static void
 train_pool_grow (NocSim *s)
 {
@@ -357,33 +369,63 @@ train_pool_grow (NocSim *s)
     memcpy (pool, s->pool, (gsize) old * sizeof (NocTrain));
   g_aligned_free (s->pool);
   s->pool = pool;
-  s->pool_free = g_renew (guint32, s->pool_free, cap);
-  /* Free slots are a stack, lowest on top, so that the slots in use stay
-   * few and dense. */
-  for (guint32 i = old; i < cap; i++)
-    s->pool_free[s->pool_n_free++] = cap - 1 - (i - old);
+  /* cap is a multiple of 64: whole words of the map. */
+  s->pool_fmap = g_renew (guint64, s->pool_fmap, cap / 64);
+  memset (s->pool_fmap + old / 64, 0xff, (cap - old) / 8);
+  s->pool_n_free += cap - old;
+  s->pool_next = old;
   s->pool_cap = cap;
 }
 
 static inline guint32
 train_alloc (NocSim *s)
 {
+  guint32 wi, slot, n_words;
+  guint64 m;
+
   if (G_UNLIKELY (s->pool_n_free == 0))
     train_pool_grow (s);
+  n_words = s->pool_cap / 64;
+  wi = s->pool_next / 64;
+  m = s->pool_fmap[wi] & (~G_GUINT64_CONSTANT (0) << (s->pool_next & 63));
+  while (m == 0)
+    {
+      wi = wi + 1 == n_words ? 0 : wi + 1;
+      m = s->pool_fmap[wi];
+    }
+  slot = wi * 64 + (guint32) __builtin_ctzll (m);
+  s->pool_fmap[wi] &= ~(G_GUINT64_CONSTANT (1) << (slot & 63));
+  s->pool_n_free--;
+  s->pool_next = slot + 1 == s->pool_cap ? 0 : slot + 1;
   /* An execution round injects its transfers in one go into slots that
    * have gone cold since their last use: ask for the lines of the slots a
    * few injections on, so that writing them does not wait. */
-  if (s->pool_n_free > PREFETCH_SLOTS)
-    __builtin_prefetch (&s->pool[s->pool_free[s->pool_n_free - 1
-                                              - PREFETCH_SLOTS]],
-                        1);
-  return s->pool_free[--s->pool_n_free];
+  if (slot + PREFETCH_SLOTS < s->pool_cap)
+    __builtin_prefetch (&s->pool[slot + PREFETCH_SLOTS], 1);
+  return slot;
 }
 
 static inline void
 train_release (NocSim *s, guint32 slot)
 {
-  s->pool_free[s->pool_n_free++] = slot;
+  s->pool_fmap[slot / 64] |= G_GUINT64_CONSTANT (1) << (slot & 63);
+  s->pool_n_free++;
+}
+
+/* Frees pool slot @slot (elk-noc-sim-steady.c, refiling a transfer). */
+void
+elk__noc_train_release (NocSim *s, guint32 slot)
+{
+  train_release (s, slot);
+}
+
+/* Sets @in_use[i] (pool_cap bytes) to whether pool slot i holds a
+ * transfer. */
+void
+elk__noc_pool_in_use (const NocSim *s, guint8 *in_use)
+{
+  for (guint32 i = 0; i < s->pool_cap; i++)
+    in_use[i] = (s->pool_fmap[i / 64] >> (i & 63) & 1) == 0;
 }
 
 G_GNUC_NO_INLINE static void
@@ -886,7 +928,10 @@ elk__noc_serve_window (NocSim *s)
       if (i + 2 * PREFETCH_ARRIVALS < n)
         __builtin_prefetch (&s->arr[e + 2 * PREFETCH_ARRIVALS], 1);
       if (i + PREFETCH_ARRIVALS < n)
-        __builtin_prefetch (&s->pool[s->arr[e + PREFETCH_ARRIVALS].slot], 1);
+        {
+          __builtin_prefetch (&s->pool[s->arr[e + PREFETCH_ARRIVALS].slot], 1);
+          __builtin_prefetch (&s->ls[s->arr[e + PREFETCH_ARRIVALS].link], 1);
+        }
       if (s->arr[e].next == SERVED)
         continue;
       li = s->arr[e].link;

@@ -224,8 +224,9 @@ struct _NocSim
 
   /* Transfers and the calendar ring of windows (see the top comment). */
   NocTrain *pool;     /* pool_cap transfers in flight or free */
-  guint32 *pool_free; /* free slots, a stack */
+  guint64 *pool_fmap; /* pool_cap bits: slot free */
   guint32 pool_cap, pool_n_free;
+  guint32 pool_next;   /* where the search for a free slot starts */
   NocArrival *arr;     /* arr_chunks * CHUNK arrivals */
   guint32 *chunk_next; /* per chunk: the next of its bucket, or free */
   guint32 arr_chunks, chunk_free;
@@ -385,6 +386,8 @@ void elk__noc_train_init (NocSim *s,
                           guint dst);
 void elk__noc_train_inject (NocSim *s, const NocTrain *t);
 void elk__noc_far_arrive (NocSim *s, guint32 slot);
+void elk__noc_train_release (NocSim *s, guint32 slot);
+void elk__noc_pool_in_use (const NocSim *s, guint8 *in_use);
 gint64 elk__noc_ring_next (NocSim *s);
 void elk__noc_ring_drain (NocSim *s);
 void elk__noc_serve_window (NocSim *s);

@@ -398,9 +398,7 @@ pending_slots (NocSim *s, GArray *out)
   g_array_set_size (out, 0);
   if (s->pool_cap == 0)
     return;
-  memset (st->in_use, 1, s->pool_cap);
-  for (guint32 i = 0; i < s->pool_n_free; i++)
-    st->in_use[s->pool_free[i]] = 0;
+  elk__noc_pool_in_use (s, st->in_use);
   for (guint32 i = 0; i < s->pool_cap; i++)
     if (st->in_use[i])
       g_array_append_val (out, i);
@@ -408,7 +406,7 @@ pending_slots (NocSim *s, GArray *out)
 }
 
 /* Files transfer @slot again (its arrival was taken out of the calendar):
- * a copy into the pool's free slot on top, which is @slot itself. */
+ * a copy into a free slot of the pool, maybe @slot itself. */
 static void
 refile (NocSim *s, guint32 slot, double shift)
 {
@@ -416,7 +414,7 @@ refile (NocSim *s, guint32 slot, double shift)
 
   t.head += shift;
   t.tail += shift;
-  s->pool_free[s->pool_n_free++] = slot;
+  elk__noc_train_release (s, slot);
   elk__noc_train_inject (s, &t);
 }
 

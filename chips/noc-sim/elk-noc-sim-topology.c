@@ -732,7 +732,7 @@ elk__noc_sim_free (NocSim *s)
   g_free (s->path);
   g_free (s->heap);
   g_aligned_free (s->pool);
-  g_free (s->pool_free);
+  g_free (s->pool_fmap);
   g_aligned_free (s->arr); /* both from big_alloc(), calendar.c */
   g_free (s->chunk_next);
   g_free (s->bucket);
