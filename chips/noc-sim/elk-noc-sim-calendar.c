@@ -353,8 +353,8 @@ big_alloc (gsize n, gsize size)
  * injects in one go take slots in ascending order, mostly consecutive,
  * and as most of them move on one window per hop in the order they were
  * filed, the windows of a round visit their slots in that order too,
- * line after line.  A stack of free slots (the engine before
- * 2026-12-02) handed out whatever arrivals had freed last, which after
+ * line after line.  A stack of free slots (the engine before commit
+ * ad6f58c) handed out whatever arrivals had freed last, which after
  * a few rounds is the pool in random order: a miss per hop on the
  * transfer's line, and the largest windows (thousands of arrivals, 62%
  * of the mesh benchmark's) do not fit the cache (docs/performance.md).
