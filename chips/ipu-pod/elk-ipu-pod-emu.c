@@ -489,7 +489,7 @@ is_fused_norm (const ElkOp *op)
 /* A fused RMSNorm-MatMul's prologue on one x step piece: the partial
  * sums of squares of its rows (one square-add reduction) and the gain,
  * priced as the plan's cost model does (docs/plan-space.md, "Fused
- * operators"); paid on the steps that bring a new piece (lower_steps). */
+ * operators"); fused_norm_pieces() counts the pieces. */
 static double
 fused_norm_prologue_cycles (const IpuMachine *m,
                             const ElkOp *op,
@@ -521,6 +521,38 @@ fused_norm_rows (const ElkOp *op, const ElkPlan *hp, const Grid *g)
     if (both & (1u << d))
       rows *= (double) ceil_div (g->sl[d], hp->temporal[d][0]);
   return rows;
+}
+
+/* How a fused RMSNorm-MatMul's prologue splits on a tile (the plan's
+ * norm_prologue_total, docs/plan-space.md "Fused operators"): @own step
+ * pieces of the x piece it holds at the start, which it squares and
+ * scales once each, @arriving pieces held on its rotation ring (its own
+ * included), each of which arrives already scaled with the sums of
+ * squares of its @held_rows rows. */
+static void
+fused_norm_pieces (const ElkOp *op,
+                   const ElkPlan *hp,
+                   const Grid *g,
+                   double *own,
+                   double *arriving,
+                   double *held_rows)
+{
+  guint8 mo = operand_mask (op, 0), mx = operand_mask (op, 1);
+
+  *own = 1;
+  *arriving = 1;
+  *held_rows = 1;
+  for (guint d = 0; d < op->n_dims; d++)
+    if (mx & (1u << d))
+      {
+        guint32 most = 1, t = MAX (hp->temporal[d][1], 1u);
+        for (guint v = 0; v < op->n_operands; v++)
+          most = MAX (most, hp->temporal[d][v]);
+        *own *= (double) (most / t);
+        *arriving *= (double) t;
+        if (mo & (1u << d))
+          *held_rows *= (double) ceil_div (g->sl[d], t);
+      }
 }
 
 /* One kernel call on a tile whose step covers extents @st. */
@@ -827,7 +859,6 @@ typedef struct
   double bytes;
   guint32 shifts;
   guint8 mask;
-  guint8 dim;
 } Round;
 
 /* One operator's lowering with one tile mapping, shared by the phases of
@@ -1078,9 +1109,11 @@ lower_steps (Lowering *lw)
   Round rounds[ELK_MAX_DIMS * ELK_MAX_OPERANDS];
   guint n_rounds = 0;
   guint64 steps = 1, st[ELK_MAX_DIMS];
-  double kc, prologue = 0;
-  gboolean new_x = TRUE;
+  double kc, own = 1, arriving = 1, held_rows = 0;
+  gboolean fused = is_fused_norm (op);
 
+  if (fused)
+    fused_norm_pieces (op, hp, g, &own, &arriving, &held_rows);
   for (guint d = 0; d < op->n_dims; d++)
     {
       guint32 left[ELK_MAX_OPERANDS], mx = 1;
@@ -1106,6 +1139,10 @@ lower_steps (Lowering *lw)
                 mask |= (guint8) (1u << v);
                 b += (double) piece[v];
               }
+          /* A fused RMSNorm's x piece travels scaled, with its rows' sums
+           * of squares (fused_norm_pieces). */
+          if (mask & 2u)
+            b += held_rows * elem_bytes (graph, op, 1);
           if (mask == 0 || gg <= 1)
             break;
           j = n_rounds++;
@@ -1114,15 +1151,22 @@ lower_steps (Lowering *lw)
               rounds[j] = rounds[j - 1];
               j--;
             }
-          rounds[j] = (Round){ b, gg - 1, mask, (guint8) d };
+          rounds[j] = (Round){ b, gg - 1, mask };
           for (guint v = 0; v < op->n_operands; v++)
             if (left[v] > 1)
               left[v] /= gg;
         }
     }
   kc = kernel_cycles (m, graph, op, st);
-  if (is_fused_norm (op))
-    prologue = fused_norm_prologue_cycles (m, op, st);
+  /* A fused RMSNorm-MatMul's prologue: the tile's own x step pieces, each
+   * once, then one add of the rows' sums of squares per piece that
+   * arrives by rotation (fused_norm_pieces); the same total as the plan's
+   * cost model, in one phase before the steps. */
+  if (fused)
+    push_phase (ph, PH_COMPUTE, WHAT_STEP,
+                own * fused_norm_prologue_cycles (m, op, st)
+                    + (arriving - 1) * ew_cycles (&m->kernel, held_rows),
+                0, 0, 0);
   {
     double rxc[ELK_MAX_DIMS * ELK_MAX_OPERANDS];
     guint32 digit[ELK_MAX_DIMS * ELK_MAX_OPERANDS];
@@ -1142,8 +1186,7 @@ lower_steps (Lowering *lw)
       {
         gint r;
 
-        push_phase (ph, PH_COMPUTE, WHAT_STEP, kc + (new_x ? prologue : 0), 0,
-                    0, 0);
+        push_phase (ph, PH_COMPUTE, WHAT_STEP, kc, 0, 0, 0);
         if (s + 1 == steps)
           break;
         /* The odometer: the innermost round that has shifts left
@@ -1159,14 +1202,6 @@ lower_steps (Lowering *lw)
           }
         if (r < 0)
           break;
-        /* A fused RMSNorm-MatMul's prologue runs only on a new x step
-         * piece: when the advancing round or one inside it (now starting
-         * over) belongs to a dimension of x.  Otherwise the step reuses
-         * the piece the tile has already squared and scaled, as the
-         * plan's cost model counts (docs/plan-space.md). */
-        new_x = FALSE;
-        for (guint i = (guint) r; i < n_rounds; i++)
-          new_x |= (operand_mask (op, 1) & (1u << rounds[i].dim)) != 0;
         if (m->effects & IPU_FX_SYNCS)
           push_phase_fx (m, ph, PH_SYNC, WHAT_SYNC, sync + m->exchange_cycles,
                          0, 0, 0, lw->mc);

@@ -627,11 +627,41 @@ distribution_rounds (NocSim *s, const ElkPlan *cold, const ElkPlan *hot)
       }
 }
 
+/* The bytes of one sum of squares per row of a fused RMSNorm-MatMul's
+ * (elk-fuse.h) piece of operand @v, the rows being the dimensions the
+ * output shares with x (operand 1); 0 for any other operator.  The
+ * output's (v = 0) join its partial sums; x's (v = 1) travel with x's
+ * rotating piece, which its owner scaled (docs/plan-space.md). */
+static double
+fused_norm_rows_bytes (const ElkOp *op,
+                       const ElkPlan *hot,
+                       guint v,
+                       double esize)
+{
+  double rows = 1;
+
+  if (op->kind != ELK_OP_MATMUL || op->n_operands != 4
+      || g_strcmp0 (op->type, ELK_FUSE_RMSNORM_MATMUL) != 0)
+    return 0;
+  for (guint d = 0; d < op->n_dims; d++)
+    {
+      gboolean in_out = FALSE, in_x = FALSE;
+      for (guint x = 0; x < op->access[0].n_axes; x++)
+        in_out |= op->access[0].dims[x][0] == (gint8) d;
+      for (guint x = 0; x < op->access[1].n_axes; x++)
+        in_x |= op->access[1].dims[x][0] == (gint8) d;
+      if (in_out && in_x)
+        rows *= ceil (ceil ((double) op->extents[d] / hot->spatial[d])
+                      / MAX (hot->temporal[d][v], 1u));
+    }
+  return rows * esize;
+}
+
 /* The shift schedule: per dimension, gcd rounds of the factors still
  * above one; over all dimensions, the round moving most bytes per shift
  * outermost. */
 static void
-shift_rounds (NocSim *s, const ElkPlan *hot)
+shift_rounds (NocSim *s, const ElkOp *op, const ElkPlan *hot)
 {
   const NocConfig *c = &s->cfg;
   NocLayout *L = &s->layout;
@@ -647,6 +677,21 @@ shift_rounds (NocSim *s, const ElkPlan *hot)
   guint32 digits[ELK_MAX_DIMS * 8] = { 0 };
   guint64 K = 1;
   double shift_sync = c->syncs_per_shift * c->sync_s;
+  double bytes[ELK_MAX_OPERANDS];
+
+  for (guint v = 0; v < ELK_MAX_OPERANDS; v++)
+    {
+      bytes[v] = v < hot->n_operands ? (double) hot->operand_bytes[v] : 0;
+      if (v == 1)
+        bytes[v]
+            += fused_norm_rows_bytes (op, hot, 1,
+                                      MAX (1u,
+                                           elk_dtype_get_size (
+                                               elk_graph_get_tensor (s->graph,
+                                                                     op->tensors
+                                                                         [1])
+                                                   ->dtype)));
+    }
 
   for (guint d = 0; d < hot->n_dims; d++)
     {
@@ -676,7 +721,7 @@ shift_rounds (NocSim *s, const ElkPlan *hot)
             if (f[v] > 1)
               {
                 mask |= 1u << v;
-                b += (double) hot->operand_bytes[v];
+                b += bytes[v];
                 f[v] /= g;
               }
           j = nr++;
@@ -726,35 +771,10 @@ shift_rounds (NocSim *s, const ElkPlan *hot)
             r->ring = RING_HOT;
             r->kind = 0;
             r->stretch = 1;
-            r->bytes = (double) hot->operand_bytes[v];
+            r->bytes = bytes[v];
             r->sync = shift_sync;
           }
     }
-}
-
-/* The output bytes a fused RMSNorm-MatMul (elk-fuse.h) adds to its
- * partial sums: one sum of squares per row of the output piece, the rows
- * being the dimensions the output shares with x (operand 1). */
-static double
-fused_norm_bytes (const ElkOp *op, const ElkPlan *hot, double esize)
-{
-  double rows = 1;
-
-  if (op->kind != ELK_OP_MATMUL || op->n_operands != 4
-      || g_strcmp0 (op->type, ELK_FUSE_RMSNORM_MATMUL) != 0)
-    return 0;
-  for (guint d = 0; d < op->n_dims; d++)
-    {
-      gboolean in_out = FALSE, in_x = FALSE;
-      for (guint x = 0; x < op->access[0].n_axes; x++)
-        in_out |= op->access[0].dims[x][0] == (gint8) d;
-      for (guint x = 0; x < op->access[1].n_axes; x++)
-        in_x |= op->access[1].dims[x][0] == (gint8) d;
-      if (in_out && in_x)
-        rows *= ceil (ceil ((double) op->extents[d] / hot->spatial[d])
-                      / MAX (hot->temporal[d][0], 1u));
-    }
-  return rows * esize;
 }
 
 /* Output: elementwise-like operators leave it in place; the others
@@ -801,8 +821,8 @@ output_rounds (NocSim *s, const ElkOp *op, const ElkPlan *hot)
       gboolean use_ring = c->reduce == NOC_REDUCE_RING;
       const ElkTensor *t = elk_graph_get_tensor (s->graph, op->tensors[0]);
       double esize = MAX (1u, elk_dtype_get_size (t->dtype));
-      double outb
-          = (double) hot->operand_bytes[0] + fused_norm_bytes (op, hot, esize);
+      double outb = (double) hot->operand_bytes[0]
+                    + fused_norm_rows_bytes (op, hot, 0, esize);
 
       layout_split (L, 0, idx);
       replica_index (L, 0, idx, &R);
@@ -948,7 +968,7 @@ build_rounds (NocSim *s, guint op_id)
   s->exec_cores = L->cores_used;
 
   distribution_rounds (s, cold, hot);
-  shift_rounds (s, hot);
+  shift_rounds (s, op, hot);
   {
     guint first_out = s->n_rounds;
     output_rounds (s, op, hot);

@@ -715,8 +715,8 @@ compute_cycles (const PlanSearch *s, const PlanDimCand *const *chosen)
  * is one reduction with a square-add operation (as Poplar's popops
  * reductions offer), one pass over the piece with no squared copy, so it
  * is priced as a reduce of the piece; the unfused graph spells it as a
- * square operator and a sum operator.  The caller multiplies it by the
- * number of steps that bring a new piece. */
+ * square operator and a sum operator.  norm_prologue_total() counts the
+ * pieces. */
 static double
 norm_prologue_cycles (const PlanSearch *s, const PlanDimCand *const *chosen)
 {
@@ -734,6 +734,40 @@ norm_prologue_cycles (const PlanSearch *s, const PlanDimCand *const *chosen)
         }
     }
   return reduce_cycles (cc, rows, xe / rows) + ew_cycles (cc, xe);
+}
+
+/* A fused RMSNorm-MatMul's whole prologue on a core.  The core runs it
+ * once on the x piece it holds at the start, step piece by step piece
+ * (each of its own step pieces once, however often the steps revisit
+ * it), writing x ⊙ g over its own copy and keeping each row's sum of
+ * squares.  When x rotates, the piece travels already scaled together
+ * with its rows' sums of squares (@held_rows values, which the caller
+ * adds to the rotation's bytes), so a core receiving a piece it has not
+ * seen only adds those sums to its own: one element-wise add of the rows
+ * per arriving piece.  Every step piece of x is thus squared and scaled
+ * once on the whole ring, and each core's sums of squares still cover
+ * exactly the k its output's partial sums cover. */
+static double
+norm_prologue_total (const PlanSearch *s,
+                     const PlanDimCand *const *chosen,
+                     double *held_rows)
+{
+  double own = 1, arriving = 1;
+
+  *held_rows = 1;
+  for (guint d = 0; d < s->n_dims; d++)
+    {
+      guint8 bit = (guint8) (1u << d);
+      if (s->dim_mask[1] & bit)
+        {
+          own *= (double) (chosen[d]->max / chosen[d]->t[1]);
+          arriving *= (double) chosen[d]->t[1];
+          if (s->dim_mask[0] & bit)
+            *held_rows *= (double) chosen[d]->len[1];
+        }
+    }
+  return own * norm_prologue_cycles (s, chosen)
+         + (arriving - 1) * ew_cycles (s->cc, *held_rows);
 }
 
 /* The rows (sums of squares) of a fused RMSNorm-MatMul's output piece. */
@@ -775,12 +809,12 @@ elk__plan_search_eval (const PlanSearch *s,
     double bytes;
     guint32 shifts;
     guint32 count;
-    guint32 dim;
   } rounds[ELK_MAX_DIMS * ELK_PLAN_MAX_ROUNDS];
   guint n_rounds = 0;
   guint8 rot = 0;
   guint64 steps = 1;
   double prefix = 1, moved = 0, shuffle, outb, sync = cc->sync_cycles;
+  double held_rows = 0;
   guint64 events = 0;
   guint32 r_out, t_out = 1;
 
@@ -819,6 +853,8 @@ elk__plan_search_eval (const PlanSearch *s,
     return FALSE;
 
   e->compute_cycles = (double) steps * compute_cycles (s, chosen);
+  if (s->fused_norm)
+    e->compute_cycles += norm_prologue_total (s, chosen, &held_rows);
 
   /* The shift schedule: all gcd rounds of all dimensions, the round that
    * moves most bytes per shift outermost (it repeats least).  A round at
@@ -838,6 +874,10 @@ elk__plan_search_eval (const PlanSearch *s,
                 b += (double) e->bytes[v];
                 count++;
               }
+          /* A fused RMSNorm's x piece travels scaled, with the sums of
+           * squares of its rows (norm_prologue_total). */
+          if (c->round_mask[i] & 2u)
+            b += held_rows * s->elem_bytes[1];
           /* Stable insertion, descending bytes: ties keep dimension
            * order, so the schedule is deterministic. */
           j = n_rounds;
@@ -849,7 +889,6 @@ elk__plan_search_eval (const PlanSearch *s,
           rounds[j].bytes = b;
           rounds[j].shifts = c->round_shifts[i];
           rounds[j].count = count;
-          rounds[j].dim = d;
           n_rounds++;
         }
     }
@@ -858,23 +897,6 @@ elk__plan_search_eval (const PlanSearch *s,
       moved += prefix * rounds[i].shifts * rounds[i].bytes;
       events += (guint64) prefix * rounds[i].shifts * rounds[i].count;
       prefix *= rounds[i].shifts + 1;
-    }
-  /* A fused RMSNorm-MatMul's prologue runs once per step that brings a
-   * new x step piece: a step whose advancing round, or a round inside it,
-   * belongs to a dimension of x (the next slice of x, rotated in or the
-   * next temporal chunk).  The rounds inside the innermost such round
-   * (dimensions x lacks, such as n) reuse the piece the core has already
-   * squared and scaled (docs/plan-space.md, "Fused operators"). */
-  if (s->fused_norm)
-    {
-      double pieces = 1, nest = 1;
-      for (guint i = 0; i < n_rounds; i++)
-        {
-          nest *= rounds[i].shifts + 1;
-          if (s->dim_mask[1] & (1u << rounds[i].dim))
-            pieces = nest;
-        }
-      e->compute_cycles += pieces * norm_prologue_cycles (s, chosen);
     }
   e->shift_bytes = moved;
   e->shift_events = events;

@@ -293,9 +293,10 @@ test_matmul_rotation (void)
 /* matmul_graph() with an RMSNorm folded in (ELK_FUSE_RMSNORM_MATMUL,
  * "mk,kn,k->mn": operands y, x, w and the gain g of 64) when @fused, the
  * plain MatMul otherwise; run on spatial (m, n, k) = (2, 1, 1), w
- * rotating @w_parts ways along n between its two replicas. */
+ * rotating @w_parts ways along n between its two replicas, or, when
+ * @x_parts > 0, on (1, 2, 1) with x rotating @x_parts ways along k. */
 static double
-norm_matmul_latency (gboolean fused, guint32 w_parts)
+norm_matmul_latency (gboolean fused, guint32 w_parts, guint32 x_parts)
 {
   g_autoptr (GError) error = NULL;
   g_autoptr (ElkGraph) g = elk_graph_new ("mm");
@@ -304,7 +305,7 @@ norm_matmul_latency (gboolean fused, guint32 w_parts)
   g_autoptr (ElkMetrics) m = NULL;
   const guint64 sx[2] = { 16, 64 }, sw[2] = { 64, 32 }, sy[2] = { 16, 32 };
   const guint64 sg[1] = { 64 };
-  const guint32 sp[3] = { 2, 1, 1 };
+  const guint32 sp_w[3] = { 2, 1, 1 }, sp_x[3] = { 1, 2, 1 };
   guint32 ts[4];
   guint n = 0;
   ElkProgramOp *pop;
@@ -319,9 +320,10 @@ norm_matmul_latency (gboolean fused, guint32 w_parts)
                     n, NULL, &error);
   g_assert_no_error (error);
   p = elk_program_new (g);
-  set_plan (p, 0, 3, n, sp, NULL);
+  set_plan (p, 0, 3, n, x_parts > 0 ? sp_x : sp_w, NULL);
   pop = elk_program_get_op (p, 0);
   pop->exec_plan.temporal[1][2] = w_parts;
+  pop->exec_plan.temporal[2][1] = MAX (x_parts, 1u);
   pop->preload_plan = pop->exec_plan;
   elk_program_add_preload (p, 0);
   elk_program_add_execute (p, 0);
@@ -331,19 +333,34 @@ norm_matmul_latency (gboolean fused, guint32 w_parts)
   return m->latency_s;
 }
 
-/* A fused RMSNorm-MatMul squares and scales its x step piece once per
- * new piece (docs/plan-space.md, "Fused operators"): with w rotating 2
+/* A fused RMSNorm-MatMul squares and scales each step piece of the x it
+ * holds once (docs/plan-space.md, "Fused operators"): with w rotating 2
  * ways along n the tile computes two steps on the same 8 x 64 x piece, so
  * the fusion costs exactly what it costs in one step (one prologue, one
- * epilogue), not one prologue per step. */
+ * epilogue), not one prologue per step.  With x rotating 2 ways along k
+ * (16 x 32 pieces) a tile runs the prologue on its own piece only: the
+ * sums of squares of 16 rows (0.25 * 512 + 175 = 303 cycles) and the
+ * gain (0.75 * 512 + 290 = 674); the other piece arrives scaled, with its
+ * 16 sums (32 B more in the shift, 32 ns through the port), which it adds
+ * (0.75 * 16 + 290 = 302).  Without rotation the prologue covers the
+ * 16 x 64 piece: 0.25 * 1024 + 175 = 431 and 0.75 * 1024 + 290 = 1058.
+ * The epilogue is the same, so the fusion costs 1311 - 1489 = 178 ns less
+ * with the rotation. */
 static void
 test_fused_norm_prologue (void)
 {
-  double one = norm_matmul_latency (TRUE, 1) - norm_matmul_latency (FALSE, 1);
-  double two = norm_matmul_latency (TRUE, 2) - norm_matmul_latency (FALSE, 2);
+  double one
+      = norm_matmul_latency (TRUE, 1, 0) - norm_matmul_latency (FALSE, 1, 0);
+  double two
+      = norm_matmul_latency (TRUE, 2, 0) - norm_matmul_latency (FALSE, 2, 0);
+  double x_one, x_two;
 
   g_assert_cmpfloat (one, >, 0);
   g_assert_cmpfloat_with_epsilon (two, one, 1e-14);
+
+  x_one = norm_matmul_latency (TRUE, 1, 1) - norm_matmul_latency (FALSE, 1, 1);
+  x_two = norm_matmul_latency (TRUE, 1, 2) - norm_matmul_latency (FALSE, 1, 2);
+  g_assert_cmpfloat_with_epsilon (x_two - x_one, -178e-9, 1e-14);
 }
 
 /* Spatial (1, 1, 4): four partial sums of every 1024 B output piece.  The

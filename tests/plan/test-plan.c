@@ -894,6 +894,23 @@ test_fused_norm_cost (void)
   assert_cycles (plan.compute_s, mm + prologue + epilogue);
   assert_cycles (plan.shift_s, 2 * 118 + 0.28 * (2 * 223 * 80));
   assert_cycles (plan.shuffle_s, shuffle);
+
+  /* x rotating 2 ways along k between two of its replicas: two steps of
+   * 16 x 160 x 112 (ceil (112 / 16) = 7 k blocks).  Each core runs the
+   * prologue on its own 16 x 112 piece only (sums of squares 0.25 * 1792
+   * + 175, gain 0.75 * 1792 + 290); the other piece arrives scaled with
+   * its 16 sums of squares (32 B more in the one shift), which it adds
+   * (0.75 * 16 + 290). */
+  plan_init (&plan, 2, 32, 23);
+  plan.temporal[DK][1] = 2;
+  g_assert_true (elk_plan_evaluate (graph, 0, spec, &plan, &error));
+  g_assert_no_error (error);
+  g_assert_cmpuint (plan.steps, ==, 2);
+  mm = 2 * (24 * 27 * 7 + 514 * 7 + 113 + 173);
+  prologue = (0.25 * 1792 + 175) + (0.75 * 1792 + 290) + (0.75 * 16 + 290);
+  assert_cycles (plan.compute_s, mm + prologue + epilogue);
+  assert_cycles (plan.shift_s, 2 * 118 + 0.28 * (2 * 16 * 112 + 2 * 16));
+  assert_cycles (plan.shuffle_s, shuffle);
 }
 
 int
