@@ -9,9 +9,10 @@
  *
  *   (x ⊙ g · rsqrt (Σ_k x²)) W = ((x ⊙ g) W) ⊙ rsqrt (Σ_k x²)   (per row)
  *
- * lets each MatMul compute the norm itself: per core and step the MatMul
- * of (x ⊙ g) with W and the partial sum of squares of its x piece; the
- * partial sums of squares join the output's partial-sum reduction the
+ * lets each MatMul compute the norm itself: per core the MatMul of
+ * (x ⊙ g) with W and the partial sums of squares of its x piece, each
+ * piece squared and scaled once (docs/plan-space.md, "Fused operators");
+ * the partial sums of squares join the output's partial-sum reduction the
  * MatMul pays anyway, and an epilogue scales each output row.  Nothing is
  * approximated: the fused operator computes exactly what the six
  * operators computed.
