@@ -444,6 +444,70 @@ test_hand_computed (void)
   hand_computed (2e-12, 1e-6);
 }
 
+/* The MatMul of matmul_graph (1), fused with an RMSNorm (elk-fuse.h,
+ * "bk,kn,k->bn" with the gain g of 256) when @fused, on fill_op()'s
+ * layout; @compute returns the plan's compute time. */
+static double
+norm_matmul_latency (gboolean fused, gboolean rot, double *compute)
+{
+  g_autoptr (GObject) chip = small_chip ("noc-sim", "all-to-all", 4);
+  g_autoptr (ElkGraph) g = elk_graph_new ("mm");
+  g_autoptr (ElkProgram) prog = NULL;
+  g_autoptr (ElkMetrics) m = NULL;
+  g_autoptr (GError) error = NULL;
+  guint64 sx[2] = { 1, 256 }, sw[2] = { 256, 2048 }, sg[1] = { 256 };
+  guint64 sy[2] = { 1, 2048 };
+  guint32 t[4];
+  guint n = 0;
+  ElkProgramOp *pop;
+
+  t[n++] = elk_test_add_tensor (g, ELK_TENSOR_ORIGIN_ACTIVATION, 2, sx, "x");
+  t[n++] = elk_test_add_tensor (g, ELK_TENSOR_ORIGIN_WEIGHT, 2, sw, "w");
+  if (fused)
+    t[n++] = elk_test_add_tensor (g, ELK_TENSOR_ORIGIN_WEIGHT, 1, sg, "g");
+  t[n++] = elk_test_add_tensor (g, ELK_TENSOR_ORIGIN_ACTIVATION, 2, sy, "y");
+  elk_graph_add_op (g, "mm", fused ? ELK_FUSE_RMSNORM_MATMUL : "matmul",
+                    ELK_OP_MATMUL, -1, fused ? "bk,kn,k->bn" : "bk,kn->bn", t,
+                    n, NULL, &error);
+  g_assert_no_error (error);
+  prog = elk_program_new (g);
+  pop = elk_program_get_op (prog, 0);
+  fill_op (pop, rot);
+  /* The gain's 512 B, read once and replicated on the 16 cores. */
+  if (fused)
+    pop->hbm_bytes += 512;
+  pop->exec_plan.n_operands = (guint8) n;
+  for (guint d = 0; d < 3; d++)
+    pop->exec_plan.temporal[d][3] = 1;
+  pop->preload_plan = pop->exec_plan;
+  elk_program_add_preload (prog, 0);
+  elk_program_add_execute (prog, 0);
+  elk_test_complete_plans (ELK_CHIP (chip), prog);
+  *compute = pop->exec_plan.compute_s;
+  m = run_chip (chip, prog);
+  return m->latency_s;
+}
+
+/* A fused RMSNorm-MatMul's x piece rotates scaled, with the sums of
+ * squares of its rows (docs/plan-space.md, "Fused operators"): with x
+ * rotating 4 ways along k, each of the three shifts carries one more
+ * FP16 value (b = 1 row), 2 B at G per byte, on top of what the plans'
+ * compute times say.  Everything else the fusion adds (the gain's
+ * preload, the epilogue) is the same with and without the rotation. */
+static void
+test_fused_norm_shift (void)
+{
+  double cf_rot, cp_rot, cf, cp;
+  double rot = norm_matmul_latency (TRUE, TRUE, &cf_rot)
+               - norm_matmul_latency (FALSE, TRUE, &cp_rot);
+  double still = norm_matmul_latency (TRUE, FALSE, &cf)
+                 - norm_matmul_latency (FALSE, FALSE, &cp);
+
+  g_assert_cmpfloat_with_epsilon (rot - still,
+                                  (cf_rot - cp_rot) - (cf - cp) + 3 * 2 * GAP,
+                                  1e-12);
+}
+
 /* Overlapping preloads with executions (R1-R3) saves time on both chips,
  * and the two still agree. */
 static void
@@ -1173,6 +1237,7 @@ main (int argc, char *argv[])
   g_test_add_func ("/noc-sim/routes", test_routes);
   g_test_add_func ("/noc-sim/hand-computed", test_hand_computed);
   g_test_add_func ("/noc-sim/overlap", test_overlap);
+  g_test_add_func ("/noc-sim/fused-norm-shift", test_fused_norm_shift);
   g_test_add_func ("/noc-sim/reduce", test_reduce);
   g_test_add_func ("/noc-sim/reduce-2d", test_reduce_2d);
   g_test_add_func ("/noc-sim/reduce-split", test_reduce_split);
