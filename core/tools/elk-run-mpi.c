@@ -585,6 +585,15 @@ handle_message (Coordinator *c)
   return TRUE;
 }
 
+static gboolean
+all_workers_started (const Coordinator *c)
+{
+  for (int r = 1; r < c->n_ranks; r++)
+    if (c->slots[r].state == SLOT_STARTING)
+      return FALSE;
+  return TRUE;
+}
+
 static int
 coordinator_main (int n_ranks,
                   ElkExperiment *experiment,
@@ -598,6 +607,7 @@ coordinator_main (int n_ranks,
   const guint *todo;
   gboolean ok;
   guint n_dead = 0;
+  gint64 started;
 
   if (g_getenv ("OMPI_COMM_WORLD_SIZE") != NULL
       && g_strcmp0 (g_getenv ("OMPI_MCA_orte_enable_recovery"), "1") != 0
@@ -625,6 +635,7 @@ coordinator_main (int n_ranks,
   c.recorded = g_new0 (gboolean, elk_experiment_get_n_points (experiment));
   c.local_done = g_async_queue_new ();
   c.slots[0].state = SLOT_IDLE;
+  started = g_get_monotonic_time ();
   todo = elk_run_session_get_todo (c.session, &c.n_todo);
   for (guint i = 0; i < c.n_todo; i++)
     {
@@ -655,11 +666,18 @@ coordinator_main (int n_ranks,
             declare_dead (&c, r);
             n_dead++;
           }
-      /* Workers first, then rank 0's own slot. */
+      /* Workers first, then rank 0's own slot.  Rank 0 waits until every
+       * worker has said hello (or for one heartbeat timeout at most), so
+       * that which rank runs which point does not depend on how fast the
+       * workers start: rank 0 runs its points in child processes, where a
+       * crash is recorded, while a worker that crashes in-process dies and
+       * its point is retried. */
       for (int r = 1; r < n_ranks; r++)
         if (c.slots[r].state == SLOT_IDLE)
           assign (&c, r);
-      if (c.slots[0].state == SLOT_IDLE)
+      if (c.slots[0].state == SLOT_IDLE
+          && (all_workers_started (&c)
+              || seconds_since (started) > dead_after_s))
         assign (&c, 0);
       /* Workers left without work while the last points run elsewhere
        * hear from rank 0 once a second, so they keep waiting. */
