@@ -858,8 +858,4 @@ static const OpInfo control_ops[] = {
   { "Scan", infer_scan, NULL, 0 },
 };
 
-const OpFamily elk__onnx_control_family = {
-  "control flow",
-  control_ops,
-  G_N_ELEMENTS (control_ops),
-};
+ELK_ONNX_DEFINE_FAMILY (control, "control flow");

@@ -369,8 +369,4 @@ static const OpInfo elementwise_ops[] = {
   { "IsInf", infer_unary, lower_elementwise, 1 },
 };
 
-const OpFamily elk__onnx_elementwise_family = {
-  "element-wise",
-  elementwise_ops,
-  G_N_ELEMENTS (elementwise_ops),
-};
+ELK_ONNX_DEFINE_FAMILY (elementwise, "element-wise");

@@ -1224,8 +1224,4 @@ static const OpInfo layout_ops[] = {
   { "Upsample", infer_resize, lower_resize, 0 },
 };
 
-const OpFamily elk__onnx_layout_family = {
-  "layout",
-  layout_ops,
-  G_N_ELEMENTS (layout_ops),
-};
+ELK_ONNX_DEFINE_FAMILY (layout, "layout");

@@ -813,8 +813,4 @@ static const OpInfo linear_ops[] = {
   { "GlobalMaxPool", infer_global_pool, lower_global_pool, 0 },
 };
 
-const OpFamily elk__onnx_linear_family = {
-  "linear",
-  linear_ops,
-  G_N_ELEMENTS (linear_ops),
-};
+ELK_ONNX_DEFINE_FAMILY (linear, "linear");

@@ -513,8 +513,4 @@ static const OpInfo norm_ops[] = {
   { "ArgMin", infer_reduce, lower_reduce, 1 },
 };
 
-const OpFamily elk__onnx_norm_family = {
-  "normalisation",
-  norm_ops,
-  G_N_ELEMENTS (norm_ops),
-};
+ELK_ONNX_DEFINE_FAMILY (norm, "normalisation");

@@ -163,6 +163,16 @@ typedef struct
   guint n_ops;
 } OpFamily;
 
+/* Defines elk__onnx_<family>_family, the family @label of the table
+ * <family>_ops, at the end of a family file (after the style of
+ * G_DEFINE_TYPE: the names follow from @family). */
+#define ELK_ONNX_DEFINE_FAMILY(family, label)                                  \
+  const OpFamily elk__onnx_##family##_family = {                               \
+    label,                                                                     \
+    family##_ops,                                                              \
+    G_N_ELEMENTS (family##_ops),                                               \
+  }
+
 extern const OpFamily elk__onnx_layout_family;
 extern const OpFamily elk__onnx_linear_family;
 extern const OpFamily elk__onnx_norm_family;

@@ -771,8 +771,4 @@ static const OpInfo quant_ops[] = {
   { "QLinearConv", infer_qlinear, lower_qlinear, 0 },
 };
 
-const OpFamily elk__onnx_quant_family = {
-  "quantized",
-  quant_ops,
-  G_N_ELEMENTS (quant_ops),
-};
+ELK_ONNX_DEFINE_FAMILY (quant, "quantized");

@@ -942,8 +942,4 @@ static const OpInfo recurrent_ops[] = {
   { "ElkExpandDims", infer_elk_expand_dims, NULL, 0 },
 };
 
-const OpFamily elk__onnx_recurrent_family = {
-  "recurrent",
-  recurrent_ops,
-  G_N_ELEMENTS (recurrent_ops),
-};
+ELK_ONNX_DEFINE_FAMILY (recurrent, "recurrent");
