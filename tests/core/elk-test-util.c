@@ -252,6 +252,25 @@ elk_test_spawn (const char *const *argv,
   return WIFEXITED (status) ? WEXITSTATUS (status) : -1;
 }
 
+/* elk_test_spawn() of the program @exe with the arguments @args
+ * (NULL-terminated, not counting the program). */
+int
+elk_test_spawn_tool (const char *exe,
+                     const char *const *args,
+                     char **env,
+                     char **out_stdout,
+                     char **out_stderr)
+{
+  g_autoptr (GPtrArray) argv = g_ptr_array_new ();
+
+  g_ptr_array_add (argv, (gpointer) exe);
+  for (guint i = 0; args[i] != NULL; i++)
+    g_ptr_array_add (argv, (gpointer) args[i]);
+  g_ptr_array_add (argv, NULL);
+  return elk_test_spawn ((const char *const *) argv->pdata, env, out_stdout,
+                         out_stderr);
+}
+
 /* The contents of @dir/@name, which must exist. */
 char *
 elk_test_read_file (const char *dir, const char *name)
@@ -469,4 +488,56 @@ elk_test_hand_program (ElkGraph *graph, ElkPlanSet *plans, const char *order)
         elk_program_add_execute (p, op);
     }
   return p;
+}
+
+/* g_test_init() for a test program that writes its files into one fresh
+ * temporary directory, made from the g_dir_make_tmp() template @tmpl;
+ * returns the directory.  elk_test_run_and_remove() runs the tests and
+ * removes the directory again. */
+char *
+elk_test_init_with_tmpdir (int *argc, char ***argv, const char *tmpl)
+{
+  char *dir;
+
+  g_test_init (argc, argv, NULL);
+  dir = g_dir_make_tmp (tmpl, NULL);
+  g_assert_nonnull (dir);
+  return dir;
+}
+
+/* g_test_run(), then removes and frees @tmpdir; returns g_test_run()'s
+ * status, for main() to return. */
+int
+elk_test_run_and_remove (char *tmpdir)
+{
+  int status = g_test_run ();
+
+  elk_test_remove_tree (tmpdir);
+  g_free (tmpdir);
+  return status;
+}
+
+/* Plans @graph on each of the three shipped chips (analytic, noc-sim and
+ * ipu-pod, with their defaults), schedules it with the elk scheduler and
+ * the reservation allocator and runs it: every chip must take it and
+ * report a positive latency. */
+void
+elk_test_run_on_every_chip (ElkRegistry *registry, ElkGraph *graph)
+{
+  static const char *const chips[] = { "analytic", "noc-sim", "ipu-pod" };
+
+  for (guint i = 0; i < G_N_ELEMENTS (chips); i++)
+    {
+      g_autoptr (GError) error = NULL;
+      g_autoptr (GObject) chip
+          = elk_test_make (registry, ELK_TYPE_CHIP, chips[i], NULL);
+      g_autoptr (ElkMetrics) metrics
+          = elk_test_schedule_and_run (registry, graph, ELK_CHIP (chip), "elk",
+                                       "reservation", &error);
+
+      g_assert_no_error (error);
+      g_test_message ("%s: %u operators, %.4g ms", chips[i],
+                      elk_graph_get_n_ops (graph), metrics->latency_s * 1e3);
+      g_assert_cmpfloat (metrics->latency_s, >, 0);
+    }
 }

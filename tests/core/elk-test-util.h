@@ -37,6 +37,11 @@ int elk_test_spawn (const char *const *argv,
                     char **env,
                     char **out_stdout,
                     char **out_stderr);
+int elk_test_spawn_tool (const char *exe,
+                         const char *const *args,
+                         char **env,
+                         char **out_stdout,
+                         char **out_stderr);
 char *elk_test_read_file (const char *dir, const char *name);
 void elk_test_remove_tree (const char *dir);
 void elk_test_assert_breakdown_adds_up (const ElkMetrics *m, gboolean fig18a);
@@ -53,3 +58,6 @@ ElkGraph *elk_test_load_llama (ElkRegistry *registry,
                                guint batch,
                                guint seq,
                                guint layers);
+char *elk_test_init_with_tmpdir (int *argc, char ***argv, const char *tmpl);
+int elk_test_run_and_remove (char *tmpdir);
+void elk_test_run_on_every_chip (ElkRegistry *registry, ElkGraph *graph);

@@ -294,7 +294,6 @@ run_tool (const char *tool,
   g_autofree char *path = NULL;
   g_autofree char *exe = NULL;
   g_auto (GStrv) env = NULL;
-  g_autoptr (GPtrArray) argv = g_ptr_array_new ();
   const char *root = g_getenv ("ELK_BUILD_ROOT");
 
   g_assert_nonnull (root);
@@ -305,12 +304,7 @@ run_tool (const char *tool,
     path = g_strjoin (G_SEARCHPATH_SEPARATOR_S, plugins, identity, NULL);
   env = elk_test_tool_env (path);
   exe = g_build_filename (root, "core", "tools", tool, NULL);
-  g_ptr_array_add (argv, exe);
-  for (guint i = 0; args[i] != NULL; i++)
-    g_ptr_array_add (argv, (gpointer) args[i]);
-  g_ptr_array_add (argv, NULL);
-  return elk_test_spawn ((const char *const *) argv->pdata, env, out_stdout,
-                         out_stderr);
+  return elk_test_spawn_tool (exe, args, env, out_stdout, out_stderr);
 }
 
 static int
@@ -526,11 +520,7 @@ test_inspect (void)
 int
 main (int argc, char *argv[])
 {
-  int status;
-
-  g_test_init (&argc, &argv, NULL);
-  tmpdir = g_dir_make_tmp ("elk-test-identity-XXXXXX", NULL);
-  g_assert_nonnull (tmpdir);
+  tmpdir = elk_test_init_with_tmpdir (&argc, &argv, "elk-test-identity-XXXXXX");
 
   g_test_add_func ("/plugin-identity/ambiguous", test_ambiguous);
   g_test_add_func ("/plugin-identity/find-in-file", test_find_in_file);
@@ -547,12 +537,5 @@ main (int argc, char *argv[])
   g_test_add_func ("/plugin-identity/run-shipped", test_run_shipped);
   g_test_add_func ("/plugin-identity/inspect", test_inspect);
 
-  status = g_test_run ();
-  {
-    g_autofree char *cmd = g_strdup_printf ("rm -rf '%s'", tmpdir);
-    if (system (cmd) != 0)
-      g_test_message ("could not remove %s", tmpdir);
-  }
-  g_free (tmpdir);
-  return status;
+  return elk_test_run_and_remove (tmpdir);
 }

@@ -34,14 +34,9 @@ static int
 run_elk_argv (const char *const *args, char **out_stderr)
 {
   g_auto (GStrv) env = elk_test_tool_env (NULL);
-  g_autoptr (GPtrArray) argv = g_ptr_array_new ();
 
-  g_ptr_array_add (argv, (gpointer) g_getenv ("ELK_RUN"));
-  for (guint i = 0; args[i] != NULL; i++)
-    g_ptr_array_add (argv, (gpointer) args[i]);
-  g_ptr_array_add (argv, NULL);
-  return elk_test_spawn ((const char *const *) argv->pdata, env, NULL,
-                         out_stderr);
+  return elk_test_spawn_tool (g_getenv ("ELK_RUN"), args, env, NULL,
+                              out_stderr);
 }
 
 static void
@@ -446,11 +441,7 @@ test_max_points (void)
 int
 main (int argc, char *argv[])
 {
-  int rc;
-
-  g_test_init (&argc, &argv, NULL);
-  tmpdir = g_dir_make_tmp ("elk-test-run-XXXXXX", NULL);
-  g_assert_nonnull (tmpdir);
+  tmpdir = elk_test_init_with_tmpdir (&argc, &argv, "elk-test-run-XXXXXX");
 
   g_test_add_func ("/run/deterministic", test_deterministic);
   g_test_add_func ("/run/validate-only", test_validate_only);
@@ -468,12 +459,5 @@ main (int argc, char *argv[])
   g_test_add_func ("/run/isolate/hang", test_isolate_hang);
   g_test_add_func ("/run/max-points", test_max_points);
   g_test_add_func ("/run/exit/output-failure", test_output_failure_exit);
-  rc = g_test_run ();
-
-  {
-    g_autofree char *cmd = g_strdup_printf ("rm -rf '%s'", tmpdir);
-    g_assert_cmpint (system (cmd), ==, 0);
-  }
-  g_free (tmpdir);
-  return rc;
+  return elk_test_run_and_remove (tmpdir);
 }

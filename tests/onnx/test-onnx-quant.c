@@ -393,7 +393,6 @@ test_runs_on_every_chip (void)
       NULL },
     { "DequantizeLinear", 13, { "yq", "ys", "yzp" }, { "y" }, NULL },
   };
-  static const char *const chips[] = { "analytic", "noc-sim", "ipu-pod" };
   g_autofree char *path = write_model (layer, G_N_ELEMENTS (layer), "layer");
   g_autoptr (GError) error = NULL;
   g_autoptr (ElkGraph) g = NULL;
@@ -409,19 +408,7 @@ test_runs_on_every_chip (void)
   g_assert_cmpstr (op_named (g, "q1#a-shift")->type, ==, "sub");
   g_assert_cmpfloat (op_named (g, "q1#product")->flops, ==,
                      2.0 * 32 * 30 * 30 * 16 * 3 * 3 + 32 * 30 * 30);
-  for (guint i = 0; i < G_N_ELEMENTS (chips); i++)
-    {
-      g_autoptr (GObject) chip
-          = elk_test_make (registry, ELK_TYPE_CHIP, chips[i], NULL);
-      g_autoptr (ElkMetrics) metrics
-          = elk_test_schedule_and_run (registry, g, ELK_CHIP (chip), "elk",
-                                       "reservation", &error);
-
-      g_assert_no_error (error);
-      g_test_message ("%s: %u operators, %.4g ms", chips[i],
-                      elk_graph_get_n_ops (g), metrics->latency_s * 1e3);
-      g_assert_cmpfloat (metrics->latency_s, >, 0);
-    }
+  elk_test_run_on_every_chip (registry, g);
 }
 
 /* The plan cost model prices an integer product at the chip's int8 rate
@@ -668,11 +655,7 @@ test_refused (void)
 int
 main (int argc, char *argv[])
 {
-  int ret;
-
-  g_test_init (&argc, &argv, NULL);
-  tmpdir = g_dir_make_tmp ("elk-onnx-quant-XXXXXX", NULL);
-  g_assert_nonnull (tmpdir);
+  tmpdir = elk_test_init_with_tmpdir (&argc, &argv, "elk-onnx-quant-XXXXXX");
   g_test_add_func ("/onnx/quant/qlinear-matmul", test_qlinear_matmul);
   g_test_add_func ("/onnx/quant/conv-integer", test_conv_integer);
   g_test_add_func ("/onnx/quant/dynamic-quantize", test_dynamic_quantize);
@@ -683,8 +666,5 @@ main (int argc, char *argv[])
   g_test_add_func ("/onnx/quant/integer-mac-rate-chips",
                    test_integer_mac_rate_chips);
   g_test_add_func ("/onnx/quant/scalar-immediates", test_scalar_immediates);
-  ret = g_test_run ();
-  elk_test_remove_tree (tmpdir);
-  g_free (tmpdir);
-  return ret;
+  return elk_test_run_and_remove (tmpdir);
 }

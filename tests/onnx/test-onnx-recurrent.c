@@ -233,35 +233,19 @@ test_internal_ops_refused (void)
 static void
 test_runs_on_every_chip (void)
 {
-  static const char *const chips[] = { "analytic", "noc-sim", "ipu-pod" };
   g_autoptr (GError) error = NULL;
   g_autoptr (ElkGraph) g = load_case (&big_lstm, "chips", FALSE, &error);
   g_autoptr (ElkRegistry) registry = elk_test_registry_new_default ();
 
   g_assert_no_error (error);
-  for (guint i = 0; i < G_N_ELEMENTS (chips); i++)
-    {
-      g_autoptr (GObject) chip
-          = elk_test_make (registry, ELK_TYPE_CHIP, chips[i], NULL);
-      g_autoptr (ElkMetrics) metrics
-          = elk_test_schedule_and_run (registry, g, ELK_CHIP (chip), "elk",
-                                       "reservation", &error);
-
-      g_assert_no_error (error);
-      g_test_message ("%s: %u operators, %.4g ms", chips[i],
-                      elk_graph_get_n_ops (g), metrics->latency_s * 1e3);
-      g_assert_cmpfloat (metrics->latency_s, >, 0);
-    }
+  elk_test_run_on_every_chip (registry, g);
 }
 
 int
 main (int argc, char *argv[])
 {
-  int ret;
-
-  g_test_init (&argc, &argv, NULL);
-  tmpdir = g_dir_make_tmp ("elk-onnx-recurrent-XXXXXX", NULL);
-  g_assert_nonnull (tmpdir);
+  tmpdir
+      = elk_test_init_with_tmpdir (&argc, &argv, "elk-onnx-recurrent-XXXXXX");
   g_test_add_func ("/onnx/recurrent/lstm-structure", test_lstm_structure);
   g_test_add_func ("/onnx/recurrent/variants-import", test_variants_import);
   g_test_add_func ("/onnx/recurrent/refused", test_refused);
@@ -270,8 +254,5 @@ main (int argc, char *argv[])
                    test_internal_ops_refused);
   g_test_add_func ("/onnx/recurrent/runs-on-every-chip",
                    test_runs_on_every_chip);
-  ret = g_test_run ();
-  elk_test_remove_tree (tmpdir);
-  g_free (tmpdir);
-  return ret;
+  return elk_test_run_and_remove (tmpdir);
 }
