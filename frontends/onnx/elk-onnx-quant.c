@@ -158,6 +158,54 @@ refuse_attrs (Loader *l, Node *n, GError **error)
   return TRUE;
 }
 
+/* A zero point @zp (if any) has the type of its input @x. */
+static gboolean
+check_zp_type (Loader *l, Node *n, Value *x, Value *zp, GError **error)
+{
+  if (zp != NULL && zp->dtype != x->dtype)
+    return elk__onnx_node_error (l, n, error,
+                                 "zero point '%s' has type %s, the input "
+                                 "'%s' %s; they must be the same",
+                                 zp->name, elk__onnx_dtype_name (zp->dtype),
+                                 x->name, elk__onnx_dtype_name (x->dtype));
+  return TRUE;
+}
+
+/* The input, scale and optional zero point of QuantizeLinear or
+ * DequantizeLinear, whose scale must be float in both. */
+static gboolean
+quant_inputs (
+    Loader *l, Node *n, Value **x, Value **scale, Value **zp, GError **error)
+{
+  if (!elk__onnx_need_inputs (l, n, 2, 3, error) || !refuse_attrs (l, n, error))
+    return FALSE;
+  *x = n->in[0];
+  *scale = n->in[1];
+  *zp = elk__onnx_in_value (n, 2);
+  if (!elk__onnx_dtype_is_float ((*scale)->dtype))
+    return elk__onnx_node_error (l, n, error,
+                                 "scale '%s' has type %s; it must be float",
+                                 (*scale)->name,
+                                 elk__onnx_dtype_name ((*scale)->dtype));
+  return TRUE;
+}
+
+/* The quantization axis of @x (-1 per tensor), and that @scale and @zp
+ * fit it. */
+static gboolean
+quant_params (Loader *l,
+              Node *n,
+              Value *x,
+              Value *scale,
+              Value *zp,
+              gint *axis,
+              GError **error)
+{
+  return quant_axis (l, n, x, axis, error)
+         && check_param (l, n, scale, "scale", x, *axis, error)
+         && check_param (l, n, zp, "zero point", x, *axis, error);
+}
+
 static gboolean
 infer_quantize (Loader *l, Node *n, GError **error)
 {
@@ -165,21 +213,13 @@ infer_quantize (Loader *l, Node *n, GError **error)
   gint axis;
   int dt;
 
-  if (!elk__onnx_need_inputs (l, n, 2, 3, error) || !refuse_attrs (l, n, error))
+  if (!quant_inputs (l, n, &x, &scale, &zp, error))
     return FALSE;
-  x = n->in[0];
-  scale = n->in[1];
-  zp = elk__onnx_in_value (n, 2);
   if (!elk__onnx_dtype_is_float (x->dtype) && x->dtype != DT_INT32)
     return elk__onnx_node_error (l, n, error,
                                  "input '%s' has type %s; QuantizeLinear "
                                  "takes float or int32",
                                  x->name, elk__onnx_dtype_name (x->dtype));
-  if (!elk__onnx_dtype_is_float (scale->dtype))
-    return elk__onnx_node_error (l, n, error,
-                                 "scale '%s' has type %s; it must be float",
-                                 scale->name,
-                                 elk__onnx_dtype_name (scale->dtype));
   dt = zp != NULL ? zp->dtype : DT_UINT8;
   if (!is_8bit (dt))
     {
@@ -189,9 +229,7 @@ infer_quantize (Loader *l, Node *n, GError **error)
                              zp->name, elk__onnx_dtype_name (dt));
       return elk__onnx_node_unsupported (l, n, error, why);
     }
-  if (!quant_axis (l, n, x, &axis, error)
-      || !check_param (l, n, scale, "scale", x, axis, error)
-      || !check_param (l, n, zp, "zero point", x, axis, error))
+  if (!quant_params (l, n, x, scale, zp, &axis, error))
     return FALSE;
   if (zp != NULL && axis >= 0 && zp->n_elements != scale->n_elements)
     return elk__onnx_node_error (l, n, error,
@@ -209,11 +247,8 @@ infer_dequantize (Loader *l, Node *n, GError **error)
   Value *x, *scale, *zp;
   gint axis;
 
-  if (!elk__onnx_need_inputs (l, n, 2, 3, error) || !refuse_attrs (l, n, error))
+  if (!quant_inputs (l, n, &x, &scale, &zp, error))
     return FALSE;
-  x = n->in[0];
-  scale = n->in[1];
-  zp = elk__onnx_in_value (n, 2);
   if (!is_8bit (x->dtype) && x->dtype != DT_INT32)
     {
       g_autofree char *why
@@ -222,25 +257,14 @@ infer_dequantize (Loader *l, Node *n, GError **error)
                              x->name, elk__onnx_dtype_name (x->dtype));
       return elk__onnx_node_unsupported (l, n, error, why);
     }
-  if (!elk__onnx_dtype_is_float (scale->dtype))
-    return elk__onnx_node_error (l, n, error,
-                                 "scale '%s' has type %s; it must be float",
-                                 scale->name,
-                                 elk__onnx_dtype_name (scale->dtype));
-  if (zp != NULL && zp->dtype != x->dtype)
-    return elk__onnx_node_error (l, n, error,
-                                 "zero point '%s' has type %s, the input "
-                                 "'%s' %s; they must be the same",
-                                 zp->name, elk__onnx_dtype_name (zp->dtype),
-                                 x->name, elk__onnx_dtype_name (x->dtype));
+  if (!check_zp_type (l, n, x, zp, error))
+    return FALSE;
   if (x->dtype == DT_INT32 && !is_zero_constant (l, zp))
     return elk__onnx_node_error (l, n, error,
                                  "an int32 input needs a zero point of 0 "
                                  "('%s' is not a constant 0)",
                                  zp->name);
-  if (!quant_axis (l, n, x, &axis, error)
-      || !check_param (l, n, scale, "scale", x, axis, error)
-      || !check_param (l, n, zp, "zero point", x, axis, error))
+  if (!quant_params (l, n, x, scale, zp, &axis, error))
     return FALSE;
   return elk__onnx_set_computed (l, n, 0, DT_FLOAT, x->rank, x->dims, error);
 }
@@ -551,13 +575,7 @@ check_operand (Loader *l, Node *n, Value *x, Value *zp, GError **error)
                              x->name, elk__onnx_dtype_name (x->dtype));
       return elk__onnx_node_unsupported (l, n, error, why);
     }
-  if (zp != NULL && zp->dtype != x->dtype)
-    return elk__onnx_node_error (l, n, error,
-                                 "zero point '%s' has type %s, the input "
-                                 "'%s' %s; they must be the same",
-                                 zp->name, elk__onnx_dtype_name (zp->dtype),
-                                 x->name, elk__onnx_dtype_name (x->dtype));
-  return TRUE;
+  return check_zp_type (l, n, x, zp, error);
 }
 
 /* The product's name: after the node for MatMulInteger and ConvInteger,
