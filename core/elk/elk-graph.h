@@ -34,11 +34,12 @@ G_BEGIN_DECLS
 /**
  * ELK_MAX_OPERANDS:
  *
- * The most tensors an operator may touch, output included: four cover
- * fused operators with three inputs (elk-paper.md §3.9).  Part of the ABI,
- * like %ELK_MAX_DIMS.
+ * The most tensors an operator may touch, output included: five cover
+ * fused operators with four inputs (elk-paper.md §3.9 has three; a
+ * LayerNorm folded into a MatMul reads x, the weight, the gain and the
+ * bias).  Part of the ABI, like %ELK_MAX_DIMS (5 since plugin ABI 5).
  */
-#define ELK_MAX_OPERANDS 4
+#define ELK_MAX_OPERANDS 5
 
 /**
  * ElkDType:

@@ -46,8 +46,10 @@ G_BEGIN_DECLS
  * "int8-macs-per-cycle" (ElkChipProps.int8_macs_per_cycle, taken from its
  * reserved room) makes %ELK_CHIP_PROPS_N_PROPERTIES 16, which moves a
  * chip's own property ids (the same session's change, no second bump).
+ * 5: %ELK_MAX_OPERANDS 4 -> 5 (a LayerNorm folded into a MatMul has four
+ * inputs), which grows #ElkOp, #ElkPlan and every struct embedding them.
  */
-#define ELK_PLUGIN_ABI_VERSION 4u
+#define ELK_PLUGIN_ABI_VERSION 5u
 
 /**
  * ElkPlugin:
