@@ -3,6 +3,8 @@
 
 #include <elk/elk.h>
 
+#include "elk-test-files.h"
+
 char *elk_test_fixture_plugin (const char *name);
 char *elk_test_fixture_experiment (const char *name);
 ElkRegistry *elk_test_registry_with_good (void);
@@ -43,7 +45,6 @@ int elk_test_spawn_tool (const char *exe,
                          char **out_stdout,
                          char **out_stderr);
 char *elk_test_read_file (const char *dir, const char *name);
-void elk_test_remove_tree (const char *dir);
 void elk_test_assert_breakdown_adds_up (const ElkMetrics *m, gboolean fig18a);
 ElkMetrics *elk_test_schedule_and_run (ElkRegistry *registry,
                                        ElkGraph *graph,

@@ -9,6 +9,8 @@
 
 #include <glib.h>
 
+#include "elk-test-files.h"
+
 G_BEGIN_DECLS
 
 typedef struct
@@ -34,6 +36,5 @@ guint report_test_count_paths (const char *svg_path,
 guint report_test_count (const char *haystack, const char *needle);
 
 /* Removes @dir and everything in it (a symbolic link, not its target). */
-void report_test_remove_tree (const char *dir);
 
 G_END_DECLS

@@ -190,7 +190,7 @@ test_browser (void)
   g_assert_cmpuint (count_color (image, elk__failed_color), >, 20);
   cairo_surface_destroy (image);
 
-  report_test_remove_tree (dir);
+  elk_test_remove_tree (dir);
 }
 
 int

@@ -47,7 +47,7 @@ fixture_set_up (Fixture *fixture, gconstpointer data)
 static void
 fixture_tear_down (Fixture *fixture, gconstpointer data)
 {
-  report_test_remove_tree (fixture->dir);
+  elk_test_remove_tree (fixture->dir);
   g_free (fixture->dir);
   g_free (fixture->experiment);
 }
