@@ -181,6 +181,34 @@ mul_saturated (guint64 a, guint64 b)
 
 #define KEYS(...) ((const char *const[]) { __VA_ARGS__, NULL })
 
+/* The first of @keys that is present, in *@node and *@key as find()
+ * gives them (*@node NULL when none is); an error saying the key must be
+ * @what when its value is of neither @type nor @alt_type. */
+static gboolean
+find_typed (const HfReader *r,
+            const char *const *keys,
+            GType type,
+            GType alt_type,
+            const char *what,
+            JsonNode **node,
+            const char **key,
+            GError **error)
+{
+  GType held;
+
+  *node = find (r, keys, key);
+  if (*node == NULL)
+    return TRUE;
+  held = JSON_NODE_HOLDS_VALUE (*node) ? json_node_get_value_type (*node)
+                                       : G_TYPE_INVALID;
+  if (held == G_TYPE_INVALID || (held != type && held != alt_type))
+    {
+      set_key_error (r, error, *key, what, node_kind (*node));
+      return FALSE;
+    }
+  return TRUE;
+}
+
 /* Reads a non-negative integer.  Absent keys leave @out untouched and are
  * an error only when @required. */
 static gboolean
@@ -188,9 +216,12 @@ get_uint (const HfReader *r, const char *const *keys, gboolean required,
           guint64 *out, GError **error)
 {
   const char *key;
-  JsonNode *node = find (r, keys, &key);
+  JsonNode *node;
   gint64 v;
 
+  if (!find_typed (r, keys, G_TYPE_INT64, G_TYPE_INT64,
+                   "a non-negative integer", &node, &key, error))
+    return FALSE;
   if (node == NULL)
     {
       if (!required)
@@ -198,13 +229,6 @@ get_uint (const HfReader *r, const char *const *keys, gboolean required,
       g_set_error (error, LLAMA_ERROR, LLAMA_ERROR_INVALID,
                    "%s: required key '%s' is missing (model_type '%s')",
                    r->path, key, r->model->arch);
-      return FALSE;
-    }
-  if (!JSON_NODE_HOLDS_VALUE (node)
-      || json_node_get_value_type (node) != G_TYPE_INT64)
-    {
-      set_key_error (r, error, key, "a non-negative integer",
-                     node_kind (node));
       return FALSE;
     }
   v = json_node_get_int (node);
@@ -223,19 +247,13 @@ get_double (const HfReader *r, const char *const *keys, double *out,
             GError **error)
 {
   const char *key;
-  JsonNode *node = find (r, keys, &key);
-  GType type;
+  JsonNode *node;
 
-  if (node == NULL)
-    return TRUE;
-  type = JSON_NODE_HOLDS_VALUE (node) ? json_node_get_value_type (node)
-                                      : G_TYPE_INVALID;
-  if (type != G_TYPE_DOUBLE && type != G_TYPE_INT64)
-    {
-      set_key_error (r, error, key, "a number", node_kind (node));
-      return FALSE;
-    }
-  *out = json_node_get_double (node);
+  if (!find_typed (r, keys, G_TYPE_DOUBLE, G_TYPE_INT64, "a number", &node,
+                   &key, error))
+    return FALSE;
+  if (node != NULL)
+    *out = json_node_get_double (node);
   return TRUE;
 }
 
@@ -244,17 +262,13 @@ get_bool (const HfReader *r, const char *const *keys, gboolean *out,
           GError **error)
 {
   const char *key;
-  JsonNode *node = find (r, keys, &key);
+  JsonNode *node;
 
-  if (node == NULL)
-    return TRUE;
-  if (!JSON_NODE_HOLDS_VALUE (node)
-      || json_node_get_value_type (node) != G_TYPE_BOOLEAN)
-    {
-      set_key_error (r, error, key, "true or false", node_kind (node));
-      return FALSE;
-    }
-  *out = json_node_get_boolean (node);
+  if (!find_typed (r, keys, G_TYPE_BOOLEAN, G_TYPE_BOOLEAN, "true or false",
+                   &node, &key, error))
+    return FALSE;
+  if (node != NULL)
+    *out = json_node_get_boolean (node);
   return TRUE;
 }
 
