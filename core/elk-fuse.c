@@ -17,6 +17,21 @@
  * approximated: the fused operator computes exactly what the six
  * operators computed.
  *
+ * A LayerNorm reaches elk as eight: mean (REDUCE "sum" mk->m: the plain
+ * sum S = Σ_k x, the division folded into rsqrt like the epsilon), centre
+ * (x - S), then the RMSNorm's five over the centred x, then bias
+ * (ELEMENTWISE "add" mk,k->mk).  Since Σ_k (x - S)² = Σ_k x² + (K - 2) S²,
+ *
+ *   ((x - S) r ⊙ g + b) W = r ((x ⊙ g) W - S (gᵀW)) + bᵀW,
+ *   r = rsqrt (Σ_k x² + (K - 2) S²)                             (per row)
+ *
+ * and the fused operator carries two per-row partial sums (Σx, Σx²) with
+ * its output's partial sums, and gᵀW, bᵀW as two more rows through the
+ * MatMul on the same W pieces, so they cover exactly the k the output's
+ * partial sums cover.  Equal in exact arithmetic; in floating point the
+ * rsqrt's argument rounds differently (tests/ipu-pod/test-ipu-pod-func.c
+ * reports the error).
+ *
  * The chain is recognised by structure (kinds, einsum accesses, the
  * operators' functions and single-use intermediate tensors), never by
  * operator names, so any frontend that spells RMSNorm this way benefits.
@@ -27,15 +42,20 @@
 
 #include "elk-private.h"
 
-/* One recognised RMSNorm and where its pieces sit in the source graph. */
+/* One recognised norm and where its pieces sit in the source graph: an
+ * RMSNorm's five operators, or a LayerNorm's eight (mean and centre
+ * before them, bias after). */
 typedef struct
 {
-  guint32 ops[5];    /* square, sum, rsqrt, scale, gain */
+  guint32 ops[8]; /* [mean, centre,] square, sum, rsqrt, scale, gain[, bias] */
+  guint32 temps[8];  /* their outputs; the last is the norm's output */
+  guint n;           /* 5 (RMSNorm) or 8 (LayerNorm) */
+  gboolean layer;    /* a LayerNorm */
   guint32 x;         /* the norm's input */
   guint32 gain;      /* the gain vector */
-  guint32 temps[5];  /* square, sum, rsqrt, scale and gain outputs */
-  guint n_readers;   /* MatMuls reading the gain output */
-  double norm_flops; /* the five operators' FLOPs */
+  guint32 bias;      /* the bias vector (LayerNorm) */
+  guint n_readers;   /* MatMuls reading the norm's output */
+  double norm_flops; /* the norm operators' FLOPs */
 } NormChain;
 
 typedef struct
@@ -45,6 +65,7 @@ typedef struct
   guint n_tensors;
   guint *n_uses;    /* per tensor: operand slots reading it */
   gint *reader;     /* per tensor: the last operator reading it */
+  gint *producer;   /* per tensor: the operator writing it, or -1 */
   gboolean *routed; /* per operator: has a routing condition or routes */
 } Uses;
 
@@ -103,14 +124,78 @@ matmul_reads_norm (const ElkOp *mm, guint32 y)
   return m != k && m_out && !k_out && k_w;
 }
 
-/* Tries to read an RMSNorm starting at operator @sq (its square). */
+/* Whether @op adds a vector along k to @y (mk), in either order: "mk,k->mk"
+ * (the LayerNorm's bias).  Returns the vector's operand slot, or 0. */
+static guint
+bias_slot (const ElkOp *op, guint32 y)
+{
+  guint vy, vb;
+
+  if (!op_is (op, ELK_OP_ELEMENTWISE, "add", 3)
+      || !plain_axes (&op->access[0], 2) || op->tensors[1] == op->tensors[2])
+    return 0;
+  vy = op->tensors[1] == y ? 1 : 2;
+  vb = 3 - vy;
+  if (op->tensors[vy] != y
+      || memcmp (&op->access[vy], &op->access[0], sizeof (ElkAccess)) != 0
+      || !plain_axes (&op->access[vb], 1)
+      || op->access[vb].dims[0][0] != op->access[0].dims[1][0]
+      || op->access[0].dims[0][0] == op->access[0].dims[1][0])
+    return 0;
+  return vb;
+}
+
+/* Tries to read the head of a LayerNorm whose centred rows @centred its
+ * square reads: the mean (a REDUCE "sum" mk->m of x, read only by the
+ * centre) and the centre (x minus the mean, "mk,m->mk", its output read
+ * only by the square and the scale).  Fills @c's first two operators and
+ * x. */
+static gboolean
+match_layer_head (const Uses *u, guint32 centred, NormChain *c)
+{
+  const ElkOp *ce, *mn;
+  const ElkAccess *o;
+
+  if (u->producer[centred] < 0 || u->n_uses[centred] != 2
+      || elk_graph_get_tensor (u->graph, centred)->origin
+             != ELK_TENSOR_ORIGIN_ACTIVATION)
+    return FALSE;
+  ce = elk_graph_get_op (u->graph, (guint) u->producer[centred]);
+  o = &ce->access[0];
+  if (!op_is (ce, ELK_OP_ELEMENTWISE, "sub", 3) || !plain_axes (o, 2)
+      || memcmp (&ce->access[1], o, sizeof (ElkAccess)) != 0
+      || !plain_axes (&ce->access[2], 1)
+      || ce->access[2].dims[0][0] != o->dims[0][0]
+      || o->dims[0][0] == o->dims[1][0] || ce->tensors[1] == ce->tensors[2]
+      || u->producer[ce->tensors[2]] < 0)
+    return FALSE;
+  mn = elk_graph_get_op (u->graph, (guint) u->producer[ce->tensors[2]]);
+  if (single_reader (u, mn->tensors[0]) != ce
+      || !op_is (mn, ELK_OP_REDUCE, "sum", 2)
+      || mn->tensors[1] != ce->tensors[1]
+      || memcmp (&mn->access[1], o, sizeof (ElkAccess)) != 0
+      || !plain_axes (&mn->access[0], 1)
+      || mn->access[0].dims[0][0] != o->dims[0][0] || u->routed[mn->id]
+      || u->routed[ce->id])
+    return FALSE;
+  c->ops[0] = mn->id;
+  c->ops[1] = ce->id;
+  c->temps[0] = mn->tensors[0];
+  c->temps[1] = centred;
+  c->x = ce->tensors[1];
+  c->norm_flops = mn->flops + ce->flops;
+  return TRUE;
+}
+
+/* Tries to read an RMSNorm, or a LayerNorm, starting at operator @sq (its
+ * square). */
 static gboolean
 match_norm (const Uses *u, const ElkOp *sq, NormChain *c)
 {
-  const ElkOp *su, *rs, *sc, *gn;
+  const ElkOp *su, *rs, *sc, *gn, *bi = NULL;
   gint8 m, k;
   guint32 y;
-  guint n_mm = 0;
+  guint n_mm = 0, first;
 
   if (!op_is (sq, ELK_OP_UNARY, "square", 2) || !plain_axes (&sq->access[0], 2)
       || memcmp (&sq->access[0], &sq->access[1], sizeof (ElkAccess)) != 0)
@@ -171,12 +256,33 @@ match_norm (const Uses *u, const ElkOp *sq, NormChain *c)
       || u->routed[sc->id] || u->routed[gn->id])
     return FALSE;
 
-  /* Every reader of the norm's output is a MatMul contracting over k. */
+  /* A LayerNorm: the square reads x centred by the mean, and a bias add
+   * (the gain output's only reader) ends the norm.  Either piece without
+   * the other is read as an RMSNorm of the centred x, or not at all. */
   y = gn->tensors[0];
+  c->layer = FALSE;
+  c->norm_flops = 0;
+  if (match_layer_head (u, sq->tensors[1], c))
+    {
+      bi = single_reader (u, y);
+      if (bi != NULL && bias_slot (bi, y) != 0 && !u->routed[bi->id])
+        {
+          c->layer = TRUE;
+          c->bias = bi->tensors[bias_slot (bi, y)];
+          y = bi->tensors[0];
+        }
+    }
+  if (!c->layer)
+    {
+      c->x = sq->tensors[1];
+      c->norm_flops = 0;
+    }
+
+  /* Every reader of the norm's output is a MatMul contracting over k. */
   if (elk_graph_get_tensor (u->graph, y)->origin != ELK_TENSOR_ORIGIN_ACTIVATION
       || u->n_uses[y] == 0)
     return FALSE;
-  for (guint i = gn->id + 1; i < u->n_ops; i++)
+  for (guint i = (c->layer ? bi->id : gn->id) + 1; i < u->n_ops; i++)
     {
       const ElkOp *op = elk_graph_get_op (u->graph, i);
       gboolean reads = FALSE;
@@ -192,20 +298,27 @@ match_norm (const Uses *u, const ElkOp *sq, NormChain *c)
   if (n_mm != u->n_uses[y])
     return FALSE;
 
-  c->ops[0] = sq->id;
-  c->ops[1] = su->id;
-  c->ops[2] = rs->id;
-  c->ops[3] = sc->id;
-  c->ops[4] = gn->id;
-  c->x = sq->tensors[1];
+  first = c->layer ? 2 : 0;
+  c->n = c->layer ? 8 : 5;
+  c->ops[first + 0] = sq->id;
+  c->ops[first + 1] = su->id;
+  c->ops[first + 2] = rs->id;
+  c->ops[first + 3] = sc->id;
+  c->ops[first + 4] = gn->id;
   c->gain = gn->tensors[2];
-  c->temps[0] = sq->tensors[0];
-  c->temps[1] = su->tensors[0];
-  c->temps[2] = rs->tensors[0];
-  c->temps[3] = sc->tensors[0];
-  c->temps[4] = y;
+  c->temps[first + 0] = sq->tensors[0];
+  c->temps[first + 1] = su->tensors[0];
+  c->temps[first + 2] = rs->tensors[0];
+  c->temps[first + 3] = sc->tensors[0];
+  c->temps[first + 4] = gn->tensors[0];
+  if (c->layer)
+    {
+      c->ops[7] = bi->id;
+      c->temps[7] = y;
+      c->norm_flops += bi->flops;
+    }
   c->n_readers = n_mm;
-  c->norm_flops = sq->flops + su->flops + rs->flops + sc->flops + gn->flops;
+  c->norm_flops += sq->flops + su->flops + rs->flops + sc->flops + gn->flops;
   return TRUE;
 }
 
@@ -266,7 +379,7 @@ copy_op (ElkGraph *out, const ElkOp *op, const gint *new_id, GError **error)
 
 /* Appends the fused operator that replaces MatMul @mm reading @c's
  * output: x in the MatMul's input slot, then the weight, then the gain
- * indexed by the contracted dimension. */
+ * (and a LayerNorm's bias) indexed by the contracted dimension. */
 static gboolean
 add_fused (ElkGraph *out,
            const ElkOp *mm,
@@ -276,21 +389,30 @@ add_fused (ElkGraph *out,
 {
   g_autoptr (GString) spec = g_string_new (NULL);
   g_autofree char *extents = dup_extents (mm);
-  guint32 tensors[4];
+  char kname = mm->dim_names[mm->access[1].dims[1][0]];
+  guint32 tensors[5];
+  guint n = 0;
   gint id;
 
   append_access (spec, mm, &mm->access[1]);
   g_string_append_c (spec, ',');
   append_access (spec, mm, &mm->access[2]);
-  g_string_append_printf (spec, ",%c->",
-                          mm->dim_names[mm->access[1].dims[1][0]]);
+  g_string_append_printf (spec, ",%c", kname);
+  if (c->layer)
+    g_string_append_printf (spec, ",%c", kname);
+  g_string_append (spec, "->");
   append_access (spec, mm, &mm->access[0]);
-  tensors[0] = (guint32) new_id[c->x];
-  tensors[1] = (guint32) new_id[mm->tensors[2]];
-  tensors[2] = (guint32) new_id[c->gain];
-  tensors[3] = (guint32) new_id[mm->tensors[0]];
-  id = elk_graph_add_op (out, mm->name, ELK_FUSE_RMSNORM_MATMUL, ELK_OP_MATMUL,
-                         mm->layer, spec->str, tensors, 4, extents, error);
+  tensors[n++] = (guint32) new_id[c->x];
+  tensors[n++] = (guint32) new_id[mm->tensors[2]];
+  tensors[n++] = (guint32) new_id[c->gain];
+  if (c->layer)
+    tensors[n++] = (guint32) new_id[c->bias];
+  tensors[n++] = (guint32) new_id[mm->tensors[0]];
+  id = elk_graph_add_op (out, mm->name,
+                         c->layer ? ELK_FUSE_LAYERNORM_MATMUL
+                                  : ELK_FUSE_RMSNORM_MATMUL,
+                         ELK_OP_MATMUL, mm->layer, spec->str, tensors, n,
+                         extents, error);
   if (id < 0)
     return FALSE;
   /* The norm's FLOPs are shared among its readers, so that the graph's
@@ -308,9 +430,13 @@ uses_init (Uses *u, const ElkGraph *graph)
   u->n_tensors = elk_graph_get_n_tensors (graph);
   u->n_uses = g_new0 (guint, u->n_tensors);
   u->reader = g_new (gint, u->n_tensors);
+  u->producer = g_new (gint, u->n_tensors);
   u->routed = g_new0 (gboolean, u->n_ops);
   for (guint t = 0; t < u->n_tensors; t++)
-    u->reader[t] = -1;
+    {
+      u->reader[t] = -1;
+      u->producer[t] = -1;
+    }
   for (guint i = 0; i < u->n_ops; i++)
     {
       const ElkOp *op = elk_graph_get_op (graph, i);
@@ -321,6 +447,7 @@ uses_init (Uses *u, const ElkGraph *graph)
           u->routed[i] = TRUE;
           u->routed[router] = TRUE;
         }
+      u->producer[op->tensors[0]] = (gint) i;
       for (guint v = 1; v < op->n_operands; v++)
         {
           u->n_uses[op->tensors[v]]++;
@@ -334,6 +461,7 @@ uses_clear (Uses *u)
 {
   g_free (u->n_uses);
   g_free (u->reader);
+  g_free (u->producer);
   g_free (u->routed);
 }
 
@@ -357,13 +485,14 @@ build_fused (const ElkGraph *graph,
   for (guint c = 0; c < chains->len; c++)
     {
       const NormChain *nc = &g_array_index (chains, NormChain, c);
-      for (guint j = 0; j < 5; j++)
+      for (guint j = 0; j < nc->n; j++)
         {
           removed[nc->ops[j]] = TRUE;
           temp[nc->temps[j]] = TRUE;
         }
-      for (guint i = nc->ops[4] + 1; i < u->n_ops; i++)
-        if (matmul_reads_norm (elk_graph_get_op (graph, i), nc->temps[4]))
+      for (guint i = nc->ops[nc->n - 1] + 1; i < u->n_ops; i++)
+        if (matmul_reads_norm (elk_graph_get_op (graph, i),
+                               nc->temps[nc->n - 1]))
           chain_of_op[i] = (gint) c;
     }
 
@@ -429,12 +558,15 @@ build_fused (const ElkGraph *graph,
  * sum, rsqrt, scale and gain operators with single-use intermediate
  * tensors) whose output only MatMuls read, each as its first input and
  * contracting over the normalised axis, is replaced by one
- * %ELK_FUSE_RMSNORM_MATMUL operator per MatMul.  The fused operator keeps
- * the MatMul's name, layer and output, reads x, the weight and the gain,
- * and carries the MatMul's FLOPs plus its share of the norm's.  Norms
- * that do not match (LayerNorm, a norm read by anything else) stay as
- * they are.  Tensors, operator order and attributes are otherwise kept,
- * and the attribute "fused-norms" counts the norms folded.
+ * %ELK_FUSE_RMSNORM_MATMUL operator per MatMul, and every LayerNorm (mean,
+ * centre, the same five, bias; the centred x read only by the square and
+ * the scale) by one %ELK_FUSE_LAYERNORM_MATMUL.  The fused operator keeps
+ * the MatMul's name, layer and output, reads x, the weight, the gain (and
+ * the bias), and carries the MatMul's FLOPs plus its share of the norm's.
+ * Norms that do not match (a norm read by anything else) stay as they
+ * are; a LayerNorm without a bias is folded as an RMSNorm of its centred
+ * x, its mean and centre staying.  Tensors, operator order and attributes are
+ * otherwise kept, and the attribute "fused-norms" counts the norms folded.
  *
  * Returns: (transfer full): the fused graph, or @graph itself with a new
  *   reference when @flags is %ELK_FUSE_NONE; %NULL with @error set in the

@@ -478,12 +478,25 @@ reduce_cycles (const ElkCostCoeffs *k, double out, double len)
   return k->reduce_slope * x + k->reduce_fixed;
 }
 
-/* A fused RMSNorm-MatMul (elk-fuse.h): operands out, x, weight, gain. */
+/* A fused LayerNorm-MatMul (elk-fuse.h): operands out, x, weight, gain,
+ * bias. */
+static gboolean
+is_fused_layer (const ElkOp *op)
+{
+  return op->kind == ELK_OP_MATMUL && op->n_operands == 5
+         && g_strcmp0 (op->type, ELK_FUSE_LAYERNORM_MATMUL) == 0;
+}
+
+/* A fused RMSNorm-MatMul (elk-fuse.h): operands out, x, weight, gain; or
+ * a fused LayerNorm-MatMul, which is priced the same way with two row
+ * sums (of x and of x²) where RMSNorm has one, and two more rows, gᵀW
+ * and bᵀW, per m step block (docs/plan-space.md, "Fused operators"). */
 static gboolean
 is_fused_norm (const ElkOp *op)
 {
-  return op->kind == ELK_OP_MATMUL && op->n_operands == 4
-         && g_strcmp0 (op->type, ELK_FUSE_RMSNORM_MATMUL) == 0;
+  return is_fused_layer (op)
+         || (op->kind == ELK_OP_MATMUL && op->n_operands == 4
+             && g_strcmp0 (op->type, ELK_FUSE_RMSNORM_MATMUL) == 0);
 }
 
 /* A fused RMSNorm-MatMul's prologue on one x step piece: the partial
@@ -506,7 +519,9 @@ fused_norm_prologue_cycles (const IpuMachine *m,
         if (mo & (1u << d))
           rows *= (double) st[d];
       }
-  return reduce_cycles (k, rows, xe / MAX (rows, 1.0)) + ew_cycles (k, xe);
+  return (is_fused_layer (op) ? 2 : 1)
+             * reduce_cycles (k, rows, xe / MAX (rows, 1.0))
+         + ew_cycles (k, xe);
 }
 
 /* The rows (one sum of squares each) of a fused RMSNorm-MatMul's output
@@ -553,6 +568,35 @@ fused_norm_pieces (const ElkOp *op,
         if (mo & (1u << d))
           *held_rows *= (double) ceil_div (g->sl[d], t);
       }
+  if (is_fused_layer (op))
+    *held_rows *= 2;
+}
+
+/* The values a fused norm-MatMul's output piece carries besides its
+ * elements (@out_elems of them, @rows rows): one sum of squares per row
+ * (RMSNorm), or two sums per row and the two rows gᵀW and bᵀW per m step
+ * block (LayerNorm). */
+static double
+fused_norm_extra (const ElkOp *op,
+                  const ElkPlan *hp,
+                  const Grid *g,
+                  double out_elems)
+{
+  guint8 both = operand_mask (op, 0) & operand_mask (op, 1);
+  double rows = fused_norm_rows (op, hp, g), blocks = 1;
+
+  if (!is_fused_layer (op))
+    return rows;
+  for (guint d = 0; d < op->n_dims; d++)
+    if (both & (1u << d))
+      {
+        guint32 most = 1;
+        for (guint v = 0; v < op->n_operands; v++)
+          most = MAX (most, hp->temporal[d][v]);
+        blocks *= ceil ((double) ceil_div (g->sl[d], hp->temporal[d][0])
+                        / (double) ceil_div (g->sl[d], most));
+      }
+  return 2 * rows + 2 * blocks * out_elems / MAX (rows, 1.0);
 }
 
 /* One kernel call on a tile whose step covers extents @st. */
@@ -601,9 +645,15 @@ kernel_cycles (const IpuMachine *m,
          * integer product takes the block time of the integer rate,
          * whatever its operands' width.  The larger of m and n streams
          * through the unit. */
-        double mm = MAX (cls[1], cls[2]), nn = MIN (cls[1], cls[2]);
+        double mm, nn;
         double inner = k->matmul_inner, bk = k->block_k;
         double b_m, b_k, b_n;
+
+        /* A fused LayerNorm's two more rows, g and b (gᵀW and bᵀW). */
+        if (is_fused_layer (op))
+          cls[1] += 2;
+        mm = MAX (cls[1], cls[2]);
+        nn = MIN (cls[1], cls[2]);
 
         if (mm <= k->block_n)
           {
@@ -1242,10 +1292,13 @@ lower_partial_sums (Lowering *lw)
       guint32 t0 = operand_tprod (hp, op->n_dims, 0);
       guint32 r = operand_replicas (op, hp, 0) / MAX (t0, 1u);
       double eb = elem_bytes (graph, op, 0);
-      /* A fused RMSNorm's sums of squares travel with the partial sums. */
+      /* A fused norm's row sums (and a LayerNorm's gᵀW and bᵀW rows)
+       * travel with the partial sums. */
       double psum
           = (double) piece[0]
-            + (is_fused_norm (op) ? fused_norm_rows (op, hp, g) * eb : 0);
+            + (is_fused_norm (op) && eb > 0
+                   ? fused_norm_extra (op, hp, g, (double) piece[0] / eb) * eb
+                   : 0);
 
       if (r > 1)
         {
@@ -1290,7 +1343,10 @@ lower_partial_sums (Lowering *lw)
 
 /* A fused RMSNorm-MatMul's epilogue, after the partial sums are reduced:
  * each tile takes the rsqrt of its rows' sums of squares and scales the
- * 1/r of the output it ends with. */
+ * 1/r of the output it ends with.  A LayerNorm's first rebuilds the
+ * rsqrt's argument from its rows' two sums (one element-wise pass over
+ * the rows) and ends with three element-wise passes, r (acc - Σx gᵀW) +
+ * bᵀW, as the plan's cost model prices it. */
 static void
 lower_fused_norm_epilogue (Lowering *lw)
 {
@@ -1303,6 +1359,15 @@ lower_fused_norm_epilogue (Lowering *lw)
 
   if (!is_fused_norm (op))
     return;
+  if (is_fused_layer (op))
+    {
+      double rows = fused_norm_rows (op, lw->hp, &lw->g);
+      push_phase (lw->ph, PH_COMPUTE, WHAT_STEP,
+                  ew_cycles (k, rows / r) + k->unary_slope * rows / r
+                      + k->unary_fixed + 3 * ew_cycles (k, out_elems / r),
+                  0, 0, 0);
+      return;
+    }
   push_phase (lw->ph, PH_COMPUTE, WHAT_STEP,
               k->unary_slope * fused_norm_rows (op, lw->hp, &lw->g) / r
                   + k->unary_fixed + ew_cycles (k, out_elems / r),

@@ -54,6 +54,11 @@ typedef enum
    * (x g) W and, in a shadow of the output, ss += x²; after the partial
    * sums are reduced each output element is scaled by rsqrt (ss). */
   F_NORM_MAC,
+  /* A fused LayerNorm-MatMul (elk-fuse.h), operands out, x, W, g, b: out
+   * += (x g) W and, in four shadows of the output, s1 += x, s2 += x²,
+   * gw += g W, bw += b W; after the partial sums are reduced each output
+   * element becomes r (out - s1 gw) + bw, r = rsqrt (s2 + (K - 2) s1²). */
+  F_LAYER_MAC,
   F_ADD,
   F_SUB,
   F_MUL,
@@ -146,6 +151,7 @@ static const KernelName kernel_names[] = {
   { "batch-matmul", ELK_OP_MATMUL, F_MAC, 0, POST_NONE },
   { "gemm", ELK_OP_MATMUL, F_MAC, 0, POST_NONE },
   { ELK_FUSE_RMSNORM_MATMUL, ELK_OP_MATMUL, F_NORM_MAC, 0, POST_NONE },
+  { ELK_FUSE_LAYERNORM_MATMUL, ELK_OP_MATMUL, F_LAYER_MAC, 0, POST_NONE },
   { "conv", ELK_OP_CONV, F_MAC, 0, POST_NONE },
   { "conv+batchnorm", ELK_OP_CONV, F_MAC, 0, POST_NONE },
   { "add", ELK_OP_ELEMENTWISE, F_ADD, 0, POST_NONE },
@@ -581,6 +587,19 @@ find_kernel (const ElkGraph *g, const ElkOp *op, Kernel *k, GError **error)
           return FALSE;
         }
     }
+  else if (op->n_operands == 5 || k->fn == F_LAYER_MAC)
+    {
+      if (op->n_operands != 5 || k->fn != F_LAYER_MAC)
+        {
+          g_set_error (error, ELK_CHIP_ERROR, ELK_CHIP_ERROR_RUN,
+                       "chip 'ipu-pod': operator '%s' of type '%s' has %u "
+                       "inputs; functional mode runs 4 inputs only for %s "
+                       "(x, weight, gain, bias)",
+                       op->name, op->type, op->n_operands - 1,
+                       ELK_FUSE_LAYERNORM_MATMUL);
+          return FALSE;
+        }
+    }
   else if (k->fn == F_AFFINE || k->fn == F_WHERE || k->fn == F_REQUANT
            || k->fn == F_QSCALE || k->fn == F_NORM_MAC)
     {
@@ -832,6 +851,55 @@ run_norm_mac (guint n_dims,
       x = buf[1][off[1]];
       buf[0][off[0]] += (x * buf[3][off[3]]) * buf[2][off[2]];
       ss[off[0]] += x * x;
+      for (d = (gint) n_dims - 1; d >= 0; d--)
+        {
+          if (++idx[d] < len[d])
+            break;
+          idx[d] = 0;
+        }
+      if (d < 0)
+        return;
+    }
+}
+
+/* One F_LAYER_MAC call on a tile (operands out, x, W, g, b; the box and
+ * strides as in run_kernel): out += (x g) W and, in the four shadows of
+ * the output @st (each @n long), s1 += x, s2 += x², gw += g W and
+ * bw += b W.  Every point of the iteration space is computed once, so
+ * each output element's shadows end as sums over the whole k. */
+static void
+run_layer_mac (guint n_dims,
+               const guint64 *len,
+               float *const *buf,
+               const guint64 *base,
+               guint64 sd[][ELK_MAX_DIMS],
+               float *st,
+               guint64 n)
+{
+  guint64 idx[ELK_MAX_DIMS] = { 0 };
+
+  for (guint d = 0; d < n_dims; d++)
+    if (len[d] == 0)
+      return;
+  for (;;)
+    {
+      guint64 off[5];
+      gint d;
+      float x, w;
+
+      for (guint v = 0; v < 5; v++)
+        {
+          off[v] = base[v];
+          for (guint e = 0; e < n_dims; e++)
+            off[v] += idx[e] * sd[v][e];
+        }
+      x = buf[1][off[1]];
+      w = buf[2][off[2]];
+      buf[0][off[0]] += (x * buf[3][off[3]]) * w;
+      st[off[0]] += x;
+      st[n + off[0]] += x * x;
+      st[2 * n + off[0]] += buf[3][off[3]] * w;
+      st[3 * n + off[0]] += buf[4][off[4]] * w;
       for (d = (gint) n_dims - 1; d >= 0; d--)
         {
           if (++idx[d] < len[d])
@@ -1306,8 +1374,10 @@ typedef struct
   guint32 *coord, *delta, *sender;
   float **cur[ELK_MAX_OPERANDS], **nxt[ELK_MAX_OPERANDS];
   /* F_NORM_MAC: per tile the sums of squares, shaped like the output
-   * piece and moving with it. */
+   * piece and moving with it; F_LAYER_MAC: n_ss = 4 such shadows, one
+   * after the other (s1, s2, gw, bw). */
   float **ss, **ss_nxt;
+  guint n_ss;
   Layout *outl;
 } OpRun;
 
@@ -1352,11 +1422,11 @@ check_op (OpRun *run, GError **error)
   guint8 *mask = run->mask;
   FuncKind fn;
 
-  if (V < 2 || V > 4)
+  if (V < 2 || V > 5)
     {
       g_set_error (error, ELK_CHIP_ERROR, ELK_CHIP_ERROR_RUN,
                    "chip 'ipu-pod': functional mode runs operators of 0 to "
-                   "8 loop dimensions and 1 to 3 inputs; '%s' has %u and %u",
+                   "8 loop dimensions and 1 to 4 inputs; '%s' has %u and %u",
                    op->name, op->n_dims, V - 1);
       return FALSE;
     }
@@ -1684,15 +1754,17 @@ gather_inputs (OpRun *run, gboolean preloaded, GError **error)
             nxt[v][t] = g_new0 (float, MAX (S->buf_len[v], 1));
         }
     }
-  if (fn == F_NORM_MAC)
+  run->n_ss = fn == F_NORM_MAC ? 1 : fn == F_LAYER_MAC ? 4 : 0;
+  if (run->n_ss > 0)
     {
+      gsize n_ss = run->n_ss * MAX (S->buf_len[0], 1);
       run->ss = g_new0 (float *, cores);
       run->ss_nxt = P[0] > 1 ? g_new0 (float *, cores) : NULL;
       for (guint32 t = 0; t < cores; t++)
         {
-          run->ss[t] = g_new0 (float, MAX (S->buf_len[0], 1));
+          run->ss[t] = g_new0 (float, n_ss);
           if (P[0] > 1)
-            run->ss_nxt[t] = g_new0 (float, MAX (S->buf_len[0], 1));
+            run->ss_nxt[t] = g_new0 (float, n_ss);
         }
     }
   for (guint v = 1; v < V; v++)
@@ -1860,6 +1932,9 @@ compute_and_shift (OpRun *run)
                       D, len, lo, bufs, base, S->stride);
           else if (fn == F_NORM_MAC)
             run_norm_mac (D, len, bufs, base, S->stride, run->ss[t]);
+          else if (fn == F_LAYER_MAC)
+            run_layer_mac (D, len, bufs, base, S->stride, run->ss[t],
+                           S->buf_len[0]);
           else
             run_kernel (fn, K->imm, D, V, len, bufs, base, S->stride);
           /* The bias joins the sum once per output element: in the one
@@ -1923,7 +1998,7 @@ compute_and_shift (OpRun *run)
               for (guint32 t = 0; t < cores; t++)
                 memcpy (run->ss_nxt[t],
                         run->ss[sender[((gsize) r * V) * cores + t]],
-                        sizeof (float) * S->buf_len[0]);
+                        sizeof (float) * run->n_ss * S->buf_len[0]);
               tmp = run->ss;
               run->ss = run->ss_nxt;
               run->ss_nxt = tmp;
@@ -2021,9 +2096,11 @@ reduce_outputs (OpRun *run, GError **error)
                 cur[0][me][e] = combine (fn == R_MAX || fn == R_MIN
                                            ? fn : R_SUM,
                                          cur[0][me][e], cur[0][peer][e]);
-              /* F_NORM_MAC's sums of squares join the reduction. */
-              for (guint64 e = a; e < b && run->ss != NULL; e++)
-                run->ss[me][e] += run->ss[peer][e];
+              /* F_NORM_MAC's sums of squares (F_LAYER_MAC's four
+               * shadows) join the reduction. */
+              for (guint j = 0; j < run->n_ss; j++)
+                for (guint64 e = a; e < b; e++)
+                  run->ss[me][j * n + e] += run->ss[peer][j * n + e];
               F->rep->exchanged_elements += b - a;
               if (peer / F->m->tiles_per_chip != me / F->m->tiles_per_chip)
                 F->rep->xchip_elements += b - a;
@@ -2080,6 +2157,17 @@ reduce_outputs (OpRun *run, GError **error)
                 cur[0][t][e] /= (float) n_reduced;
               else if (fn == F_NORM_MAC)
                 cur[0][t][e] *= 1.0f / sqrtf (run->ss[t][e]);
+              else if (fn == F_LAYER_MAC)
+                {
+                  /* Σ_k (x - S)² = Σx² + (K - 2) S², S = Σx: the
+                   * frontend's mean is the plain sum. */
+                  const float *ls = run->ss[t];
+                  float s1 = ls[e], s2 = ls[n + e];
+                  float r = 1.0f
+                            / sqrtf (s2 + ((float) n_reduced - 2.0f) * s1 * s1);
+                  cur[0][t][e]
+                      = r * (cur[0][t][e] - s1 * ls[2 * n + e]) + ls[3 * n + e];
+                }
               else if (K->post == POST_POOL_AVG)
                 cur[0][t][e] /= pool_count (K, g);
             }

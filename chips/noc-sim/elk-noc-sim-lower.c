@@ -638,10 +638,13 @@ fused_norm_rows_bytes (const ElkOp *op,
                        guint v,
                        double esize)
 {
-  double rows = 1;
+  double rows = 1, blocks = 1;
+  gboolean layer = op->kind == ELK_OP_MATMUL && op->n_operands == 5
+                   && g_strcmp0 (op->type, ELK_FUSE_LAYERNORM_MATMUL) == 0;
 
-  if (op->kind != ELK_OP_MATMUL || op->n_operands != 4
-      || g_strcmp0 (op->type, ELK_FUSE_RMSNORM_MATMUL) != 0)
+  if (!layer
+      && (op->kind != ELK_OP_MATMUL || op->n_operands != 4
+          || g_strcmp0 (op->type, ELK_FUSE_RMSNORM_MATMUL) != 0))
     return 0;
   for (guint d = 0; d < op->n_dims; d++)
     {
@@ -651,10 +654,27 @@ fused_norm_rows_bytes (const ElkOp *op,
       for (guint x = 0; x < op->access[1].n_axes; x++)
         in_x |= op->access[1].dims[x][0] == (gint8) d;
       if (in_out && in_x)
-        rows *= ceil (ceil ((double) op->extents[d] / hot->spatial[d])
-                      / MAX (hot->temporal[d][v], 1u));
+        {
+          double piece = ceil ((double) op->extents[d] / hot->spatial[d]);
+          guint32 most = 1;
+          for (guint u = 0; u < op->n_operands; u++)
+            most = MAX (most, hot->temporal[d][u]);
+          rows *= ceil (piece / MAX (hot->temporal[d][v], 1u));
+          blocks *= ceil (ceil (piece / MAX (hot->temporal[d][0], 1u))
+                          / ceil (piece / most));
+        }
     }
-  return rows * esize;
+  if (!layer)
+    return rows * esize;
+  /* A fused LayerNorm's rows carry two sums (of x and of x²); its output
+   * piece also carries two rows, gᵀW and bᵀW, per m step block
+   * (docs/plan-space.md, "Fused operators"). */
+  if (v != 0)
+    return 2 * rows * esize;
+  return (2 * rows
+          + 2 * blocks * ((double) hot->operand_bytes[0] / esize)
+                / MAX (rows, 1.0))
+         * esize;
 }
 
 /* The shift schedule: per dimension, gcd rounds of the factors still

@@ -2,10 +2,10 @@
  *
  * elk_graph_fuse() rewrites a graph so that fewer operators, and with
  * them fewer supersteps and output shuffles, compute the same values.
- * Today it knows one fusion: an RMSNorm folded into the MatMuls that read
- * it (docs/plan-space.md, "Fused operators").  The result is an ordinary
- * #ElkGraph, so every scheduler and chip sees the fused graph without
- * knowing how it was made.
+ * It knows one fusion: a norm (RMSNorm or LayerNorm) folded into the
+ * MatMuls that read it (docs/plan-space.md, "Fused operators").  The result is
+ * an ordinary #ElkGraph, so every scheduler and chip sees the fused graph
+ * without knowing how it was made.
  */
 #pragma once
 
@@ -18,9 +18,9 @@ G_BEGIN_DECLS
 /**
  * ElkFuseFlags:
  * @ELK_FUSE_NONE: fuse nothing.
- * @ELK_FUSE_NORM: fold every RMSNorm whose output only MatMuls contracting
- *   over the normalised axis read into one "rmsnorm_matmul" operator per
- *   MatMul.
+ * @ELK_FUSE_NORM: fold every RMSNorm and every LayerNorm whose output only
+ *   MatMuls contracting over the normalised axis read into one
+ *   "rmsnorm_matmul" or "layernorm_matmul" operator per MatMul.
  *
  * The fusions elk_graph_fuse() applies.
  *
@@ -45,6 +45,23 @@ typedef enum
  * Since: 0.2
  */
 #define ELK_FUSE_RMSNORM_MATMUL "rmsnorm_matmul"
+
+/**
+ * ELK_FUSE_LAYERNORM_MATMUL:
+ *
+ * The #ElkOp.type of a fused LayerNorm and MatMul, as the frontends spell
+ * LayerNorm (docs/frontend-llama.md: the mean is the plain sum
+ * S[m] = sum_k x[m, k], and the rsqrt reads sum_k (x[m, k] - S[m])²).
+ * Its operands are the output (m, n), x (m, k), the weight (k, n), the
+ * gain (k) and the bias (k); with K the extent of k it computes
+ * out[m, n] = r[m] · (sum_k x g W - S[m] · sum_k g W) + sum_k b W, where
+ * r[m] = rsqrt (sum_k x² + (K - 2) S[m]²): the values of the mean,
+ * centre, square, sum, rsqrt, scale, gain and bias operators and the
+ * MatMul it replaces.
+ *
+ * Since: 0.2
+ */
+#define ELK_FUSE_LAYERNORM_MATMUL "layernorm_matmul"
 
 ELK_API ElkGraph *
 elk_graph_fuse (ElkGraph *graph, ElkFuseFlags flags, GError **error);

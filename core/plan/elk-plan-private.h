@@ -92,6 +92,10 @@ struct _PlanSearch
    * prologue, epilogue and the sums of squares in the partial-sum
    * reduction are priced too (docs/plan-space.md, "Fused operators"). */
   gboolean fused_norm;
+  /* A LayerNorm folded in (ELK_FUSE_LAYERNORM_MATMUL, fused_norm set
+   * too): two per-row sums (of x and of x²) instead of one, and two more
+   * rows (gᵀW and bᵀW) through each step's MatMul. */
+  gboolean fused_layer;
 
   /* The chip. */
   const ElkChipSpec *spec;

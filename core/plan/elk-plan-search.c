@@ -130,8 +130,11 @@ elk__plan_search_new (const ElkGraph *graph,
    * float types run at the FP16 rate (MK2 has no faster AMP mode).  An
    * integer product runs at the chip's int8 rate whatever its operands'
    * width (a zero-point-shifted int32 operand holds 9-bit values). */
-  s->fused_norm = op->kind == ELK_OP_MATMUL && op->n_operands == 4
-                  && g_strcmp0 (op->type, ELK_FUSE_RMSNORM_MATMUL) == 0;
+  s->fused_layer = op->kind == ELK_OP_MATMUL && op->n_operands == 5
+                   && g_strcmp0 (op->type, ELK_FUSE_LAYERNORM_MATMUL) == 0;
+  s->fused_norm = s->fused_layer
+                  || (op->kind == ELK_OP_MATMUL && op->n_operands == 4
+                      && g_strcmp0 (op->type, ELK_FUSE_RMSNORM_MATMUL) == 0);
   s->mm_inner = spec->cost.matmul_inner;
   s->mm_block_k = spec->cost.block_k;
   if ((op->kind == ELK_OP_MATMUL || op->kind == ELK_OP_CONV)
@@ -440,6 +443,9 @@ elk__plan_search_build_cands (PlanSearch *s, const ElkPlan *multiple_of)
    * mode refuses such rings), for no gain worth having. */
   if (s->fused_norm)
     s->n_divisors[3] = 1;
+  /* Nor does a fused LayerNorm's bias (operand 4), for the same reason. */
+  if (s->fused_layer)
+    s->n_divisors[4] = 1;
 
   s->n_cands = 0;
   for (guint d = 0; d < s->n_dims; d++)
@@ -527,7 +533,12 @@ elk__plan_search_temporal (PlanSearch *s)
   /* The search fills every slot before it reads one; the initialisers
    * only keep optimised builds' maybe-uninitialized warning quiet. */
   const PlanDimCand *chosen[ELK_MAX_DIMS] = { NULL };
-  guint32 prod[ELK_MAX_OPERANDS] = { 1, 1, 1, 1 };
+  guint32 prod[ELK_MAX_OPERANDS];
+
+  /* One per operand slot, whatever ELK_MAX_OPERANDS is (a fixed
+   * initialiser left the fifth slot 0 when it grew to 5). */
+  for (guint v = 0; v < ELK_MAX_OPERANDS; v++)
+    prod[v] = 1;
 
   temporal_dfs (s, 0, chosen, prod, 1.0, 0, 0);
 }
@@ -688,8 +699,12 @@ compute_cycles (const PlanSearch *s, const PlanDimCand *const *chosen)
     case ELK_OP_MATMUL:
     case ELK_OP_CONV:
       /* Conv is an implicit im2col MatMul: M = batch x output pixels,
-       * K = input channels x kernel window, N = output channels. */
-      return matmul_cycles (s, cls[ELK_PLAN_DIM_B], cls[ELK_PLAN_DIM_M],
+       * K = input channels x kernel window, N = output channels.  A fused
+       * LayerNorm sends two more rows, g and b, through each step's
+       * MatMul: they give gᵀW and bᵀW over exactly the k the step's
+       * output rows sum (norm_rows()). */
+      return matmul_cycles (s, cls[ELK_PLAN_DIM_B],
+                            cls[ELK_PLAN_DIM_M] + (s->fused_layer ? 2 : 0),
                             cls[ELK_PLAN_DIM_K], cls[ELK_PLAN_DIM_N]);
     case ELK_OP_ELEMENTWISE:
       return ew_cycles (cc, total);
@@ -715,8 +730,9 @@ compute_cycles (const PlanSearch *s, const PlanDimCand *const *chosen)
  * is one reduction with a square-add operation (as Poplar's popops
  * reductions offer), one pass over the piece with no squared copy, so it
  * is priced as a reduce of the piece; the unfused graph spells it as a
- * square operator and a sum operator.  norm_prologue_total() counts the
- * pieces. */
+ * square operator and a sum operator.  A fused LayerNorm also needs the
+ * plain sum of each row (its mean operator): a second reduction of the
+ * piece.  norm_prologue_total() counts the pieces. */
 static double
 norm_prologue_cycles (const PlanSearch *s, const PlanDimCand *const *chosen)
 {
@@ -733,7 +749,8 @@ norm_prologue_cycles (const PlanSearch *s, const PlanDimCand *const *chosen)
             rows *= (double) chosen[d]->step;
         }
     }
-  return reduce_cycles (cc, rows, xe / rows) + ew_cycles (cc, xe);
+  return (s->fused_layer ? 2 : 1) * reduce_cycles (cc, rows, xe / rows)
+         + ew_cycles (cc, xe);
 }
 
 /* A fused RMSNorm-MatMul's whole prologue on a core.  The core runs it
@@ -742,7 +759,8 @@ norm_prologue_cycles (const PlanSearch *s, const PlanDimCand *const *chosen)
  * it), writing x ⊙ g over its own copy and keeping each row's sum of
  * squares.  When x rotates, the piece travels already scaled together
  * with its rows' sums of squares (@held_rows values, which the caller
- * adds to the rotation's bytes), so a core receiving a piece it has not
+ * adds to the rotation's bytes; a LayerNorm's rows carry two sums, of x
+ * and of x², so twice as many), so a core receiving a piece it has not
  * seen only adds those sums to its own: one element-wise add of the rows
  * per arriving piece.  Every step piece of x is thus squared and scaled
  * once on the whole ring, and each core's sums of squares still cover
@@ -766,6 +784,8 @@ norm_prologue_total (const PlanSearch *s,
             *held_rows *= (double) chosen[d]->len[1];
         }
     }
+  if (s->fused_layer)
+    *held_rows *= 2;
   return own * norm_prologue_cycles (s, chosen)
          + (arriving - 1) * ew_cycles (s->cc, *held_rows);
 }
@@ -780,6 +800,19 @@ norm_rows (const PlanSearch *s, const PlanDimCand *const *chosen)
     if (s->dim_mask[0] & s->dim_mask[1] & (1u << d))
       rows *= (double) chosen[d]->len[0];
   return rows;
+}
+
+/* The m step blocks of a fused LayerNorm-MatMul's output piece: each has
+ * its own two extra rows, gᵀW and bᵀW (compute_cycles()). */
+static double
+norm_blocks (const PlanSearch *s, const PlanDimCand *const *chosen)
+{
+  double blocks = 1;
+
+  for (guint d = 0; d < s->n_dims; d++)
+    if (s->dim_mask[0] & s->dim_mask[1] & (1u << d))
+      blocks *= ceil ((double) chosen[d]->len[0] / (double) chosen[d]->step);
+  return blocks;
 }
 
 static guint64
@@ -937,13 +970,32 @@ elk__plan_search_eval (const PlanSearch *s,
        * output piece, travel and are reduced with the output's partial
        * sums; then each core scales the rows it ends with (rsqrt of the
        * sums and one multiply per element). */
-      if (s->fused_norm)
+      if (s->fused_norm && !s->fused_layer)
         {
           double share = MAX (r_out, 1u);
           e->compute_cycles += cc->unary_slope * rows / share + cc->unary_fixed
                                + ew_cycles (cc, out_elems / share);
           out_elems += rows;
           gather_b += rows * s->elem_bytes[0];
+        }
+      /* A fused LayerNorm's rows carry two partial sums (of x and of x²),
+       * and each m step block of the output piece two more rows (its
+       * partial gᵀW and bᵀW, compute_cycles()); all travel and are
+       * reduced with the output.  Then each core rebuilds the rsqrt's
+       * argument per row (Σx² + (K - 2) (Σx)², one element-wise pass) and
+       * its rsqrt, and per element r (acc - Σx gᵀW) + bᵀW (three
+       * element-wise passes). */
+      if (s->fused_layer)
+        {
+          double share = MAX (r_out, 1u);
+          double extra
+              = 2 * rows
+                + 2 * norm_blocks (s, chosen) * out_elems / MAX (rows, 1.0);
+          e->compute_cycles
+              += ew_cycles (cc, rows / share) + cc->unary_slope * rows / share
+                 + cc->unary_fixed + 3 * ew_cycles (cc, out_elems / share);
+          out_elems += extra;
+          gather_b += extra * s->elem_bytes[0];
         }
 
       e->shuffle_bytes = outb;
@@ -1068,10 +1120,13 @@ elk__plan_search_check (PlanSearch *s,
                         GError **error)
 {
   guint64 used = 1;
-  guint32 prod[ELK_MAX_OPERANDS] = { 1, 1, 1, 1 };
+  guint32 prod[ELK_MAX_OPERANDS];
   guint rot_dims = 0;
   guint32 rot_max[2] = { 0, 0 };
   const char *name = s->op->name;
+
+  for (guint v = 0; v < ELK_MAX_OPERANDS; v++)
+    prod[v] = 1;
 
   for (guint d = 0; d < s->n_dims; d++)
     {
@@ -1105,13 +1160,14 @@ elk__plan_search_check (PlanSearch *s,
       for (guint v = 0; v < s->n_operands; v++)
         {
           guint32 t = plan->temporal[d][v];
-          if (s->fused_norm && v == 3 && t != 1)
+          if (s->fused_norm && v >= 3 && t != 1)
             {
               g_set_error (error, ELK_SCHEDULE_ERROR,
                            ELK_SCHEDULE_ERROR_INVALID_PROGRAM,
-                           "operator '%s': the gain of a fused RMSNorm-MatMul "
+                           "operator '%s': the %s of a fused norm-MatMul "
                            "does not rotate, but its factor along '%c' is %u",
-                           name, s->op->dim_names[d], t);
+                           name, v == 3 ? "gain" : "bias", s->op->dim_names[d],
+                           t);
               return FALSE;
             }
           if (t < 1 || (t > 1 && (s->dim_mask[v] & (1u << d)) == 0)

@@ -176,6 +176,148 @@ test_fuse_hand (void)
   g_assert_cmpstr (elk_graph_get_op (f, 2)->type, ==, "add");
 }
 
+/* How a hand-built LayerNorm deviates from the frontend's spelling. */
+typedef enum
+{
+  LAYER_PLAIN,
+  LAYER_NO_BIAS,        /* no bias add: an RMSNorm of the centred x */
+  LAYER_CENTRED_READER, /* an add also reads the centred x */
+  LAYER_MEAN_DIV,       /* the centre divides instead of subtracting */
+} LayerVariant;
+
+/* x (4 x 16) -> LayerNorm (mean, centre, square, sum, rsqrt, scale, gain,
+ * bias) -> q and v (MatMuls with 16 x 8 weights) -> their sum. */
+static ElkGraph *
+layer_graph (LayerVariant variant)
+{
+  const ElkTensorOrigin A = ELK_TENSOR_ORIGIN_ACTIVATION;
+  const ElkTensorOrigin W = ELK_TENSOR_ORIGIN_WEIGHT;
+  ElkGraph *g = elk_graph_new ("layer");
+  guint32 x = tensor (g, A, 2, 4, 16, "x");
+  guint32 mean = tensor (g, A, 1, 4, 1, "mean");
+  guint32 ce = tensor (g, A, 2, 4, 16, "centred");
+  guint32 sq = tensor (g, A, 2, 4, 16, "sq");
+  guint32 ss = tensor (g, A, 1, 4, 1, "ss");
+  guint32 r = tensor (g, A, 1, 4, 1, "r");
+  guint32 sc = tensor (g, A, 2, 4, 16, "scaled");
+  guint32 gain = tensor (g, W, 1, 16, 1, "gain");
+  guint32 bias = tensor (g, W, 1, 16, 1, "bias");
+  guint32 gy = tensor (g, A, 2, 4, 16, "gained");
+  guint32 y = variant == LAYER_NO_BIAS ? gy : tensor (g, A, 2, 4, 16, "y");
+  guint32 wq = tensor (g, W, 2, 16, 8, "wq");
+  guint32 wv = tensor (g, W, 2, 16, 8, "wv");
+  guint32 q = tensor (g, A, 2, 4, 8, "q");
+  guint32 v = tensor (g, A, 2, 4, 8, "v");
+  guint32 z = tensor (g, A, 2, 4, 8, "z");
+
+  add (g, "n.mean", "sum", ELK_OP_REDUCE, "mk->m", x, mean, 0, 2);
+  add (g, "n.centre", variant == LAYER_MEAN_DIV ? "div" : "sub",
+       ELK_OP_ELEMENTWISE, "mk,m->mk", x, mean, ce, 3);
+  add (g, "n.square", "square", ELK_OP_UNARY, "mk->mk", ce, sq, 0, 2);
+  add (g, "n.sum", "sum", ELK_OP_REDUCE, "mk->m", sq, ss, 0, 2);
+  add (g, "n.rsqrt", "rsqrt", ELK_OP_UNARY, "m->m", ss, r, 0, 2);
+  add (g, "n.scale", "mul", ELK_OP_ELEMENTWISE, "mk,m->mk", ce, r, sc, 3);
+  add (g, "n.gain", "mul", ELK_OP_ELEMENTWISE, "mk,k->mk", sc, gain, gy, 3);
+  if (variant != LAYER_NO_BIAS)
+    add (g, "n.bias", "add", ELK_OP_ELEMENTWISE, "mk,k->mk", gy, bias, y, 3);
+  if (variant == LAYER_CENTRED_READER)
+    {
+      guint32 c2 = tensor (g, A, 2, 4, 16, "c2");
+      add (g, "peek", "add", ELK_OP_ELEMENTWISE, "mk,mk->mk", ce, x, c2, 3);
+    }
+  add (g, "q", "matmul", ELK_OP_MATMUL, "mk,kn->mn", y, wq, q, 3);
+  add (g, "v", "matmul", ELK_OP_MATMUL, "mk,kn->mn", y, wv, v, 3);
+  add (g, "z", "add", ELK_OP_ELEMENTWISE, "mn,mn->mn", q, v, z, 3);
+  return g;
+}
+
+/* A LayerNorm read by two MatMuls becomes two layernorm_matmul operators
+ * reading x, the weight, the gain and the bias; without its bias it is an
+ * RMSNorm of the centred x; with another reader of the centred x or a
+ * centre that is not a subtraction it stays. */
+static void
+test_fuse_layer (void)
+{
+  g_autoptr (GError) error = NULL;
+  double norm_flops = 0;
+
+  {
+    g_autoptr (ElkGraph) g = layer_graph (LAYER_PLAIN);
+    g_autoptr (ElkGraph) f = elk_graph_fuse (g, ELK_FUSE_NORM, &error);
+
+    g_assert_no_error (error);
+    g_assert_true (elk_graph_validate (f, &error));
+    g_assert_no_error (error);
+    for (guint i = 0; i < 8; i++)
+      norm_flops += elk_graph_get_op (g, i)->flops;
+    g_assert_cmpuint (elk_graph_get_n_ops (f), ==, 3);
+    g_assert_cmpstr (elk_graph_get_attribute (f, "fused-norms"), ==, "1");
+    g_assert_cmpfloat_with_epsilon (elk_graph_get_total_flops (f),
+                                    elk_graph_get_total_flops (g), 1e-9);
+    for (guint i = 0; i < 2; i++)
+      {
+        const ElkOp *op = elk_graph_get_op (f, i);
+        const ElkOp *mm = find_op (g, op->name);
+        g_autofree char *sig = elk_op_dup_signature (f, op);
+
+        g_assert_cmpstr (op->type, ==, ELK_FUSE_LAYERNORM_MATMUL);
+        g_assert_cmpuint (op->n_operands, ==, 5);
+        g_assert_cmpstr (elk_graph_get_tensor (f, op->tensors[1])->name, ==,
+                         "x");
+        g_assert_cmpstr (elk_graph_get_tensor (f, op->tensors[2])->name, ==,
+                         i == 0 ? "wq" : "wv");
+        g_assert_cmpstr (elk_graph_get_tensor (f, op->tensors[3])->name, ==,
+                         "gain");
+        g_assert_cmpstr (elk_graph_get_tensor (f, op->tensors[4])->name, ==,
+                         "bias");
+        g_assert_cmpstr (elk_graph_get_tensor (f, op->tensors[0])->name, ==,
+                         i == 0 ? "q" : "v");
+        for (guint v = 3; v < 5; v++)
+          {
+            g_assert_cmpuint (op->access[v].n_axes, ==, 1);
+            g_assert_cmpint (op->dim_names[op->access[v].dims[0][0]], ==, 'k');
+          }
+        g_assert_cmpfloat_with_epsilon (op->flops, mm->flops + norm_flops / 2,
+                                        1e-9);
+        g_test_message ("%s: %s", op->name, sig);
+      }
+    for (guint t = 0; t < elk_graph_get_n_tensors (g); t++)
+      {
+        const char *name = elk_graph_get_tensor (g, t)->name;
+        gboolean kept = elk_graph_find_tensor (f, name) >= 0;
+        g_assert_true (
+            kept
+            == g_strv_contains ((const char *const[]){ "x", "gain", "bias",
+                                                       "wq", "wv", "q", "v",
+                                                       "z", NULL },
+                                name));
+      }
+  }
+  {
+    g_autoptr (ElkGraph) g = layer_graph (LAYER_NO_BIAS);
+    g_autoptr (ElkGraph) f = elk_graph_fuse (g, ELK_FUSE_NORM, &error);
+
+    g_assert_no_error (error);
+    /* mean and centre stay; the rest is an RMSNorm of the centred x. */
+    g_assert_cmpuint (elk_graph_get_n_ops (f), ==, 5);
+    g_assert_cmpstr (elk_graph_get_op (f, 2)->type, ==,
+                     ELK_FUSE_RMSNORM_MATMUL);
+    g_assert_cmpstr (elk_graph_get_tensor (f,
+                                           elk_graph_get_op (f, 2)->tensors[1])
+                         ->name,
+                     ==, "centred");
+  }
+  for (LayerVariant v = LAYER_CENTRED_READER; v <= LAYER_MEAN_DIV; v++)
+    {
+      g_autoptr (ElkGraph) g = layer_graph (v);
+      g_autoptr (ElkGraph) f = elk_graph_fuse (g, ELK_FUSE_NORM, &error);
+
+      g_assert_no_error (error);
+      g_assert_cmpuint (elk_graph_get_n_ops (f), ==, elk_graph_get_n_ops (g));
+      g_assert_cmpstr (elk_graph_get_attribute (f, "fused-norms"), ==, "0");
+    }
+}
+
 /* Norms that must stay: their graphs come back with every operator. */
 static void
 test_fuse_no_match (void)
@@ -267,8 +409,8 @@ test_fuse_conditions (void)
 }
 
 /* The paper models: every RMSNorm of Llama2 and of the artifact's Gemma-2
- * graph (which has no post-norms) feeds MatMuls only (two per layer and
- * the output norm); OPT's LayerNorms end in a bias add and stay. */
+ * graph (which has no post-norms) and every LayerNorm of OPT feeds MatMuls
+ * only (two per layer and the output norm). */
 static void
 test_fuse_llama (void)
 {
@@ -276,12 +418,13 @@ test_fuse_llama (void)
   {
     const char *preset;
     guint fused;
-    gboolean norms_left;
+    guint norm_ops; /* operators per norm */
+    const char *type;
   } cases[] = {
-    { "llama2-13b-paper", 2 * 2 + 1, FALSE },
-    { "llama2-70b-paper", 2 * 2 + 1, FALSE },
-    { "gemma2-27b-paper", 2 * 2 + 1, FALSE },
-    { "opt-30b-paper", 0, TRUE },
+    { "llama2-13b-paper", 2 * 2 + 1, 5, ELK_FUSE_RMSNORM_MATMUL },
+    { "llama2-70b-paper", 2 * 2 + 1, 5, ELK_FUSE_RMSNORM_MATMUL },
+    { "gemma2-27b-paper", 2 * 2 + 1, 5, ELK_FUSE_RMSNORM_MATMUL },
+    { "opt-30b-paper", 2 * 2 + 1, 8, ELK_FUSE_LAYERNORM_MATMUL },
   };
 
   for (guint c = 0; c < G_N_ELEMENTS (cases); c++)
@@ -303,7 +446,7 @@ test_fuse_llama (void)
       for (guint i = 0; i < elk_graph_get_n_ops (f); i++)
         {
           const ElkOp *op = elk_graph_get_op (f, i);
-          fused_ops += g_strcmp0 (op->type, ELK_FUSE_RMSNORM_MATMUL) == 0;
+          fused_ops += g_strcmp0 (op->type, cases[c].type) == 0;
           rsqrt_left += g_strcmp0 (op->type, "rsqrt") == 0;
           mm_f += op->kind == ELK_OP_MATMUL;
         }
@@ -314,9 +457,10 @@ test_fuse_llama (void)
                       fused_ops);
       g_assert_cmpuint (mm_f, ==, mm_g);
       g_assert_cmpuint (elk_graph_get_n_ops (f), ==,
-                        elk_graph_get_n_ops (g) - 5 * cases[c].fused);
+                        elk_graph_get_n_ops (g)
+                            - cases[c].norm_ops * cases[c].fused);
       g_assert_cmpuint (fused_ops, >=, cases[c].fused);
-      g_assert_true ((rsqrt_left > 0) == cases[c].norms_left);
+      g_assert_cmpuint (rsqrt_left, ==, 0);
       g_assert_cmpfloat_with_epsilon (elk_graph_get_total_flops (f)
                                           / elk_graph_get_total_flops (g),
                                       1.0, 1e-12);
@@ -430,6 +574,7 @@ main (int argc, char *argv[])
   registry = elk_test_registry_new_default ();
   g_test_add_func ("/fuse/hand", test_fuse_hand);
   g_test_add_func ("/fuse/no-match", test_fuse_no_match);
+  g_test_add_func ("/fuse/layer", test_fuse_layer);
   g_test_add_func ("/fuse/flags", test_fuse_flags);
   g_test_add_func ("/fuse/conditions", test_fuse_conditions);
   g_test_add_func ("/fuse/llama", test_fuse_llama);

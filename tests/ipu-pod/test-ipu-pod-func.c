@@ -577,13 +577,67 @@ norm_matmul_graph (void)
   return g;
 }
 
-static void
-test_fused_norm_plans (void)
+/* norm_matmul_graph() with a LayerNorm as the frontends spell it (mean,
+ * centre, square, sum, rsqrt, scale, gain, bias) before the MatMul. */
+static ElkGraph *
+layer_matmul_graph (void)
+{
+  const ElkTensorOrigin A = ELK_TENSOR_ORIGIN_ACTIVATION;
+  const ElkTensorOrigin W = ELK_TENSOR_ORIGIN_WEIGHT;
+  static const struct
+  {
+    const char *name;
+    ElkTensorOrigin origin;
+    guint n_dims;
+    guint64 shape[2];
+  } ts[] = {
+    { "x", A, 2, { 5, 12 } },  { "mean", A, 1, { 5 } },
+    { "ce", A, 2, { 5, 12 } }, { "sq", A, 2, { 5, 12 } },
+    { "ss", A, 1, { 5 } },     { "r", A, 1, { 5 } },
+    { "sc", A, 2, { 5, 12 } }, { "g", W, 1, { 12 } },
+    { "gy", A, 2, { 5, 12 } }, { "b", W, 1, { 12 } },
+    { "y", A, 2, { 5, 12 } },  { "w", W, 2, { 12, 7 } },
+    { "out", A, 2, { 5, 7 } },
+  };
+  static const struct
+  {
+    const char *name, *type, *spec;
+    ElkOpKind kind;
+    guint32 t[3];
+    guint n;
+  } ops[] = {
+    { "mean", "sum", "mk->m", ELK_OP_REDUCE, { 0, 1 }, 2 },
+    { "centre", "sub", "mk,m->mk", ELK_OP_ELEMENTWISE, { 0, 1, 2 }, 3 },
+    { "square", "square", "mk->mk", ELK_OP_UNARY, { 2, 3 }, 2 },
+    { "sum", "sum", "mk->m", ELK_OP_REDUCE, { 3, 4 }, 2 },
+    { "rsqrt", "rsqrt", "m->m", ELK_OP_UNARY, { 4, 5 }, 2 },
+    { "scale", "mul", "mk,m->mk", ELK_OP_ELEMENTWISE, { 2, 5, 6 }, 3 },
+    { "gain", "mul", "mk,k->mk", ELK_OP_ELEMENTWISE, { 6, 7, 8 }, 3 },
+    { "bias", "add", "mk,k->mk", ELK_OP_ELEMENTWISE, { 8, 9, 10 }, 3 },
+    { "mm", "matmul", "mk,kn->mn", ELK_OP_MATMUL, { 10, 11, 12 }, 3 },
+  };
+  g_autoptr (GError) error = NULL;
+  ElkGraph *g = elk_graph_new ("layer-matmul");
+
+  for (guint i = 0; i < G_N_ELEMENTS (ts); i++)
+    elk_graph_add_tensor (g, ts[i].name, ELK_DTYPE_F16, ts[i].origin,
+                          ts[i].n_dims, ts[i].shape, 0, &error);
+  for (guint i = 0; i < G_N_ELEMENTS (ops); i++)
+    elk_graph_add_op (g, ops[i].name, ops[i].type, ops[i].kind, -1, ops[i].spec,
+                      ops[i].t, ops[i].n, NULL, &error);
+  g_assert_no_error (error);
+  return g;
+}
+
+/* Every plan and cold-hot pair of @g's one fused operator of @type
+ * against the reference of @g unfused; returns the worst relative
+ * error. */
+static double
+run_fused_plans (ElkGraph *g, const char *type)
 {
   g_autoptr (ElkChip) chip = func_chip (16);
   g_autoptr (GError) error = NULL;
   g_autoptr (ElkChipSpec) spec = elk_chip_dup_spec (chip, &error);
-  g_autoptr (ElkGraph) g = norm_matmul_graph ();
   g_autoptr (ElkGraph) f = elk_graph_fuse (g, ELK_FUSE_NORM, &error);
   g_autoptr (ElkPlanSet) set = NULL;
   const ElkPlanTable *tab;
@@ -591,7 +645,7 @@ test_fused_norm_plans (void)
 
   g_assert_no_error (error);
   g_assert_cmpuint (elk_graph_get_n_ops (f), ==, 1);
-  g_assert_cmpstr (elk_graph_get_op (f, 0)->type, ==, ELK_FUSE_RMSNORM_MATMUL);
+  g_assert_cmpstr (elk_graph_get_op (f, 0)->type, ==, type);
   set = elk_plan_set_new (f, spec, NULL, &error);
   g_assert_no_error (error);
   tab = elk_plan_set_get_table (set, 0);
@@ -600,7 +654,7 @@ test_fused_norm_plans (void)
       g_autoptr (ElkProgram) p = elk_program_new (f);
       g_autoptr (ElkMetrics) m = NULL;
       g_autoptr (GHashTable) tensors = NULL;
-      g_autofree char *what = g_strdup_printf ("fused norm plan %u", k);
+      g_autofree char *what = g_strdup_printf ("%s plan %u", type, k);
       ElkProgramOp *pop = elk_program_get_op (p, 0);
       guint n = 0;
       double err;
@@ -623,11 +677,90 @@ test_fused_norm_plans (void)
       worst = MAX (worst, err);
       g_assert_cmpuint (n, ==, 1);
     }
-  g_print ("# functional: fused RMSNorm-MatMul under %u plans and %u "
-           "cold-hot pairs against the unfused reference: worst relative "
-           "error %.3g\n",
-           tab->n_plans, tab->n_cold_hot, worst);
-  g_assert_cmpfloat (worst, <, 1e-5);
+  g_print ("# functional: %s under %u plans and %u cold-hot pairs "
+           "against the unfused reference: worst relative error %.3g\n",
+           type, tab->n_plans, tab->n_cold_hot, worst);
+  return worst;
+}
+
+static void
+test_fused_norm_plans (void)
+{
+  g_autoptr (ElkGraph) g = norm_matmul_graph ();
+
+  g_assert_cmpfloat (run_fused_plans (g, ELK_FUSE_RMSNORM_MATMUL), <, 1e-5);
+}
+
+/* The same for a LayerNorm: the fused operator rebuilds the rsqrt's
+ * argument from the sums of x and x², which rounds differently from the
+ * unfused centre-then-square, hence the same 1e-5 bound as every other
+ * operator of this file rather than bit equality. */
+static void
+test_fused_layer_plans (void)
+{
+  g_autoptr (ElkGraph) g = layer_matmul_graph ();
+
+  g_assert_cmpfloat (run_fused_plans (g, ELK_FUSE_LAYERNORM_MATMUL), <, 1e-5);
+}
+
+/* A tiny OPT-style decode step (pre-LayerNorm with biases, ReLU FFN; b3,
+ * KV 5, random weights seeded by the emulator) compiled by elk with every
+ * LayerNorm fused into its MatMuls: each fused operator's output and every
+ * other operator's against the reference of the unfused graph. */
+static void
+test_opt_fused_decode (void)
+{
+  static const char *json
+      = "{\"model_type\":\"opt\",\"hidden_size\":32,\"ffn_dim\":48,"
+        "\"num_attention_heads\":4,\"num_hidden_layers\":1,"
+        "\"vocab_size\":64,\"max_position_embeddings\":64,"
+        "\"do_layer_norm_before\":true,\"enable_bias\":true,"
+        "\"word_embed_proj_dim\":32}";
+  g_autofree char *dir = g_dir_make_tmp ("elk-opt-XXXXXX", NULL);
+  g_autofree char *path = g_build_filename (dir, "config.json", NULL);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GObject) fe = NULL;
+  g_autoptr (ElkChip) chip = func_chip (64);
+  g_autoptr (ElkGraph) g = NULL;
+  g_autoptr (ElkGraph) f = NULL;
+  g_autoptr (ElkMetrics) m = NULL;
+  g_autoptr (GHashTable) tensors = NULL;
+  guint n = 0, n_fused = 0;
+  double worst;
+
+  if (elk_registry_lookup (registry, ELK_TYPE_FRONTEND, "llama") == NULL
+      || elk_registry_lookup (registry, ELK_TYPE_SCHEDULER, "elk") == NULL)
+    {
+      g_test_skip ("needs the llama frontend and the elk scheduler");
+      return;
+    }
+  g_assert_true (g_file_set_contents (path, json, -1, NULL));
+  fe = make (ELK_TYPE_FRONTEND, "llama", "model", path, "batch", 3, "seq", 5,
+             NULL);
+  g = elk_frontend_load (ELK_FRONTEND (fe), &error);
+  g_assert_no_error (error);
+  f = elk_graph_fuse (g, ELK_FUSE_NORM, &error);
+  g_assert_no_error (error);
+  for (guint i = 0; i < elk_graph_get_n_ops (f); i++)
+    n_fused
+        += g_strcmp0 (elk_graph_get_op (f, i)->type, ELK_FUSE_LAYERNORM_MATMUL)
+           == 0;
+  /* Q, K, V after the attention norm, the FFN's up after the FFN norm,
+   * the LM head after the final norm (unless the frontend merged Q, K
+   * and V into one MatMul). */
+  g_assert_cmpuint (n_fused, >=, 3);
+  g_object_set (chip, "seed", 11, NULL);
+  m = elk_test_schedule_and_run (registry, f, chip, "elk", "reservation",
+                                 &error);
+  g_assert_no_error (error);
+  g_object_get (chip, "last-tensors", &tensors, NULL);
+  worst = compare_graph_part (g, tensors, NULL, 1e-4, "opt fused", &n);
+  g_assert_cmpuint (n, ==, elk_graph_get_n_ops (f));
+  g_print ("# functional: tiny OPT decode (b3, s5) with fuse=norm (%u -> %u "
+           "operators, %u fused) against the unfused reference: worst "
+           "relative error %.3g\n",
+           elk_graph_get_n_ops (g), elk_graph_get_n_ops (f), n_fused, worst);
+  elk_test_remove_tree (dir);
 }
 
 /* An MoE router's top-k (k = 2 of 6 scores per token) under every plan of
@@ -1270,6 +1403,10 @@ main (int argc, char *argv[])
   g_test_add_func ("/ipu-pod/functional/llama-decode", test_llama_decode);
   g_test_add_func ("/ipu-pod/functional/moe-decode", test_moe_decode);
   g_test_add_func ("/ipu-pod/functional/top-k-plans", test_topk_plans);
+  g_test_add_func ("/ipu-pod/functional/fused-layer-plans",
+                   test_fused_layer_plans);
+  g_test_add_func ("/ipu-pod/functional/opt-fused-decode",
+                   test_opt_fused_decode);
   g_test_add_func ("/ipu-pod/functional/fused-norm-plans",
                    test_fused_norm_plans);
   ret = g_test_run ();

@@ -294,9 +294,11 @@ test_matmul_rotation (void)
  * "mk,kn,k->mn": operands y, x, w and the gain g of 64) when @fused, the
  * plain MatMul otherwise; run on spatial (m, n, k) = (2, 1, 1), w
  * rotating @w_parts ways along n between its two replicas, or, when
- * @x_parts > 0, on (1, 2, 1) with x rotating @x_parts ways along k. */
+ * @x_parts > 0, on (1, 2, 1) with x rotating @x_parts ways along k.
+ * @fused 2 folds a LayerNorm instead (ELK_FUSE_LAYERNORM_MATMUL,
+ * "mk,kn,k,k->mn", a bias b of 64 after the gain). */
 static double
-norm_matmul_latency (gboolean fused, guint32 w_parts, guint32 x_parts)
+norm_matmul_latency (guint fused, guint32 w_parts, guint32 x_parts)
 {
   g_autoptr (GError) error = NULL;
   g_autoptr (ElkGraph) g = elk_graph_new ("mm");
@@ -306,7 +308,7 @@ norm_matmul_latency (gboolean fused, guint32 w_parts, guint32 x_parts)
   const guint64 sx[2] = { 16, 64 }, sw[2] = { 64, 32 }, sy[2] = { 16, 32 };
   const guint64 sg[1] = { 64 };
   const guint32 sp_w[3] = { 2, 1, 1 }, sp_x[3] = { 1, 2, 1 };
-  guint32 ts[4];
+  guint32 ts[5];
   guint n = 0;
   ElkProgramOp *pop;
 
@@ -314,10 +316,18 @@ norm_matmul_latency (gboolean fused, guint32 w_parts, guint32 x_parts)
   ts[n++] = (guint32) add_tensor (g, "w", ELK_TENSOR_ORIGIN_WEIGHT, 2, sw);
   if (fused)
     ts[n++] = (guint32) add_tensor (g, "g", ELK_TENSOR_ORIGIN_WEIGHT, 1, sg);
+  if (fused == 2)
+    ts[n++] = (guint32) add_tensor (g, "b", ELK_TENSOR_ORIGIN_WEIGHT, 1, sg);
   ts[n++] = (guint32) add_tensor (g, "y", ELK_TENSOR_ORIGIN_ACTIVATION, 2, sy);
-  elk_graph_add_op (g, "mm", fused ? ELK_FUSE_RMSNORM_MATMUL : "matmul",
-                    ELK_OP_MATMUL, -1, fused ? "mk,kn,k->mn" : "mk,kn->mn", ts,
-                    n, NULL, &error);
+  elk_graph_add_op (g, "mm",
+                    fused == 2 ? ELK_FUSE_LAYERNORM_MATMUL
+                    : fused    ? ELK_FUSE_RMSNORM_MATMUL
+                               : "matmul",
+                    ELK_OP_MATMUL, -1,
+                    fused == 2 ? "mk,kn,k,k->mn"
+                    : fused    ? "mk,kn,k->mn"
+                               : "mk,kn->mn",
+                    ts, n, NULL, &error);
   g_assert_no_error (error);
   p = elk_program_new (g);
   set_plan (p, 0, 3, n, x_parts > 0 ? sp_x : sp_w, NULL);
@@ -361,6 +371,34 @@ test_fused_norm_prologue (void)
   x_one = norm_matmul_latency (TRUE, 1, 1) - norm_matmul_latency (FALSE, 1, 1);
   x_two = norm_matmul_latency (TRUE, 1, 2) - norm_matmul_latency (FALSE, 1, 2);
   g_assert_cmpfloat_with_epsilon (x_two - x_one, -178e-9, 1e-14);
+}
+
+/* The same for a fused LayerNorm-MatMul.  Its two extra rows (g and b
+ * through the MatMul) cost nothing on these shapes: 8 or 16 rows and 10 or
+ * 18 take the same AMP blocks (ceil (m / 6), or one n block of 16).  With
+ * w rotating, one prologue and one epilogue whatever the steps.  With x
+ * rotating 2 ways along k the tile reduces its own 16 x 32 piece twice
+ * (sums of x and of x²: 2 * 303) and scales it (674), and adds the
+ * arriving piece's 2 x 16 sums (0.75 * 32 + 290 = 314), which travel with
+ * it (64 B, 64 ns); without rotation two reductions of the 16 x 64 piece
+ * (2 * 431) and the gain (1058): 1658 - 1920 = -262 ns. */
+static void
+test_fused_layer_prologue (void)
+{
+  double one
+      = norm_matmul_latency (2, 1, 0) - norm_matmul_latency (FALSE, 1, 0);
+  double two
+      = norm_matmul_latency (2, 2, 0) - norm_matmul_latency (FALSE, 2, 0);
+  double x_one, x_two;
+
+  g_assert_cmpfloat (one, >,
+                     norm_matmul_latency (TRUE, 1, 0)
+                         - norm_matmul_latency (FALSE, 1, 0));
+  g_assert_cmpfloat_with_epsilon (two, one, 1e-14);
+
+  x_one = norm_matmul_latency (2, 1, 1) - norm_matmul_latency (FALSE, 1, 1);
+  x_two = norm_matmul_latency (2, 1, 2) - norm_matmul_latency (FALSE, 1, 2);
+  g_assert_cmpfloat_with_epsilon (x_two - x_one, -262e-9, 1e-14);
 }
 
 /* Spatial (1, 1, 4): four partial sums of every 1024 B output piece.  The
@@ -833,6 +871,7 @@ main (int argc, char *argv[])
   g_test_add_func ("/ipu-pod/matmul-reduce", test_matmul_reduce);
   g_test_add_func ("/ipu-pod/matmul-rotation", test_matmul_rotation);
   g_test_add_func ("/ipu-pod/fused-norm-prologue", test_fused_norm_prologue);
+  g_test_add_func ("/ipu-pod/fused-layer-prologue", test_fused_layer_prologue);
   g_test_add_func ("/ipu-pod/reduce-lowering", test_reduce_lowering);
   g_test_add_func ("/ipu-pod/tile-mapping", test_tile_mapping);
   g_test_add_func ("/ipu-pod/assume-free-distribution",

@@ -445,10 +445,11 @@ test_hand_computed (void)
 }
 
 /* The MatMul of matmul_graph (1), fused with an RMSNorm (elk-fuse.h,
- * "bk,kn,k->bn" with the gain g of 256) when @fused, on fill_op()'s
+ * "bk,kn,k->bn" with the gain g of 256) when @fused, or with a LayerNorm
+ * when @fused is 2 ("bk,kn,k,k->bn", a bias of 256 too), on fill_op()'s
  * layout; @compute returns the plan's compute time. */
 static double
-norm_matmul_latency (gboolean fused, gboolean rot, double *compute)
+norm_matmul_latency (guint fused, gboolean rot, double *compute)
 {
   g_autoptr (GObject) chip = small_chip ("noc-sim", "all-to-all", 4);
   g_autoptr (ElkGraph) g = elk_graph_new ("mm");
@@ -457,7 +458,7 @@ norm_matmul_latency (gboolean fused, gboolean rot, double *compute)
   g_autoptr (GError) error = NULL;
   guint64 sx[2] = { 1, 256 }, sw[2] = { 256, 2048 }, sg[1] = { 256 };
   guint64 sy[2] = { 1, 2048 };
-  guint32 t[4];
+  guint32 t[5];
   guint n = 0;
   ElkProgramOp *pop;
 
@@ -465,10 +466,18 @@ norm_matmul_latency (gboolean fused, gboolean rot, double *compute)
   t[n++] = elk_test_add_tensor (g, ELK_TENSOR_ORIGIN_WEIGHT, 2, sw, "w");
   if (fused)
     t[n++] = elk_test_add_tensor (g, ELK_TENSOR_ORIGIN_WEIGHT, 1, sg, "g");
+  if (fused == 2)
+    t[n++] = elk_test_add_tensor (g, ELK_TENSOR_ORIGIN_WEIGHT, 1, sg, "b");
   t[n++] = elk_test_add_tensor (g, ELK_TENSOR_ORIGIN_ACTIVATION, 2, sy, "y");
-  elk_graph_add_op (g, "mm", fused ? ELK_FUSE_RMSNORM_MATMUL : "matmul",
-                    ELK_OP_MATMUL, -1, fused ? "bk,kn,k->bn" : "bk,kn->bn", t,
-                    n, NULL, &error);
+  elk_graph_add_op (g, "mm",
+                    fused == 2 ? ELK_FUSE_LAYERNORM_MATMUL
+                    : fused    ? ELK_FUSE_RMSNORM_MATMUL
+                               : "matmul",
+                    ELK_OP_MATMUL, -1,
+                    fused == 2 ? "bk,kn,k,k->bn"
+                    : fused    ? "bk,kn,k->bn"
+                               : "bk,kn->bn",
+                    t, n, NULL, &error);
   g_assert_no_error (error);
   prog = elk_program_new (g);
   pop = elk_program_get_op (prog, 0);
@@ -476,9 +485,12 @@ norm_matmul_latency (gboolean fused, gboolean rot, double *compute)
   /* The gain's 512 B, read once and replicated on the 16 cores. */
   if (fused)
     pop->hbm_bytes += 512;
+  if (fused == 2)
+    pop->hbm_bytes += 512;
   pop->exec_plan.n_operands = (guint8) n;
   for (guint d = 0; d < 3; d++)
-    pop->exec_plan.temporal[d][3] = 1;
+    for (guint v = 3; v < n; v++)
+      pop->exec_plan.temporal[d][v] = 1;
   pop->preload_plan = pop->exec_plan;
   elk_program_add_preload (prog, 0);
   elk_program_add_execute (prog, 0);
@@ -505,6 +517,22 @@ test_fused_norm_shift (void)
 
   g_assert_cmpfloat_with_epsilon (rot - still,
                                   (cf_rot - cp_rot) - (cf - cp) + 3 * 2 * GAP,
+                                  1e-12);
+}
+
+/* The same for a fused LayerNorm-MatMul: its x piece carries two sums per
+ * row (of x and of x²), 4 B per shift. */
+static void
+test_fused_layer_shift (void)
+{
+  double cf_rot, cp_rot, cf, cp;
+  double rot = norm_matmul_latency (2, TRUE, &cf_rot)
+               - norm_matmul_latency (FALSE, TRUE, &cp_rot);
+  double still = norm_matmul_latency (2, FALSE, &cf)
+                 - norm_matmul_latency (FALSE, FALSE, &cp);
+
+  g_assert_cmpfloat_with_epsilon (rot - still,
+                                  (cf_rot - cp_rot) - (cf - cp) + 3 * 4 * GAP,
                                   1e-12);
 }
 
@@ -1238,6 +1266,7 @@ main (int argc, char *argv[])
   g_test_add_func ("/noc-sim/hand-computed", test_hand_computed);
   g_test_add_func ("/noc-sim/overlap", test_overlap);
   g_test_add_func ("/noc-sim/fused-norm-shift", test_fused_norm_shift);
+  g_test_add_func ("/noc-sim/fused-layer-shift", test_fused_layer_shift);
   g_test_add_func ("/noc-sim/reduce", test_reduce);
   g_test_add_func ("/noc-sim/reduce-2d", test_reduce_2d);
   g_test_add_func ("/noc-sim/reduce-split", test_reduce_split);

@@ -913,6 +913,102 @@ test_fused_norm_cost (void)
   assert_cycles (plan.shuffle_s, shuffle);
 }
 
+/* fused_graph() with a LayerNorm folded in ("mk,kn,k,k->mn",
+ * ELK_FUSE_LAYERNORM_MATMUL): the gain G and a bias (5120) along k. */
+static ElkGraph *
+fused_layer_graph (void)
+{
+  ElkGraph *graph = elk_graph_new ("fused-layer");
+  guint64 sa[2] = { 32, 5120 }, sb[2] = { 5120, 5120 }, sg[1] = { 5120 };
+  guint64 sc[2] = { 32, 5120 };
+  guint32 t[5];
+  GError *error = NULL;
+
+  t[0] = elk_graph_add_tensor (graph, "x", ELK_DTYPE_F16,
+                               ELK_TENSOR_ORIGIN_ACTIVATION, 2, sa, 0, &error);
+  t[1] = elk_graph_add_tensor (graph, "b", ELK_DTYPE_F16,
+                               ELK_TENSOR_ORIGIN_WEIGHT, 2, sb, 0, &error);
+  t[2] = elk_graph_add_tensor (graph, "g", ELK_DTYPE_F16,
+                               ELK_TENSOR_ORIGIN_WEIGHT, 1, sg, 0, &error);
+  t[3] = elk_graph_add_tensor (graph, "bias", ELK_DTYPE_F16,
+                               ELK_TENSOR_ORIGIN_WEIGHT, 1, sg, 0, &error);
+  t[4] = elk_graph_add_tensor (graph, "c", ELK_DTYPE_F16,
+                               ELK_TENSOR_ORIGIN_ACTIVATION, 2, sc, 0, &error);
+  g_assert_no_error (error);
+  elk_graph_add_op (graph, "mm", ELK_FUSE_LAYERNORM_MATMUL, ELK_OP_MATMUL, -1,
+                    "mk,kn,k,k->mn", t, 5, NULL, &error);
+  g_assert_no_error (error);
+  return graph;
+}
+
+/* The LayerNorm-MatMul's plan (2, 32, 23), no rotation, by hand:
+ *  - each step's MatMul has two more rows (g and b give gᵀW and bᵀW):
+ *    16 + 2 = 18 x 223 x 160, m and n swap, ceil (18 / 16) = 2 n blocks
+ *    where the MatMul alone has one;
+ *  - the prologue: two reductions of the 16 x 223 piece (sums of x and of
+ *    x², 0.25 * 3568 + 175 each) and the gain (0.75 * 3568 + 290);
+ *  - the epilogue on 1/23 of the output: the rsqrt's argument rebuilt
+ *    from the two sums (0.75 * 16/23 + 290), its rsqrt (0.5 * 16/23 +
+ *    200) and three element-wise passes (3 * (0.75 * 2560/23 + 290));
+ *  - in the gather 2 x 16 row sums and 2 x 160 elements of gᵀW and bᵀW
+ *    (704 bytes); 2912/23 = 127 outputs per core still round to 144 in
+ *    the reduction. */
+static void
+test_fused_layer_cost (void)
+{
+  g_autoptr (ElkChipSpec) spec = plan_test_spec_one_ipu ();
+  g_autoptr (ElkGraph) graph = fused_layer_graph ();
+  g_autoptr (ElkPlanSet) set = NULL;
+  GError *error = NULL;
+  ElkPlan plan;
+  double mm = 24 * 27 * 14 * 2 + 514 * 14 * 2 + 113 * 2 + 173;
+  double prologue = 2 * (0.25 * 3568 + 175) + (0.75 * 3568 + 290);
+  double epilogue = (0.75 * 16.0 / 23 + 290) + (0.5 * 16.0 / 23 + 200)
+                    + 3 * (0.75 * 2560.0 / 23 + 290);
+  double shuffle = 0.28 * 5120 + 6 * 118 + 23 * 118 + 0.28 * (5120 + 704)
+                   + 0.25 * 3312 + 175;
+
+  plan_init (&plan, 2, 32, 23);
+  g_assert_true (elk_plan_evaluate (graph, 0, spec, &plan, &error));
+  g_assert_no_error (error);
+  g_assert_cmpuint (plan.n_operands, ==, 5);
+  g_assert_cmpuint (plan.replicas[4], ==, 2 * 32);
+  g_assert_cmpuint (plan.operand_bytes[4], ==, 2 * 223);
+  assert_cycles (plan.compute_s, mm + prologue + epilogue);
+  assert_cycles (plan.shift_s, 0);
+  assert_cycles (plan.shuffle_s, shuffle);
+  assert_cycles (plan.time_s, mm + prologue + epilogue + shuffle);
+
+  /* Its table builds like any MatMul's; neither vector rotates. */
+  set = build_set (graph, spec, 1);
+  g_assert_cmpuint (elk_plan_set_get_table (set, 0)->n_cold_hot, >=, 1);
+  for (guint i = 0; i < elk_plan_set_get_table (set, 0)->n_plans; i++)
+    for (guint d = 0; d < 3; d++)
+      {
+        const ElkPlan *p = &elk_plan_set_get_table (set, 0)->plans[i];
+        g_assert_cmpuint (p->temporal[d][3], ==, 1);
+        g_assert_cmpuint (p->temporal[d][4], ==, 1);
+      }
+  plan_init (&plan, 2, 32, 23);
+  plan.temporal[DK][4] = 2;
+  assert_plan_invalid (graph, spec, &plan, "bias");
+
+  /* x rotating 2 ways along k: two steps of 18 x 112 x 160 (7 k blocks,
+   * 2 n blocks); the prologue on the core's own 16 x 112 piece (two
+   * reductions of 1792 and the gain), and the arriving piece's 2 x 16
+   * sums added (0.75 * 32 + 290); the shift carries them (64 B). */
+  plan_init (&plan, 2, 32, 23);
+  plan.temporal[DK][1] = 2;
+  g_assert_true (elk_plan_evaluate (graph, 0, spec, &plan, &error));
+  g_assert_no_error (error);
+  g_assert_cmpuint (plan.steps, ==, 2);
+  mm = 2 * (24 * 27 * 7 * 2 + 514 * 7 * 2 + 113 * 2 + 173);
+  prologue = 2 * (0.25 * 1792 + 175) + (0.75 * 1792 + 290) + (0.75 * 32 + 290);
+  assert_cycles (plan.compute_s, mm + prologue + epilogue);
+  assert_cycles (plan.shift_s, 2 * 118 + 0.28 * (2 * 16 * 112 + 2 * 32));
+  assert_cycles (plan.shuffle_s, shuffle);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -933,5 +1029,6 @@ main (int argc, char **argv)
   g_test_add_func ("/plan/llama-layer", test_llama_layer);
   g_test_add_func ("/plan/does-not-fit", test_does_not_fit);
   g_test_add_func ("/plan/fused-norm-cost", test_fused_norm_cost);
+  g_test_add_func ("/plan/fused-layer-cost", test_fused_layer_cost);
   return g_test_run ();
 }
