@@ -184,8 +184,9 @@ elk__plan_params_class_init (ElkPlanParamsClass *klass)
       g_param_spec_enum ("fuse", "Fuse",
                          "Operator fusion applied to the point's graph "
                          "before the plan tables are built: none (the "
-                         "default) or norm (every RMSNorm folded into the "
-                         "MatMuls that read it, elk_graph_fuse())",
+                         "default) or norm (every RMSNorm and LayerNorm "
+                         "folded into the MatMuls that read it, "
+                         "elk_graph_fuse())",
                          ELK_TYPE_PLAN_FUSE, ELK_FUSE_NONE, flags));
   g_object_class_install_property (
       object_class, PROP_LAYOUT,
