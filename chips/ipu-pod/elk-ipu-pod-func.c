@@ -701,9 +701,83 @@ dq_scale (float mx, float mn)
   return (fmaxf (mx, 0.0f) - fminf (mn, 0.0f)) / 255.0f;
 }
 
-/* One kernel call on a tile: the box lo[d]..lo[d]+len[d] of the iteration
- * space; operand v's element at the box origin is at base[v] in buf[v],
- * and moving one along loop dimension d moves sd[v][d] in it. */
+/* A walk over one kernel call's box, row by row along its innermost
+ * loop dimension: the odometer every kernel below shares.  The box is
+ * lo[d]..lo[d]+len[d] of the iteration space; operand v's element at the
+ * box origin is at base[v] in its buffer, and moving one along loop
+ * dimension d moves sd[v][d] in it.  For each row, off[v] is operand v's
+ * offset of the row's first point, n the row's length and step[v]
+ * operand v's stride along it.  A box with no loop dimension (an
+ * operator on scalars) is one row of one point, the box's origin. */
+typedef struct
+{
+  guint n_dims;
+  guint n_operands;
+  const guint64 *len;
+  const guint64 *base;
+  guint64 (*sd)[ELK_MAX_DIMS];
+  guint64 idx[ELK_MAX_DIMS];
+  guint64 off[ELK_MAX_OPERANDS];
+  guint64 step[ELK_MAX_OPERANDS];
+  guint64 n;
+} BoxWalk;
+
+/* The offsets of the row the odometer w->idx points at. */
+static void
+box_walk_offsets (BoxWalk *w)
+{
+  for (guint v = 0; v < w->n_operands; v++)
+    {
+      w->off[v] = w->base[v];
+      for (guint d = 0; d + 1 < w->n_dims; d++)
+        w->off[v] += w->idx[d] * w->sd[v][d];
+    }
+}
+
+/* Starts @w on the box's first row; %FALSE if the box is empty. */
+static gboolean
+box_walk_start (BoxWalk *w,
+                guint n_dims,
+                guint n_operands,
+                const guint64 *len,
+                const guint64 *base,
+                guint64 sd[][ELK_MAX_DIMS])
+{
+  for (guint d = 0; d < n_dims; d++)
+    if (len[d] == 0)
+      return FALSE;
+  memset (w->idx, 0, sizeof (w->idx));
+  w->n_dims = n_dims;
+  w->n_operands = n_operands;
+  w->len = len;
+  w->base = base;
+  w->sd = sd;
+  w->n = n_dims > 0 ? len[n_dims - 1] : 1;
+  for (guint v = 0; v < n_operands; v++)
+    w->step[v] = n_dims > 0 ? sd[v][n_dims - 1] : 0;
+  box_walk_offsets (w);
+  return TRUE;
+}
+
+/* Moves @w to the box's next row; %FALSE after the last. */
+static gboolean
+box_walk_next (BoxWalk *w)
+{
+  gint d;
+
+  for (d = (gint) w->n_dims - 2; d >= 0; d--)
+    {
+      if (++w->idx[d] < w->len[d])
+        break;
+      w->idx[d] = 0;
+    }
+  if (d < 0)
+    return FALSE;
+  box_walk_offsets (w);
+  return TRUE;
+}
+
+/* One kernel call on a tile: the box and strides as in BoxWalk. */
 static void
 run_kernel (FuncKind fn,
             const float *imm,
@@ -714,8 +788,8 @@ run_kernel (FuncKind fn,
             const guint64 *base,
             guint64 sd[][ELK_MAX_DIMS])
 {
-  guint64 idx[ELK_MAX_DIMS] = { 0 }, off[ELK_MAX_OPERANDS];
-  guint last = n_dims - 1;
+  BoxWalk w;
+  const guint64 *off = w.off;
   float *out = buf[0];
   const float *a = n_operands > 1 ? buf[1] : NULL;
   const float *b = n_operands > 2 ? buf[2] : NULL;
@@ -723,31 +797,15 @@ run_kernel (FuncKind fn,
   const float alpha = fn == F_MAC ? imm[0] : 1.0f;
   const float beta = fn == F_BIAS ? imm[1] : 1.0f;
 
-  /* No loop dimension (an operator on scalars): one point, the box's
-   * origin, as one dimension of extent 1. */
-  if (n_dims == 0)
+  if (!box_walk_start (&w, n_dims, n_operands, len, base, sd))
+    return;
+  do
     {
-      static const guint64 one = 1;
-      guint64 sd0[ELK_MAX_OPERANDS][ELK_MAX_DIMS] = { { 0 } };
-      run_kernel (fn, imm, 1, n_operands, &one, buf, base, sd0);
-      return;
-    }
-  for (guint d = 0; d < n_dims; d++)
-    if (len[d] == 0)
-      return;
-  for (;;)
-    {
-      guint64 n = len[last];
-      guint64 s0 = sd[0][last], s1 = n_operands > 1 ? sd[1][last] : 0;
-      guint64 s2 = n_operands > 2 ? sd[2][last] : 0;
-      guint64 sz = sd[n_operands - 1][last];
+      guint64 n = w.n;
+      guint64 s0 = w.step[0], s1 = n_operands > 1 ? w.step[1] : 0;
+      guint64 s2 = n_operands > 2 ? w.step[2] : 0;
+      guint64 sz = w.step[n_operands - 1];
 
-      for (guint v = 0; v < n_operands; v++)
-        {
-          off[v] = base[v];
-          for (guint d = 0; d < last; d++)
-            off[v] += idx[d] * sd[v][d];
-        }
       for (guint64 i = 0; i < n; i++)
         {
           float *o = out + off[0] + i * s0;
@@ -804,23 +862,12 @@ run_kernel (FuncKind fn,
             default: *o = apply_unary (fn, imm, x); break;
             }
         }
-      /* The odometer over the outer dimensions. */
-      {
-        gint d;
-        for (d = (gint) last - 1; d >= 0; d--)
-          {
-            if (++idx[d] < len[d])
-              break;
-            idx[d] = 0;
-          }
-        if (d < 0)
-          return;
-      }
     }
+  while (box_walk_next (&w));
 }
 
 /* One F_NORM_MAC call on a tile (operands out, x, W, g; the box and
- * strides as in run_kernel): out += (x g) W and ss += x², ss indexed like
+ * strides as in BoxWalk): out += (x g) W and ss += x², ss indexed like
  * the output.  Every point of the iteration space is computed once, so
  * each output element's ss ends as the sum of x² over the whole k. */
 static void
@@ -831,39 +878,25 @@ run_norm_mac (guint n_dims,
               guint64 sd[][ELK_MAX_DIMS],
               float *ss)
 {
-  guint64 idx[ELK_MAX_DIMS] = { 0 };
+  BoxWalk w;
 
-  for (guint d = 0; d < n_dims; d++)
-    if (len[d] == 0)
-      return;
-  for (;;)
-    {
-      guint64 off[4];
-      gint d;
-      float x;
+  if (!box_walk_start (&w, n_dims, 4, len, base, sd))
+    return;
+  do
+    for (guint64 i = 0; i < w.n; i++)
+      {
+        guint64 o = w.off[0] + i * w.step[0];
+        float x = buf[1][w.off[1] + i * w.step[1]];
 
-      for (guint v = 0; v < 4; v++)
-        {
-          off[v] = base[v];
-          for (guint e = 0; e < n_dims; e++)
-            off[v] += idx[e] * sd[v][e];
-        }
-      x = buf[1][off[1]];
-      buf[0][off[0]] += (x * buf[3][off[3]]) * buf[2][off[2]];
-      ss[off[0]] += x * x;
-      for (d = (gint) n_dims - 1; d >= 0; d--)
-        {
-          if (++idx[d] < len[d])
-            break;
-          idx[d] = 0;
-        }
-      if (d < 0)
-        return;
-    }
+        buf[0][o] += (x * buf[3][w.off[3] + i * w.step[3]])
+                     * buf[2][w.off[2] + i * w.step[2]];
+        ss[o] += x * x;
+      }
+  while (box_walk_next (&w));
 }
 
 /* One F_LAYER_MAC call on a tile (operands out, x, W, g, b; the box and
- * strides as in run_kernel): out += (x g) W and, in the four shadows of
+ * strides as in BoxWalk): out += (x g) W and, in the four shadows of
  * the output @st (each @n long), s1 += x, s2 += x², gw += g W and
  * bw += b W.  Every point of the iteration space is computed once, so
  * each output element's shadows end as sums over the whole k. */
@@ -876,39 +909,25 @@ run_layer_mac (guint n_dims,
                float *st,
                guint64 n)
 {
-  guint64 idx[ELK_MAX_DIMS] = { 0 };
+  BoxWalk w;
 
-  for (guint d = 0; d < n_dims; d++)
-    if (len[d] == 0)
-      return;
-  for (;;)
-    {
-      guint64 off[5];
-      gint d;
-      float x, w;
+  if (!box_walk_start (&w, n_dims, 5, len, base, sd))
+    return;
+  do
+    for (guint64 i = 0; i < w.n; i++)
+      {
+        guint64 o = w.off[0] + i * w.step[0];
+        float x = buf[1][w.off[1] + i * w.step[1]];
+        float wt = buf[2][w.off[2] + i * w.step[2]];
+        float g = buf[3][w.off[3] + i * w.step[3]];
 
-      for (guint v = 0; v < 5; v++)
-        {
-          off[v] = base[v];
-          for (guint e = 0; e < n_dims; e++)
-            off[v] += idx[e] * sd[v][e];
-        }
-      x = buf[1][off[1]];
-      w = buf[2][off[2]];
-      buf[0][off[0]] += (x * buf[3][off[3]]) * w;
-      st[off[0]] += x;
-      st[n + off[0]] += x * x;
-      st[2 * n + off[0]] += buf[3][off[3]] * w;
-      st[3 * n + off[0]] += buf[4][off[4]] * w;
-      for (d = (gint) n_dims - 1; d >= 0; d--)
-        {
-          if (++idx[d] < len[d])
-            break;
-          idx[d] = 0;
-        }
-      if (d < 0)
-        return;
-    }
+        buf[0][o] += (x * g) * wt;
+        st[o] += x;
+        st[n + o] += x * x;
+        st[2 * n + o] += g * wt;
+        st[3 * n + o] += buf[4][w.off[4] + i * w.step[4]] * wt;
+      }
+  while (box_walk_next (&w));
 }
 
 /* Softmax over the loop dimensions in @axes, which the plan keeps whole
