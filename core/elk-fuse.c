@@ -32,9 +32,24 @@
  * rsqrt's argument rounds differently (tests/ipu-pod/test-ipu-pod-func.c
  * reports the error).
  *
- * The chain is recognised by structure (kinds, einsum accesses, the
+ * A softmax over an axis s reaches elk as four operators: max (REDUCE
+ * "max" ms->m), sub-exp (ELEMENTWISE exp (x - mx), "ms,m->ms"), sum
+ * (REDUCE "sum" ms->m of the exponentials) and div (ELEMENTWISE
+ * "ms,m->ms").  When only MatMuls contracting over s read its output
+ * (attention's probabilities times V), with e = exp (x - mx),
+ *
+ *   Σ_s (e / Σ_s e) V = (Σ_s e V) / Σ_s e                     (per row)
+ *
+ * so each MatMul computes e on its x piece, the partial row sums of e
+ * ride with the output's partial sums exactly as an RMSNorm's sums of
+ * squares do, and an epilogue divides each output row.  The max stays an
+ * operator of its own (the fused operator reads its output), so the
+ * exponentials are the very values the unfused graph computes.
+ *
+ * The chains are recognised by structure (kinds, einsum accesses, the
  * operators' functions and single-use intermediate tensors), never by
- * operator names, so any frontend that spells RMSNorm this way benefits.
+ * operator names, so any frontend that spells RMSNorm or softmax this
+ * way benefits.
  */
 #include "config.h"
 
@@ -42,17 +57,20 @@
 
 #include "elk-private.h"
 
-/* One recognised norm and where its pieces sit in the source graph: an
- * RMSNorm's five operators, or a LayerNorm's eight (mean and centre
- * before them, bias after). */
+/* One recognised norm or softmax and where its pieces sit in the source
+ * graph: an RMSNorm's five operators, a LayerNorm's eight (mean and
+ * centre before them, bias after), or a softmax's last three (sub-exp,
+ * sum, div; its max stays). */
 typedef struct
 {
   guint32 ops[8]; /* [mean, centre,] square, sum, rsqrt, scale, gain[, bias] */
   guint32 temps[8];  /* their outputs; the last is the norm's output */
-  guint n;           /* 5 (RMSNorm) or 8 (LayerNorm) */
+  guint n;           /* 5 (RMSNorm), 8 (LayerNorm) or 3 (softmax) */
   gboolean layer;    /* a LayerNorm */
-  guint32 x;         /* the norm's input */
-  guint32 gain;      /* the gain vector */
+  gboolean softmax;  /* a softmax: ops are sub-exp, sum, div */
+  guint axis;        /* softmax: the position of s in x's axes */
+  guint32 x;         /* the norm's (softmax's) input */
+  guint32 gain;      /* the gain vector (softmax: the row maximum) */
   guint32 bias;      /* the bias vector (LayerNorm) */
   guint n_readers;   /* MatMuls reading the norm's output */
   double norm_flops; /* the norm operators' FLOPs */
@@ -143,6 +161,45 @@ bias_slot (const ElkOp *op, guint32 y)
       || op->access[0].dims[0][0] == op->access[0].dims[1][0])
     return 0;
   return vb;
+}
+
+static gboolean
+matmul_reads_softmax (const ElkOp *mm, guint32 y, const NormChain *c);
+
+/* Whether MatMul @op is one that @c (a norm, or a softmax with its axis,
+ * x and maximum set) can fold into, reading @c's output @y. */
+static gboolean
+reads_chain (const ElkOp *op, guint32 y, const NormChain *c)
+{
+  return c->softmax ? matmul_reads_softmax (op, y, c)
+                    : matmul_reads_norm (op, y);
+}
+
+/* How many operators after operator @after read @c's output @y, if every
+ * one of them is a MatMul @c can fold into (reads_chain()) and @y is an
+ * activation something reads; 0 otherwise. */
+static guint
+fusable_readers (const Uses *u, guint after, guint32 y, const NormChain *c)
+{
+  guint n_mm = 0;
+
+  if (elk_graph_get_tensor (u->graph, y)->origin != ELK_TENSOR_ORIGIN_ACTIVATION
+      || u->n_uses[y] == 0)
+    return 0;
+  for (guint i = after + 1; i < u->n_ops; i++)
+    {
+      const ElkOp *op = elk_graph_get_op (u->graph, i);
+      gboolean reads = FALSE;
+
+      for (guint v = 1; v < op->n_operands; v++)
+        reads |= op->tensors[v] == y;
+      if (!reads)
+        continue;
+      if (!reads_chain (op, y, c))
+        return 0;
+      n_mm++;
+    }
+  return n_mm == u->n_uses[y] ? n_mm : 0;
 }
 
 /* Tries to read the head of a LayerNorm whose centred rows @centred its
@@ -261,6 +318,7 @@ match_norm (const Uses *u, const ElkOp *sq, NormChain *c)
    * the other is read as an RMSNorm of the centred x, or not at all. */
   y = gn->tensors[0];
   c->layer = FALSE;
+  c->softmax = FALSE;
   c->norm_flops = 0;
   if (match_layer_head (u, sq->tensors[1], c))
     {
@@ -279,23 +337,8 @@ match_norm (const Uses *u, const ElkOp *sq, NormChain *c)
     }
 
   /* Every reader of the norm's output is a MatMul contracting over k. */
-  if (elk_graph_get_tensor (u->graph, y)->origin != ELK_TENSOR_ORIGIN_ACTIVATION
-      || u->n_uses[y] == 0)
-    return FALSE;
-  for (guint i = (c->layer ? bi->id : gn->id) + 1; i < u->n_ops; i++)
-    {
-      const ElkOp *op = elk_graph_get_op (u->graph, i);
-      gboolean reads = FALSE;
-
-      for (guint v = 1; v < op->n_operands; v++)
-        reads |= op->tensors[v] == y;
-      if (!reads)
-        continue;
-      if (!matmul_reads_norm (op, y))
-        return FALSE;
-      n_mm++;
-    }
-  if (n_mm != u->n_uses[y])
+  n_mm = fusable_readers (u, c->layer ? bi->id : gn->id, y, c);
+  if (n_mm == 0)
     return FALSE;
 
   first = c->layer ? 2 : 0;
@@ -319,6 +362,150 @@ match_norm (const Uses *u, const ElkOp *sq, NormChain *c)
     }
   c->n_readers = n_mm;
   c->norm_flops += sq->flops + su->flops + rs->flops + sc->flops + gn->flops;
+  return TRUE;
+}
+
+/* Whether @a names @n plain axes, no loop dimension twice. */
+static gboolean
+distinct_axes (const ElkAccess *a, guint n)
+{
+  if (!plain_axes (a, n))
+    return FALSE;
+  for (guint x = 0; x < n; x++)
+    for (guint y = x + 1; y < n; y++)
+      if (a->dims[x][0] == a->dims[y][0])
+        return FALSE;
+  return TRUE;
+}
+
+/* The position of the one axis @full (at least two distinct plain axes)
+ * has and @short_ leaves out, @short_ keeping the others in order; -1 if
+ * @short_ is not of that form. */
+static gint
+dropped_axis (const ElkAccess *full, const ElkAccess *short_)
+{
+  if (full->n_axes < 2 || !distinct_axes (full, full->n_axes)
+      || short_->n_axes + 1 != full->n_axes
+      || !plain_axes (short_, short_->n_axes))
+    return -1;
+  for (guint p = 0; p < full->n_axes; p++)
+    {
+      gboolean same = TRUE;
+      for (guint x = 0, y = 0; x < full->n_axes; x++)
+        if (x != p && short_->dims[y++][0] != full->dims[x][0])
+          same = FALSE;
+      if (same)
+        return (gint) p;
+    }
+  return -1;
+}
+
+/* The position of the axis a REDUCE @op (x -> out) sums over, the output
+ * keeping the other axes in order; -1 if it is not of that form. */
+static gint
+reduced_axis (const ElkOp *op)
+{
+  if (op->n_operands != 2)
+    return -1;
+  return dropped_axis (&op->access[1], &op->access[0]);
+}
+
+/* The position of the axis along which a binary ELEMENTWISE @op
+ * broadcasts its second input over its first ("ms,m->ms": the first
+ * input's accesses equal the output's, the second's leave one axis out);
+ * -1 if it is not of that form. */
+static gint
+broadcast_axis (const ElkOp *op)
+{
+  if (op->n_operands != 3 || op->tensors[1] == op->tensors[2]
+      || memcmp (&op->access[1], &op->access[0], sizeof (ElkAccess)) != 0)
+    return -1;
+  return dropped_axis (&op->access[0], &op->access[2]);
+}
+
+/* Whether MatMul @mm reads the probabilities @y as its first input,
+ * contracting over the axis at position @p of its access (which indexes
+ * the second input, plainly) and keeping every other axis in its
+ * output; its second input is neither the softmax's x nor its maximum. */
+static gboolean
+matmul_reads_softmax (const ElkOp *mm, guint32 y, const NormChain *c)
+{
+  const ElkAccess *a = &mm->access[1];
+  gint8 s;
+  gboolean s_v = FALSE;
+
+  if (mm->kind != ELK_OP_MATMUL || mm->n_operands != 3 || mm->tensors[1] != y
+      || mm->tensors[2] == y || mm->tensors[2] == c->x
+      || mm->tensors[2] == c->gain || !distinct_axes (a, a->n_axes)
+      || c->axis >= a->n_axes)
+    return FALSE;
+  s = a->dims[c->axis][0];
+  for (guint x = 0; x < a->n_axes; x++)
+    {
+      gboolean in_out = FALSE;
+      for (guint z = 0; z < mm->access[0].n_axes; z++)
+        in_out |= mm->access[0].dims[z][0] == a->dims[x][0]
+                  || mm->access[0].dims[z][1] == a->dims[x][0];
+      if (in_out != (x != c->axis))
+        return FALSE;
+    }
+  for (guint x = 0; x < mm->access[2].n_axes; x++)
+    {
+      if (mm->access[2].dims[x][1] == s)
+        return FALSE;
+      s_v |= mm->access[2].dims[x][0] == s && mm->access[2].dims[x][1] < 0;
+    }
+  return s_v;
+}
+
+/* Tries to read a softmax ending at operator @dv (its divide): sub-exp
+ * (x, mx) -> e, sum of e over the same axis -> z, e / z, with e read only
+ * by the sum and the divide, z only by the divide, and every reader of
+ * the quotient a MatMul contracting over the softmax axis. */
+static gboolean
+match_softmax (const Uses *u, const ElkOp *dv, NormChain *c)
+{
+  const ElkOp *su, *ex;
+  guint32 e, z, y;
+  gint p;
+
+  if (!op_is (dv, ELK_OP_ELEMENTWISE, "div", 3)
+      || (p = broadcast_axis (dv)) < 0)
+    return FALSE;
+  e = dv->tensors[1];
+  z = dv->tensors[2];
+  y = dv->tensors[0];
+  if (single_reader (u, z) != dv || u->producer[z] < 0 || u->producer[e] < 0
+      || u->n_uses[e] != 2
+      || elk_graph_get_tensor (u->graph, e)->origin
+             != ELK_TENSOR_ORIGIN_ACTIVATION)
+    return FALSE;
+  su = elk_graph_get_op (u->graph, (guint) u->producer[z]);
+  ex = elk_graph_get_op (u->graph, (guint) u->producer[e]);
+  if (!op_is (su, ELK_OP_REDUCE, "sum", 2) || su->tensors[1] != e
+      || reduced_axis (su) != p || !op_is (ex, ELK_OP_ELEMENTWISE, "sub-exp", 3)
+      || broadcast_axis (ex) != p || u->routed[ex->id] || u->routed[su->id]
+      || u->routed[dv->id])
+    return FALSE;
+
+  memset (c, 0, sizeof (*c));
+  c->softmax = TRUE;
+  c->axis = (guint) p;
+  c->x = ex->tensors[1];
+  c->gain = ex->tensors[2];
+  c->n = 3;
+  c->ops[0] = ex->id;
+  c->ops[1] = su->id;
+  c->ops[2] = dv->id;
+  c->temps[0] = e;
+  c->temps[1] = z;
+  c->temps[2] = y;
+
+  /* Every reader of the quotient is a MatMul contracting over s. */
+  c->n_readers = fusable_readers (u, dv->id, y, c);
+  if (c->n_readers == 0)
+    return FALSE;
+  c->norm_flops = ex->flops + su->flops + dv->flops;
   return TRUE;
 }
 
@@ -379,7 +566,8 @@ copy_op (ElkGraph *out, const ElkOp *op, const gint *new_id, GError **error)
 
 /* Appends the fused operator that replaces MatMul @mm reading @c's
  * output: x in the MatMul's input slot, then the weight, then the gain
- * (and a LayerNorm's bias) indexed by the contracted dimension. */
+ * (and a LayerNorm's bias) indexed by the contracted dimension, or a
+ * softmax's row maximum indexed by x's other axes. */
 static gboolean
 add_fused (ElkGraph *out,
            const ElkOp *mm,
@@ -397,7 +585,15 @@ add_fused (ElkGraph *out,
   append_access (spec, mm, &mm->access[1]);
   g_string_append_c (spec, ',');
   append_access (spec, mm, &mm->access[2]);
-  g_string_append_printf (spec, ",%c", kname);
+  if (c->softmax)
+    {
+      g_string_append_c (spec, ',');
+      for (guint x = 0; x < mm->access[1].n_axes; x++)
+        if (x != c->axis)
+          g_string_append_c (spec, mm->dim_names[mm->access[1].dims[x][0]]);
+    }
+  else
+    g_string_append_printf (spec, ",%c", kname);
   if (c->layer)
     g_string_append_printf (spec, ",%c", kname);
   g_string_append (spec, "->");
@@ -409,8 +605,9 @@ add_fused (ElkGraph *out,
     tensors[n++] = (guint32) new_id[c->bias];
   tensors[n++] = (guint32) new_id[mm->tensors[0]];
   id = elk_graph_add_op (out, mm->name,
-                         c->layer ? ELK_FUSE_LAYERNORM_MATMUL
-                                  : ELK_FUSE_RMSNORM_MATMUL,
+                         c->softmax ? ELK_FUSE_SOFTMAX_MATMUL
+                         : c->layer ? ELK_FUSE_LAYERNORM_MATMUL
+                                    : ELK_FUSE_RMSNORM_MATMUL,
                          ELK_OP_MATMUL, mm->layer, spec->str, tensors, n,
                          extents, error);
   if (id < 0)
@@ -470,8 +667,10 @@ static ElkGraph *
 build_fused (const ElkGraph *graph,
              const Uses *u,
              GArray *chains,
+             ElkFuseFlags flags,
              GError **error)
 {
+  guint n_norms = 0, n_softmaxes = 0;
   g_autoptr (ElkGraph) out = elk_graph_new (elk_graph_get_name (graph));
   g_autofree gint *new_id = g_new (gint, u->n_tensors);
   g_autofree gint *chain_of_op = g_new (gint, u->n_ops);
@@ -485,14 +684,17 @@ build_fused (const ElkGraph *graph,
   for (guint c = 0; c < chains->len; c++)
     {
       const NormChain *nc = &g_array_index (chains, NormChain, c);
+      if (nc->softmax)
+        n_softmaxes++;
+      else
+        n_norms++;
       for (guint j = 0; j < nc->n; j++)
         {
           removed[nc->ops[j]] = TRUE;
           temp[nc->temps[j]] = TRUE;
         }
       for (guint i = nc->ops[nc->n - 1] + 1; i < u->n_ops; i++)
-        if (matmul_reads_norm (elk_graph_get_op (graph, i),
-                               nc->temps[nc->n - 1]))
+        if (reads_chain (elk_graph_get_op (graph, i), nc->temps[nc->n - 1], nc))
           chain_of_op[i] = (gint) c;
     }
 
@@ -529,7 +731,8 @@ build_fused (const ElkGraph *graph,
     }
 
   /* Routing conditions follow their operators; a fused operator keeps its
-   * MatMul's.  No norm operator has one or routes (match_norm). */
+   * MatMul's.  No norm or softmax operator has one or routes
+   * (match_norm, match_softmax). */
   for (guint i = 0; i < u->n_ops; i++)
     {
       guint32 router;
@@ -543,8 +746,17 @@ build_fused (const ElkGraph *graph,
     }
 
   elk__graph_copy_attributes (out, graph);
-  n_text = g_strdup_printf ("%u", chains->len);
-  elk_graph_set_attribute (out, "fused-norms", n_text);
+  if (flags & ELK_FUSE_NORM)
+    {
+      n_text = g_strdup_printf ("%u", n_norms);
+      elk_graph_set_attribute (out, "fused-norms", n_text);
+      g_clear_pointer (&n_text, g_free);
+    }
+  if (flags & ELK_FUSE_SOFTMAX)
+    {
+      n_text = g_strdup_printf ("%u", n_softmaxes);
+      elk_graph_set_attribute (out, "fused-softmaxes", n_text);
+    }
   return g_steal_pointer (&out);
 }
 
@@ -565,8 +777,15 @@ build_fused (const ElkGraph *graph,
  * the bias), and carries the MatMul's FLOPs plus its share of the norm's.
  * Norms that do not match (a norm read by anything else) stay as they
  * are; a LayerNorm without a bias is folded as an RMSNorm of its centred
- * x, its mean and centre staying.  Tensors, operator order and attributes are
- * otherwise kept, and the attribute "fused-norms" counts the norms folded.
+ * x, its mean and centre staying.  With %ELK_FUSE_SOFTMAX every softmax
+ * (sub-exp, sum and div over one axis s, the exponentials read only by
+ * the sum and the divide) whose output only MatMuls contracting over s
+ * read, as their first input, is replaced by one
+ * %ELK_FUSE_SOFTMAX_MATMUL operator per MatMul reading the softmax's
+ * input, the MatMul's second input and the row maximum; the max operator
+ * stays.  Tensors, operator order and attributes are otherwise kept; the
+ * attribute "fused-norms" counts the norms folded (with %ELK_FUSE_NORM)
+ * and "fused-softmaxes" the softmaxes (with %ELK_FUSE_SOFTMAX).
  *
  * Returns: (transfer full): the fused graph, or @graph itself with a new
  *   reference when @flags is %ELK_FUSE_NONE; %NULL with @error set in the
@@ -584,13 +803,13 @@ elk_graph_fuse (ElkGraph *graph, ElkFuseFlags flags, GError **error)
   g_return_val_if_fail (graph != NULL, NULL);
   g_return_val_if_fail (error == NULL || *error == NULL, NULL);
 
-  if (flags & ~ELK_FUSE_NORM)
+  if (flags & ~(ELK_FUSE_NORM | ELK_FUSE_SOFTMAX))
     {
       g_set_error (error, ELK_GRAPH_ERROR, ELK_GRAPH_ERROR_UNSUPPORTED,
-                   "graph '%s': unknown fusion flags 0x%x (known: 0x%x, "
-                   "norm)",
+                   "graph '%s': unknown fusion flags 0x%x (known: 0x%x "
+                   "norm, 0x%x softmax)",
                    elk_graph_get_name (graph), (guint) flags,
-                   (guint) ELK_FUSE_NORM);
+                   (guint) ELK_FUSE_NORM, (guint) ELK_FUSE_SOFTMAX);
       return NULL;
     }
   if (flags == ELK_FUSE_NONE)
@@ -600,11 +819,14 @@ elk_graph_fuse (ElkGraph *graph, ElkFuseFlags flags, GError **error)
   chains = g_array_new (FALSE, FALSE, sizeof (NormChain));
   for (guint i = 0; i < u.n_ops; i++)
     {
+      const ElkOp *op = elk_graph_get_op (graph, i);
       NormChain c;
-      if (match_norm (&u, elk_graph_get_op (graph, i), &c))
+
+      if (((flags & ELK_FUSE_NORM) && match_norm (&u, op, &c))
+          || ((flags & ELK_FUSE_SOFTMAX) && match_softmax (&u, op, &c)))
         g_array_append_val (chains, c);
     }
-  out = build_fused (graph, &u, chains, error);
+  out = build_fused (graph, &u, chains, flags, error);
   uses_clear (&u);
   return out;
 }

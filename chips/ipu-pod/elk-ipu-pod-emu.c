@@ -487,14 +487,26 @@ is_fused_layer (const ElkOp *op)
          && g_strcmp0 (op->type, ELK_FUSE_LAYERNORM_MATMUL) == 0;
 }
 
+/* A fused softmax-MatMul (elk-fuse.h): operands out, x, V, the row
+ * maximum. */
+static gboolean
+is_fused_softmax (const ElkOp *op)
+{
+  return op->kind == ELK_OP_MATMUL && op->n_operands == 4
+         && g_strcmp0 (op->type, ELK_FUSE_SOFTMAX_MATMUL) == 0;
+}
+
 /* A fused RMSNorm-MatMul (elk-fuse.h): operands out, x, weight, gain; or
  * a fused LayerNorm-MatMul, which is priced the same way with two row
  * sums (of x and of x²) where RMSNorm has one, and two more rows, gᵀW
- * and bᵀW, per m step block (docs/plan-space.md, "Fused operators"). */
+ * and bᵀW, per m step block; or a fused softmax-MatMul, priced as an
+ * RMSNorm's with exp (x - mx) for the gain, the row sums of the
+ * exponentials for the sums of squares and a divide for the epilogue
+ * (docs/plan-space.md, "Fused operators"). */
 static gboolean
 is_fused_norm (const ElkOp *op)
 {
-  return is_fused_layer (op)
+  return is_fused_layer (op) || is_fused_softmax (op)
          || (op->kind == ELK_OP_MATMUL && op->n_operands == 4
              && g_strcmp0 (op->type, ELK_FUSE_RMSNORM_MATMUL) == 0);
 }
@@ -1346,7 +1358,8 @@ lower_partial_sums (Lowering *lw)
  * 1/r of the output it ends with.  A LayerNorm's first rebuilds the
  * rsqrt's argument from its rows' two sums (one element-wise pass over
  * the rows) and ends with three element-wise passes, r (acc - Σx gᵀW) +
- * bᵀW, as the plan's cost model prices it. */
+ * bᵀW; a softmax's divides each element by its row's sum (one
+ * element-wise pass), as the plan's cost model prices them. */
 static void
 lower_fused_norm_epilogue (Lowering *lw)
 {
@@ -1365,6 +1378,12 @@ lower_fused_norm_epilogue (Lowering *lw)
       push_phase (lw->ph, PH_COMPUTE, WHAT_STEP,
                   ew_cycles (k, rows / r) + k->unary_slope * rows / r
                       + k->unary_fixed + 3 * ew_cycles (k, out_elems / r),
+                  0, 0, 0);
+      return;
+    }
+  if (is_fused_softmax (op))
+    {
+      push_phase (lw->ph, PH_COMPUTE, WHAT_STEP, ew_cycles (k, out_elems / r),
                   0, 0, 0);
       return;
     }

@@ -59,6 +59,11 @@ typedef enum
    * gw += g W, bw += b W; after the partial sums are reduced each output
    * element becomes r (out - s1 gw) + bw, r = rsqrt (s2 + (K - 2) s1²). */
   F_LAYER_MAC,
+  /* A fused softmax-MatMul (elk-fuse.h), operands out, x, V, mx: with
+   * e = exp (x - mx), out += e V and, in a shadow of the output, z += e;
+   * after the partial sums are reduced each output element is divided by
+   * z. */
+  F_SOFTMAX_MAC,
   F_ADD,
   F_SUB,
   F_MUL,
@@ -152,6 +157,7 @@ static const KernelName kernel_names[] = {
   { "gemm", ELK_OP_MATMUL, F_MAC, 0, POST_NONE },
   { ELK_FUSE_RMSNORM_MATMUL, ELK_OP_MATMUL, F_NORM_MAC, 0, POST_NONE },
   { ELK_FUSE_LAYERNORM_MATMUL, ELK_OP_MATMUL, F_LAYER_MAC, 0, POST_NONE },
+  { ELK_FUSE_SOFTMAX_MATMUL, ELK_OP_MATMUL, F_SOFTMAX_MAC, 0, POST_NONE },
   { "conv", ELK_OP_CONV, F_MAC, 0, POST_NONE },
   { "conv+batchnorm", ELK_OP_CONV, F_MAC, 0, POST_NONE },
   { "add", ELK_OP_ELEMENTWISE, F_ADD, 0, POST_NONE },
@@ -568,7 +574,7 @@ find_kernel (const ElkGraph *g, const ElkOp *op, Kernel *k, GError **error)
     {
       if (k->fn == F_MAC)
         k->bias = TRUE;
-      else if (k->fn == F_NORM_MAC)
+      else if (k->fn == F_NORM_MAC || k->fn == F_SOFTMAX_MAC)
         ;
       else if (op->kind == ELK_OP_ELEMENTWISE
                && (k->fn == F_ADD || k->fn == F_MUL || k->fn == F_MAX2
@@ -601,7 +607,8 @@ find_kernel (const ElkGraph *g, const ElkOp *op, Kernel *k, GError **error)
         }
     }
   else if (k->fn == F_AFFINE || k->fn == F_WHERE || k->fn == F_REQUANT
-           || k->fn == F_QSCALE || k->fn == F_NORM_MAC)
+           || k->fn == F_QSCALE || k->fn == F_NORM_MAC
+           || k->fn == F_SOFTMAX_MAC)
     {
       g_set_error (error, ELK_CHIP_ERROR, ELK_CHIP_ERROR_RUN,
                    "chip 'ipu-pod': '%s' of type '%s' needs 3 inputs, it "
@@ -891,6 +898,36 @@ run_norm_mac (guint n_dims,
         buf[0][o] += (x * buf[3][w.off[3] + i * w.step[3]])
                      * buf[2][w.off[2] + i * w.step[2]];
         ss[o] += x * x;
+      }
+  while (box_walk_next (&w));
+}
+
+/* One F_SOFTMAX_MAC call on a tile (operands out, x, V, mx; the box and
+ * strides as in BoxWalk): e = exp (x - mx), out += e V and z += e, z
+ * indexed like the output.  Every point of the iteration space is
+ * computed once, so each output element's z ends as the sum of e over
+ * the whole s. */
+static void
+run_softmax_mac (guint n_dims,
+                 const guint64 *len,
+                 float *const *buf,
+                 const guint64 *base,
+                 guint64 sd[][ELK_MAX_DIMS],
+                 float *z)
+{
+  BoxWalk w;
+
+  if (!box_walk_start (&w, n_dims, 4, len, base, sd))
+    return;
+  do
+    for (guint64 i = 0; i < w.n; i++)
+      {
+        guint64 o = w.off[0] + i * w.step[0];
+        float e = expf (buf[1][w.off[1] + i * w.step[1]]
+                        - buf[3][w.off[3] + i * w.step[3]]);
+
+        buf[0][o] += e * buf[2][w.off[2] + i * w.step[2]];
+        z[o] += e;
       }
   while (box_walk_next (&w));
 }
@@ -1392,8 +1429,9 @@ typedef struct
   /* Per tile: coordinates, round values; per operand: buffers. */
   guint32 *coord, *delta, *sender;
   float **cur[ELK_MAX_OPERANDS], **nxt[ELK_MAX_OPERANDS];
-  /* F_NORM_MAC: per tile the sums of squares, shaped like the output
-   * piece and moving with it; F_LAYER_MAC: n_ss = 4 such shadows, one
+  /* F_NORM_MAC: per tile the sums of squares (F_SOFTMAX_MAC: of the
+   * exponentials), shaped like the output piece and moving with it;
+   * F_LAYER_MAC: n_ss = 4 such shadows, one
    * after the other (s1, s2, gw, bw). */
   float **ss, **ss_nxt;
   guint n_ss;
@@ -1773,7 +1811,9 @@ gather_inputs (OpRun *run, gboolean preloaded, GError **error)
             nxt[v][t] = g_new0 (float, MAX (S->buf_len[v], 1));
         }
     }
-  run->n_ss = fn == F_NORM_MAC ? 1 : fn == F_LAYER_MAC ? 4 : 0;
+  run->n_ss = fn == F_NORM_MAC || fn == F_SOFTMAX_MAC ? 1
+              : fn == F_LAYER_MAC                     ? 4
+                                                      : 0;
   if (run->n_ss > 0)
     {
       gsize n_ss = run->n_ss * MAX (S->buf_len[0], 1);
@@ -1951,6 +1991,8 @@ compute_and_shift (OpRun *run)
                       D, len, lo, bufs, base, S->stride);
           else if (fn == F_NORM_MAC)
             run_norm_mac (D, len, bufs, base, S->stride, run->ss[t]);
+          else if (fn == F_SOFTMAX_MAC)
+            run_softmax_mac (D, len, bufs, base, S->stride, run->ss[t]);
           else if (fn == F_LAYER_MAC)
             run_layer_mac (D, len, bufs, base, S->stride, run->ss[t],
                            S->buf_len[0]);
@@ -2176,6 +2218,8 @@ reduce_outputs (OpRun *run, GError **error)
                 cur[0][t][e] /= (float) n_reduced;
               else if (fn == F_NORM_MAC)
                 cur[0][t][e] *= 1.0f / sqrtf (run->ss[t][e]);
+              else if (fn == F_SOFTMAX_MAC)
+                cur[0][t][e] /= run->ss[t][e];
               else if (fn == F_LAYER_MAC)
                 {
                   /* Σ_k (x - S)² = Σx² + (K - 2) S², S = Σx: the

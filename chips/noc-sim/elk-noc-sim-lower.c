@@ -631,7 +631,8 @@ distribution_rounds (NocSim *s, const ElkPlan *cold, const ElkPlan *hot)
  * (elk-fuse.h) piece of operand @v, the rows being the dimensions the
  * output shares with x (operand 1); 0 for any other operator.  The
  * output's (v = 0) join its partial sums; x's (v = 1) travel with x's
- * rotating piece, which its owner scaled (docs/plan-space.md). */
+ * rotating piece, which its owner scaled (docs/plan-space.md).  A fused
+ * softmax-MatMul's row sums of exponentials travel the same way. */
 static double
 fused_norm_rows_bytes (const ElkOp *op,
                        const ElkPlan *hot,
@@ -644,7 +645,8 @@ fused_norm_rows_bytes (const ElkOp *op,
 
   if (!layer
       && (op->kind != ELK_OP_MATMUL || op->n_operands != 4
-          || g_strcmp0 (op->type, ELK_FUSE_RMSNORM_MATMUL) != 0))
+          || (g_strcmp0 (op->type, ELK_FUSE_RMSNORM_MATMUL) != 0
+              && g_strcmp0 (op->type, ELK_FUSE_SOFTMAX_MATMUL) != 0)))
     return 0;
   for (guint d = 0; d < op->n_dims; d++)
     {

@@ -2,8 +2,10 @@
  *
  * elk_graph_fuse() rewrites a graph so that fewer operators, and with
  * them fewer supersteps and output shuffles, compute the same values.
- * It knows one fusion: a norm (RMSNorm or LayerNorm) folded into the
- * MatMuls that read it (docs/plan-space.md, "Fused operators").  The result is
+ * It knows two fusions: a norm (RMSNorm or LayerNorm) folded into the
+ * MatMuls that read it, and a softmax's exp, sum and divide folded into
+ * the MatMuls that read its output contracting over the softmax axis
+ * (docs/plan-space.md, "Fused operators").  The result is
  * an ordinary #ElkGraph, so every scheduler and chip sees the fused graph
  * without knowing how it was made.
  */
@@ -21,6 +23,9 @@ G_BEGIN_DECLS
  * @ELK_FUSE_NORM: fold every RMSNorm and every LayerNorm whose output only
  *   MatMuls contracting over the normalised axis read into one
  *   "rmsnorm_matmul" or "layernorm_matmul" operator per MatMul.
+ * @ELK_FUSE_SOFTMAX: fold the exp, sum and divide of every softmax whose
+ *   output only MatMuls contracting over the softmax axis read into one
+ *   "softmax_matmul" operator per MatMul (the max operator stays).
  *
  * The fusions elk_graph_fuse() applies.
  *
@@ -30,6 +35,7 @@ typedef enum
 {
   ELK_FUSE_NONE = 0,
   ELK_FUSE_NORM = 1 << 0,
+  ELK_FUSE_SOFTMAX = 1 << 1,
 } ElkFuseFlags;
 
 /**
@@ -62,6 +68,24 @@ typedef enum
  * Since: 0.2
  */
 #define ELK_FUSE_LAYERNORM_MATMUL "layernorm_matmul"
+
+/**
+ * ELK_FUSE_SOFTMAX_MATMUL:
+ *
+ * The #ElkOp.type of a softmax's exp, sum and divide fused into a MatMul
+ * that reads the softmax's output contracting over the softmax axis s
+ * (attention's probabilities times V).  Its operands are the output
+ * (m, n), the softmax's input x (m, s), the MatMul's second input V
+ * (s, n) and the softmax's row maximum mx (m), in that order so that the
+ * MatMul's two inputs keep their places; m and n stand for any number of
+ * row, column and batch axes.  It computes
+ * out[m, n] = (sum_s exp (x[m, s] - mx[m]) V[s, n]) / sum_s exp (x[m, s] -
+ * mx[m]), exactly the values of the sub-exp, sum and divide operators and the
+ * MatMul it replaces; the max operator that computes mx stays.
+ *
+ * Since: 0.2
+ */
+#define ELK_FUSE_SOFTMAX_MATMUL "softmax_matmul"
 
 ELK_API ElkGraph *
 elk_graph_fuse (ElkGraph *graph, ElkFuseFlags flags, GError **error);

@@ -24,8 +24,10 @@ struct _ElkPlanParams
 };
 
 /* The "fuse" option's values.  A private enum rather than a flags type:
- * experiment files name one choice, and every choice is a set of
- * #ElkFuseFlags. */
+ * experiment files name one choice (one word of a sweep axis), and every
+ * choice is a set of #ElkFuseFlags.  Both fusions together are spelt as
+ * GLib spells a set of flags, the nicks in the flags' order, joined by
+ * commas. */
 #define ELK_TYPE_PLAN_FUSE (plan_fuse_get_type ())
 static GType
 plan_fuse_get_type (void)
@@ -34,6 +36,9 @@ plan_fuse_get_type (void)
   static const GEnumValue values[] = {
     { ELK_FUSE_NONE, "ELK_FUSE_NONE", "none" },
     { ELK_FUSE_NORM, "ELK_FUSE_NORM", "norm" },
+    { ELK_FUSE_SOFTMAX, "ELK_FUSE_SOFTMAX", "softmax" },
+    { ELK_FUSE_NORM | ELK_FUSE_SOFTMAX, "ELK_FUSE_NORM_SOFTMAX",
+      "norm,softmax" },
     { 0, NULL, NULL },
   };
 
@@ -183,10 +188,12 @@ elk__plan_params_class_init (ElkPlanParamsClass *klass)
       object_class, PROP_FUSE,
       g_param_spec_enum ("fuse", "Fuse",
                          "Operator fusion applied to the point's graph "
-                         "before the plan tables are built: none (the "
-                         "default) or norm (every RMSNorm and LayerNorm "
-                         "folded into the MatMuls that read it, "
-                         "elk_graph_fuse())",
+                         "before the plan tables are built "
+                         "(elk_graph_fuse()): none (the default), norm "
+                         "(every RMSNorm and LayerNorm folded into the "
+                         "MatMuls that read it), softmax (every softmax's "
+                         "exp, sum and divide folded into the MatMuls that "
+                         "read it over its axis) or norm,softmax (both)",
                          ELK_TYPE_PLAN_FUSE, ELK_FUSE_NONE, flags));
   g_object_class_install_property (
       object_class, PROP_LAYOUT,

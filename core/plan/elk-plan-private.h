@@ -96,6 +96,12 @@ struct _PlanSearch
    * too): two per-row sums (of x and of x²) instead of one, and two more
    * rows (gᵀW and bᵀW) through each step's MatMul. */
   gboolean fused_layer;
+  /* A softmax folded in (ELK_FUSE_SOFTMAX_MATMUL, fused_norm set too):
+   * priced as an RMSNorm's with exp (x - mx) for the gain, the row sums
+   * of the exponentials for the sums of squares and a divide for the
+   * epilogue's rsqrt and scale; its row maximum (operand 3) never
+   * rotates. */
+  gboolean fused_softmax;
 
   /* The chip. */
   const ElkChipSpec *spec;

@@ -132,7 +132,9 @@ elk__plan_search_new (const ElkGraph *graph,
    * width (a zero-point-shifted int32 operand holds 9-bit values). */
   s->fused_layer = op->kind == ELK_OP_MATMUL && op->n_operands == 5
                    && g_strcmp0 (op->type, ELK_FUSE_LAYERNORM_MATMUL) == 0;
-  s->fused_norm = s->fused_layer
+  s->fused_softmax = op->kind == ELK_OP_MATMUL && op->n_operands == 4
+                     && g_strcmp0 (op->type, ELK_FUSE_SOFTMAX_MATMUL) == 0;
+  s->fused_norm = s->fused_layer || s->fused_softmax
                   || (op->kind == ELK_OP_MATMUL && op->n_operands == 4
                       && g_strcmp0 (op->type, ELK_FUSE_RMSNORM_MATMUL) == 0);
   s->mm_inner = spec->cost.matmul_inner;
@@ -440,7 +442,9 @@ elk__plan_search_build_cands (PlanSearch *s, const ElkPlan *multiple_of)
    * rotates: each core keeps its whole k piece, k / spatial[k] elements.
    * Rotating it would put a third operand into the k round of x and W,
    * whose Cannon skew cannot always place it (the emulator's functional
-   * mode refuses such rings), for no gain worth having. */
+   * mode refuses such rings), for no gain worth having.  A fused
+   * softmax's row maximum (operand 3, a vector along x's rows) stays for
+   * the same reason: each core keeps the maxima of all its rows. */
   if (s->fused_norm)
     s->n_divisors[3] = 1;
   /* Nor does a fused LayerNorm's bias (operand 4), for the same reason. */
@@ -732,7 +736,11 @@ compute_cycles (const PlanSearch *s, const PlanDimCand *const *chosen)
  * is priced as a reduce of the piece; the unfused graph spells it as a
  * square operator and a sum operator.  A fused LayerNorm also needs the
  * plain sum of each row (its mean operator): a second reduction of the
- * piece.  norm_prologue_total() counts the pieces. */
+ * piece.  A fused softmax's prologue is exp (x - mx) on the piece (one
+ * element-wise pass, as the unfused sub-exp operator is priced) and the
+ * partial row sums of the exponentials (one reduce of the piece, as its
+ * sum operator): the same two terms.  norm_prologue_total() counts the
+ * pieces. */
 static double
 norm_prologue_cycles (const PlanSearch *s, const PlanDimCand *const *chosen)
 {
@@ -973,8 +981,15 @@ elk__plan_search_eval (const PlanSearch *s,
       if (s->fused_norm && !s->fused_layer)
         {
           double share = MAX (r_out, 1u);
-          e->compute_cycles += cc->unary_slope * rows / share + cc->unary_fixed
-                               + ew_cycles (cc, out_elems / share);
+          /* A fused softmax's row sums travel the same way; its epilogue
+           * is one divide per element (one element-wise pass, as the
+           * unfused div operator is priced), with no rsqrt. */
+          if (s->fused_softmax)
+            e->compute_cycles += ew_cycles (cc, out_elems / share);
+          else
+            e->compute_cycles += cc->unary_slope * rows / share
+                                 + cc->unary_fixed
+                                 + ew_cycles (cc, out_elems / share);
           out_elems += rows;
           gather_b += rows * s->elem_bytes[0];
         }
@@ -1164,10 +1179,14 @@ elk__plan_search_check (PlanSearch *s,
             {
               g_set_error (error, ELK_SCHEDULE_ERROR,
                            ELK_SCHEDULE_ERROR_INVALID_PROGRAM,
-                           "operator '%s': the %s of a fused norm-MatMul "
+                           "operator '%s': the %s of a fused %s-MatMul "
                            "does not rotate, but its factor along '%c' is %u",
-                           name, v == 3 ? "gain" : "bias", s->op->dim_names[d],
-                           t);
+                           name,
+                           s->fused_softmax ? "row maximum"
+                           : v == 3         ? "gain"
+                                            : "bias",
+                           s->fused_softmax ? "softmax" : "norm",
+                           s->op->dim_names[d], t);
               return FALSE;
             }
           if (t < 1 || (t > 1 && (s->dim_mask[v] & (1u << d)) == 0)

@@ -1,7 +1,7 @@
 /* test-fuse.c: operator fusion (elk_graph_fuse(), issue 19 item 3): an
- * RMSNorm folded into the MatMuls that read it, the chains that must stay
- * as they are, routing conditions, flags, and the Llama frontend's paper
- * models. */
+ * RMSNorm, a LayerNorm or a softmax folded into the MatMuls that read it,
+ * the chains that must stay as they are, routing conditions, flags, and
+ * the Llama frontend's paper models. */
 #include "config.h"
 
 #include <string.h>
@@ -318,6 +318,148 @@ test_fuse_layer (void)
     }
 }
 
+/* How a hand-built softmax deviates from the frontends' spelling. */
+typedef enum
+{
+  SM_PLAIN,
+  SM_EXTRA_READER, /* an add also reads the probabilities */
+  SM_EXP_READER,   /* an add also reads the exponentials */
+  SM_SUM_READER,   /* an add also reads the row sums */
+  SM_CONTRACT_M,   /* the second MatMul contracts over m, not s */
+  SM_OTHER_AXIS,   /* the sum and the divide work along m, the exp along s */
+  SM_SUB,          /* a plain sub where the sub-exp should be */
+} SoftmaxVariant;
+
+/* Scores x (4 x 16) -> softmax over s (max, sub-exp, sum, div) -> o1 and
+ * o2 (MatMuls with 16 x 8 value matrices, contracting over s) -> their
+ * sum. */
+static ElkGraph *
+softmax_graph (SoftmaxVariant variant)
+{
+  const ElkTensorOrigin A = ELK_TENSOR_ORIGIN_ACTIVATION;
+  const ElkTensorOrigin W = ELK_TENSOR_ORIGIN_WEIGHT;
+  gboolean other = variant == SM_OTHER_AXIS;
+  ElkGraph *g = elk_graph_new ("softmax");
+  guint32 x = tensor (g, A, 2, 4, 16, "x");
+  guint32 mx = tensor (g, A, 1, 4, 1, "mx");
+  guint32 e = tensor (g, A, 2, 4, 16, "e");
+  guint32 z = tensor (g, A, 1, other ? 16 : 4, 1, "z");
+  guint32 p = tensor (g, A, 2, 4, 16, "p");
+  guint32 v1 = tensor (g, W, 2, 16, 8, "v1");
+  guint32 v2 = tensor (g, W, 2, variant == SM_CONTRACT_M ? 4 : 16, 8, "v2");
+  guint32 o1 = tensor (g, A, 2, 4, 8, "o1");
+  guint32 o2 = tensor (g, A, 2, variant == SM_CONTRACT_M ? 16 : 4, 8, "o2");
+  guint32 sum = tensor (g, A, 2, 4, 8, "sum");
+
+  add (g, "s.max", "max", ELK_OP_REDUCE, "ms->m", x, mx, 0, 2);
+  add (g, "s.exp", variant == SM_SUB ? "sub" : "sub-exp", ELK_OP_ELEMENTWISE,
+       "ms,m->ms", x, mx, e, 3);
+  add (g, "s.sum", "sum", ELK_OP_REDUCE, other ? "ms->s" : "ms->m", e, z, 0, 2);
+  add (g, "s.div", "div", ELK_OP_ELEMENTWISE, other ? "ms,s->ms" : "ms,m->ms",
+       e, z, p, 3);
+  if (variant == SM_EXP_READER || variant == SM_SUM_READER)
+    {
+      guint32 peek = tensor (g, A, 2, 4, 16, "peek");
+      if (variant == SM_EXP_READER)
+        add (g, "peek", "add", ELK_OP_ELEMENTWISE, "ms,ms->ms", e, x, peek, 3);
+      else
+        add (g, "peek", "add", ELK_OP_ELEMENTWISE, "ms,m->ms", x, z, peek, 3);
+    }
+  add (g, "o1", "batch-matmul", ELK_OP_MATMUL, "ms,sn->mn", p, v1, o1, 3);
+  if (variant == SM_CONTRACT_M)
+    add (g, "o2", "matmul", ELK_OP_MATMUL, "sm,sn->mn", p, v2, o2, 3);
+  else
+    add (g, "o2", "matmul", ELK_OP_MATMUL, "ms,sn->mn", p, v2, o2, 3);
+  if (variant == SM_EXTRA_READER)
+    {
+      guint32 p2 = tensor (g, A, 2, 4, 16, "p2");
+      add (g, "peek", "add", ELK_OP_ELEMENTWISE, "ms,ms->ms", p, x, p2, 3);
+    }
+  add (g, "sum", "add", ELK_OP_ELEMENTWISE, "mn,mn->mn", o1,
+       variant == SM_CONTRACT_M ? o1 : o2, sum, 3);
+  return g;
+}
+
+/* A softmax read by two MatMuls over s becomes two softmax_matmul
+ * operators reading x, the values and the row maximum (the max operator
+ * stays); each deviation from the frontends' spelling leaves the graph
+ * as it is. */
+static void
+test_fuse_softmax (void)
+{
+  g_autoptr (GError) error = NULL;
+  const SoftmaxVariant variants[]
+      = { SM_EXTRA_READER, SM_EXP_READER, SM_SUM_READER,
+          SM_CONTRACT_M,   SM_OTHER_AXIS, SM_SUB };
+
+  {
+    g_autoptr (ElkGraph) g = softmax_graph (SM_PLAIN);
+    g_autoptr (ElkGraph) f = elk_graph_fuse (g, ELK_FUSE_SOFTMAX, &error);
+    double sm_flops = 0;
+
+    g_assert_no_error (error);
+    g_assert_true (elk_graph_validate (f, &error));
+    g_assert_no_error (error);
+    for (guint i = 1; i < 4; i++)
+      sm_flops += elk_graph_get_op (g, i)->flops;
+    g_assert_cmpuint (elk_graph_get_n_ops (f), ==, 4);
+    g_assert_cmpstr (elk_graph_get_attribute (f, "fused-softmaxes"), ==, "1");
+    g_assert_null (elk_graph_get_attribute (f, "fused-norms"));
+    g_assert_cmpfloat_with_epsilon (elk_graph_get_total_flops (f),
+                                    elk_graph_get_total_flops (g), 1e-9);
+    g_assert_cmpstr (elk_graph_get_op (f, 0)->type, ==, "max");
+    for (guint i = 1; i < 3; i++)
+      {
+        const ElkOp *op = elk_graph_get_op (f, i);
+        const ElkOp *mm = find_op (g, op->name);
+        g_autofree char *sig = elk_op_dup_signature (f, op);
+
+        g_assert_cmpstr (op->type, ==, ELK_FUSE_SOFTMAX_MATMUL);
+        g_assert_cmpint (op->kind, ==, ELK_OP_MATMUL);
+        g_assert_cmpuint (op->n_operands, ==, 4);
+        g_assert_cmpstr (elk_graph_get_tensor (f, op->tensors[0])->name, ==,
+                         i == 1 ? "o1" : "o2");
+        g_assert_cmpstr (elk_graph_get_tensor (f, op->tensors[1])->name, ==,
+                         "x");
+        g_assert_cmpstr (elk_graph_get_tensor (f, op->tensors[2])->name, ==,
+                         i == 1 ? "v1" : "v2");
+        g_assert_cmpstr (elk_graph_get_tensor (f, op->tensors[3])->name, ==,
+                         "mx");
+        /* The row maximum is indexed by x's rows, m. */
+        g_assert_cmpuint (op->access[3].n_axes, ==, 1);
+        g_assert_cmpint (op->dim_names[op->access[3].dims[0][0]], ==, 'm');
+        g_assert_cmpfloat_with_epsilon (op->flops, mm->flops + sm_flops / 2,
+                                        1e-9);
+        g_test_message ("%s: %s", op->name, sig);
+      }
+    g_assert_cmpint (elk_graph_find_tensor (f, "e"), <, 0);
+    g_assert_cmpint (elk_graph_find_tensor (f, "z"), <, 0);
+    g_assert_cmpint (elk_graph_find_tensor (f, "p"), <, 0);
+  }
+  /* ELK_FUSE_NORM alone leaves a softmax as it is. */
+  {
+    g_autoptr (ElkGraph) g = softmax_graph (SM_PLAIN);
+    g_autoptr (ElkGraph) f = elk_graph_fuse (g, ELK_FUSE_NORM, &error);
+
+    g_assert_no_error (error);
+    g_assert_cmpuint (elk_graph_get_n_ops (f), ==, elk_graph_get_n_ops (g));
+    g_assert_null (elk_graph_get_attribute (f, "fused-softmaxes"));
+  }
+  for (guint i = 0; i < G_N_ELEMENTS (variants); i++)
+    {
+      g_autoptr (ElkGraph) g = softmax_graph (variants[i]);
+      g_autoptr (ElkGraph) f
+          = elk_graph_fuse (g, ELK_FUSE_NORM | ELK_FUSE_SOFTMAX, &error);
+
+      g_assert_no_error (error);
+      g_assert_cmpuint (elk_graph_get_n_ops (f), ==, elk_graph_get_n_ops (g));
+      g_assert_cmpstr (elk_graph_get_attribute (f, "fused-softmaxes"), ==, "0");
+      for (guint o = 0; o < elk_graph_get_n_ops (g); o++)
+        g_assert_cmpstr (elk_graph_get_op (g, o)->type, ==,
+                         elk_graph_get_op (f, o)->type);
+    }
+}
+
 /* Norms that must stay: their graphs come back with every operator. */
 static void
 test_fuse_no_match (void)
@@ -364,6 +506,7 @@ test_fuse_flags (void)
   g_assert_null (f);
   g_assert_error (error, ELK_GRAPH_ERROR, ELK_GRAPH_ERROR_UNSUPPORTED);
   g_assert_nonnull (strstr (error->message, "norm"));
+  g_assert_nonnull (strstr (error->message, "softmax"));
   g_assert_nonnull (strstr (error->message, "0x6"));
 }
 
@@ -410,7 +553,9 @@ test_fuse_conditions (void)
 
 /* The paper models: every RMSNorm of Llama2 and of the artifact's Gemma-2
  * graph (which has no post-norms) and every LayerNorm of OPT feeds MatMuls
- * only (two per layer and the output norm). */
+ * only (two per layer and the output norm); with ELK_FUSE_SOFTMAX too,
+ * every layer's attention softmax folds into its P·V MatMul, and
+ * Mixtral's router softmax (read by the top-k, not a MatMul) stays. */
 static void
 test_fuse_llama (void)
 {
@@ -464,7 +609,54 @@ test_fuse_llama (void)
       g_assert_cmpfloat_with_epsilon (elk_graph_get_total_flops (f)
                                           / elk_graph_get_total_flops (g),
                                       1.0, 1e-12);
+
+      /* Both fusions: one softmax more per layer (2 layers), 3 operators
+       * fewer each. */
+      {
+        g_autoptr (ElkGraph) fs
+            = elk_graph_fuse (g, ELK_FUSE_NORM | ELK_FUSE_SOFTMAX, &error);
+        guint sm_ops = 0;
+
+        g_assert_no_error (error);
+        g_assert_true (elk_graph_validate (fs, &error));
+        g_assert_cmpstr (elk_graph_get_attribute (fs, "fused-norms"), ==, n);
+        g_assert_cmpstr (elk_graph_get_attribute (fs, "fused-softmaxes"), ==,
+                         "2");
+        for (guint i = 0; i < elk_graph_get_n_ops (fs); i++)
+          sm_ops += g_strcmp0 (elk_graph_get_op (fs, i)->type,
+                               ELK_FUSE_SOFTMAX_MATMUL)
+                    == 0;
+        g_assert_cmpuint (sm_ops, ==, 2);
+        g_assert_cmpuint (elk_graph_get_n_ops (fs), ==,
+                          elk_graph_get_n_ops (f) - 3 * 2);
+        g_assert_cmpfloat_with_epsilon (elk_graph_get_total_flops (fs)
+                                            / elk_graph_get_total_flops (g),
+                                        1.0, 1e-12);
+      }
     }
+
+  /* Mixtral: the attention softmax of its one layer folds; its router's
+   * softmax over the experts, which the top-k reads, does not. */
+  {
+    g_autoptr (ElkGraph) g
+        = elk_test_load_llama (registry, "mixtral-8x7b", 4, 64, 1);
+    g_autoptr (ElkGraph) f = NULL;
+    g_autoptr (GError) error = NULL;
+    guint sub_exp_g = 0, sub_exp_f = 0;
+
+    if (g == NULL)
+      return;
+    f = elk_graph_fuse (g, ELK_FUSE_SOFTMAX, &error);
+    g_assert_no_error (error);
+    g_assert_true (elk_graph_validate (f, &error));
+    for (guint i = 0; i < elk_graph_get_n_ops (g); i++)
+      sub_exp_g += g_strcmp0 (elk_graph_get_op (g, i)->type, "sub-exp") == 0;
+    for (guint i = 0; i < elk_graph_get_n_ops (f); i++)
+      sub_exp_f += g_strcmp0 (elk_graph_get_op (f, i)->type, "sub-exp") == 0;
+    g_assert_cmpuint (sub_exp_g, ==, 2);
+    g_assert_cmpuint (sub_exp_f, ==, 1);
+    g_assert_cmpstr (elk_graph_get_attribute (f, "fused-softmaxes"), ==, "1");
+  }
 }
 
 /* One layer of Llama2-13B decoding on the analytic chip with <plans
@@ -534,13 +726,15 @@ test_fuse_experiment (void)
   g_autofree char *dir = g_dir_make_tmp ("elk-fuse-XXXXXX", NULL);
   g_autofree char *d1 = g_build_filename (dir, "none", NULL);
   g_autofree char *d2 = g_build_filename (dir, "norm", NULL);
+  g_autofree char *d3 = g_build_filename (dir, "both", NULL);
   g_autoptr (GError) error = NULL;
   g_autofree char *bad = fuse_xml ("all", dir);
-  double none_s = 0, norm_s = 0;
-  guint none_ops, norm_ops;
+  double none_s = 0, norm_s = 0, both_s = 0;
+  guint none_ops, norm_ops, both_ops;
 
   g_test_summary ("<plans fuse=norm> runs the fused graph (two norms of "
                   "the layer and the output norm folded: 15 operators "
+                  "fewer), fuse=norm,softmax the layer's softmax too (3 "
                   "fewer); a bad value is refused with the file, line and "
                   "accepted values.");
   if (elk_registry_lookup (registry, ELK_TYPE_FRONTEND, "llama") == NULL)
@@ -553,6 +747,12 @@ test_fuse_experiment (void)
   g_test_message ("one layer: %u operators, %.6g ms; fused: %u, %.6g ms",
                   none_ops, none_s * 1e3, norm_ops, norm_s * 1e3);
   g_assert_cmpuint (norm_ops + 15, ==, none_ops);
+  /* norm,softmax: the layer's softmax too, 3 operators fewer. */
+  both_ops = run_fuse ("norm,softmax", d3, &both_s);
+  g_test_message ("norm,softmax: %u operators, %.6g ms", both_ops,
+                  both_s * 1e3);
+  g_assert_cmpuint (both_ops + 3, ==, norm_ops);
+  g_assert_cmpfloat (both_s, >, 0);
   g_assert_cmpfloat (norm_s, >, 0);
   g_assert_cmpfloat (none_s, >, 0);
 
@@ -562,6 +762,7 @@ test_fuse_experiment (void)
   g_assert_nonnull (strstr (error->message, "fuse.xml:11"));
   g_assert_nonnull (strstr (error->message, "fuse"));
   g_assert_nonnull (strstr (error->message, "norm"));
+  g_assert_nonnull (strstr (error->message, "norm,softmax"));
   elk_test_remove_tree (dir);
 }
 
@@ -575,6 +776,7 @@ main (int argc, char *argv[])
   g_test_add_func ("/fuse/hand", test_fuse_hand);
   g_test_add_func ("/fuse/no-match", test_fuse_no_match);
   g_test_add_func ("/fuse/layer", test_fuse_layer);
+  g_test_add_func ("/fuse/softmax", test_fuse_softmax);
   g_test_add_func ("/fuse/flags", test_fuse_flags);
   g_test_add_func ("/fuse/conditions", test_fuse_conditions);
   g_test_add_func ("/fuse/llama", test_fuse_llama);

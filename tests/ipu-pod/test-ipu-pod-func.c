@@ -527,6 +527,47 @@ test_ops_all_plans (void)
   g_assert_cmpfloat (worst, <, 1e-5);
 }
 
+/* One tensor and one operator of a hand-built graph (table_graph()). */
+typedef struct
+{
+  const char *name;
+  ElkTensorOrigin origin;
+  guint n_dims;
+  guint64 shape[2];
+} TensorRow;
+
+typedef struct
+{
+  const char *name, *type, *spec;
+  ElkOpKind kind;
+  guint32 t[3];
+  guint n;
+} OpRow;
+
+#define A_ ELK_TENSOR_ORIGIN_ACTIVATION
+#define W_ ELK_TENSOR_ORIGIN_WEIGHT
+
+/* The F16 graph @name of the tensors @ts and the operators @ops. */
+static ElkGraph *
+table_graph (const char *name,
+             const TensorRow *ts,
+             guint n_ts,
+             const OpRow *ops,
+             guint n_ops)
+{
+  g_autoptr (GError) error = NULL;
+  ElkGraph *g = elk_graph_new (name);
+
+  for (guint i = 0; i < n_ts; i++)
+    elk_graph_add_tensor (g, ts[i].name, ELK_DTYPE_F16, ts[i].origin,
+                          ts[i].n_dims, ts[i].shape, 0, &error);
+  for (guint i = 0; i < n_ops; i++)
+    elk_graph_add_op (g, ops[i].name, ops[i].type, ops[i].kind, -1, ops[i].spec,
+                      ops[i].t, ops[i].n, NULL, &error);
+  g_assert_no_error (error);
+  return g;
+}
+
 /* An RMSNorm over x (5 x 12) read by a MatMul with W (12 x 7), fused
  * (elk_graph_fuse()) into one rmsnorm_matmul: every plan of the fused
  * operator's table, and every (preload, execute) pair, runs on the tiles
@@ -535,28 +576,14 @@ test_ops_all_plans (void)
 static ElkGraph *
 norm_matmul_graph (void)
 {
-  const ElkTensorOrigin A = ELK_TENSOR_ORIGIN_ACTIVATION;
-  const ElkTensorOrigin W = ELK_TENSOR_ORIGIN_WEIGHT;
-  static const struct
-  {
-    const char *name;
-    ElkTensorOrigin origin;
-    guint n_dims;
-    guint64 shape[2];
-  } ts[] = {
-    { "x", A, 2, { 5, 12 } },  { "sq", A, 2, { 5, 12 } },
-    { "ss", A, 1, { 5 } },     { "r", A, 1, { 5 } },
-    { "sc", A, 2, { 5, 12 } }, { "g", W, 1, { 12 } },
-    { "y", A, 2, { 5, 12 } },  { "w", W, 2, { 12, 7 } },
-    { "out", A, 2, { 5, 7 } },
+  static const TensorRow ts[] = {
+    { "x", A_, 2, { 5, 12 } },  { "sq", A_, 2, { 5, 12 } },
+    { "ss", A_, 1, { 5 } },     { "r", A_, 1, { 5 } },
+    { "sc", A_, 2, { 5, 12 } }, { "g", W_, 1, { 12 } },
+    { "y", A_, 2, { 5, 12 } },  { "w", W_, 2, { 12, 7 } },
+    { "out", A_, 2, { 5, 7 } },
   };
-  static const struct
-  {
-    const char *name, *type, *spec;
-    ElkOpKind kind;
-    guint32 t[3];
-    guint n;
-  } ops[] = {
+  static const OpRow ops[] = {
     { "square", "square", "mk->mk", ELK_OP_UNARY, { 0, 1 }, 2 },
     { "sum", "sum", "mk->m", ELK_OP_REDUCE, { 1, 2 }, 2 },
     { "rsqrt", "rsqrt", "m->m", ELK_OP_UNARY, { 2, 3 }, 2 },
@@ -564,17 +591,9 @@ norm_matmul_graph (void)
     { "gain", "mul", "mk,k->mk", ELK_OP_ELEMENTWISE, { 4, 5, 6 }, 3 },
     { "mm", "matmul", "mk,kn->mn", ELK_OP_MATMUL, { 6, 7, 8 }, 3 },
   };
-  g_autoptr (GError) error = NULL;
-  ElkGraph *g = elk_graph_new ("norm-matmul");
 
-  for (guint i = 0; i < G_N_ELEMENTS (ts); i++)
-    elk_graph_add_tensor (g, ts[i].name, ELK_DTYPE_F16, ts[i].origin,
-                          ts[i].n_dims, ts[i].shape, 0, &error);
-  for (guint i = 0; i < G_N_ELEMENTS (ops); i++)
-    elk_graph_add_op (g, ops[i].name, ops[i].type, ops[i].kind, -1, ops[i].spec,
-                      ops[i].t, ops[i].n, NULL, &error);
-  g_assert_no_error (error);
-  return g;
+  return table_graph ("norm-matmul", ts, G_N_ELEMENTS (ts), ops,
+                      G_N_ELEMENTS (ops));
 }
 
 /* norm_matmul_graph() with a LayerNorm as the frontends spell it (mean,
@@ -582,30 +601,16 @@ norm_matmul_graph (void)
 static ElkGraph *
 layer_matmul_graph (void)
 {
-  const ElkTensorOrigin A = ELK_TENSOR_ORIGIN_ACTIVATION;
-  const ElkTensorOrigin W = ELK_TENSOR_ORIGIN_WEIGHT;
-  static const struct
-  {
-    const char *name;
-    ElkTensorOrigin origin;
-    guint n_dims;
-    guint64 shape[2];
-  } ts[] = {
-    { "x", A, 2, { 5, 12 } },  { "mean", A, 1, { 5 } },
-    { "ce", A, 2, { 5, 12 } }, { "sq", A, 2, { 5, 12 } },
-    { "ss", A, 1, { 5 } },     { "r", A, 1, { 5 } },
-    { "sc", A, 2, { 5, 12 } }, { "g", W, 1, { 12 } },
-    { "gy", A, 2, { 5, 12 } }, { "b", W, 1, { 12 } },
-    { "y", A, 2, { 5, 12 } },  { "w", W, 2, { 12, 7 } },
-    { "out", A, 2, { 5, 7 } },
+  static const TensorRow ts[] = {
+    { "x", A_, 2, { 5, 12 } },  { "mean", A_, 1, { 5 } },
+    { "ce", A_, 2, { 5, 12 } }, { "sq", A_, 2, { 5, 12 } },
+    { "ss", A_, 1, { 5 } },     { "r", A_, 1, { 5 } },
+    { "sc", A_, 2, { 5, 12 } }, { "g", W_, 1, { 12 } },
+    { "gy", A_, 2, { 5, 12 } }, { "b", W_, 1, { 12 } },
+    { "y", A_, 2, { 5, 12 } },  { "w", W_, 2, { 12, 7 } },
+    { "out", A_, 2, { 5, 7 } },
   };
-  static const struct
-  {
-    const char *name, *type, *spec;
-    ElkOpKind kind;
-    guint32 t[3];
-    guint n;
-  } ops[] = {
+  static const OpRow ops[] = {
     { "mean", "sum", "mk->m", ELK_OP_REDUCE, { 0, 1 }, 2 },
     { "centre", "sub", "mk,m->mk", ELK_OP_ELEMENTWISE, { 0, 1, 2 }, 3 },
     { "square", "square", "mk->mk", ELK_OP_UNARY, { 2, 3 }, 2 },
@@ -616,49 +621,78 @@ layer_matmul_graph (void)
     { "bias", "add", "mk,k->mk", ELK_OP_ELEMENTWISE, { 8, 9, 10 }, 3 },
     { "mm", "matmul", "mk,kn->mn", ELK_OP_MATMUL, { 10, 11, 12 }, 3 },
   };
-  g_autoptr (GError) error = NULL;
-  ElkGraph *g = elk_graph_new ("layer-matmul");
 
-  for (guint i = 0; i < G_N_ELEMENTS (ts); i++)
-    elk_graph_add_tensor (g, ts[i].name, ELK_DTYPE_F16, ts[i].origin,
-                          ts[i].n_dims, ts[i].shape, 0, &error);
-  for (guint i = 0; i < G_N_ELEMENTS (ops); i++)
-    elk_graph_add_op (g, ops[i].name, ops[i].type, ops[i].kind, -1, ops[i].spec,
-                      ops[i].t, ops[i].n, NULL, &error);
-  g_assert_no_error (error);
-  return g;
+  return table_graph ("layer-matmul", ts, G_N_ELEMENTS (ts), ops,
+                      G_N_ELEMENTS (ops));
 }
 
-/* Every plan and cold-hot pair of @g's one fused operator of @type
- * against the reference of @g unfused; returns the worst relative
- * error. */
+/* A softmax as the frontends spell it (max, sub-exp, sum, div) over the
+ * scores x (5 x 12) along s, read by a MatMul with V (12 x 7) contracting
+ * over s: the max stays, the rest folds into one softmax_matmul. */
+static ElkGraph *
+softmax_matmul_graph (void)
+{
+  static const TensorRow ts[] = {
+    { "x", A_, 2, { 5, 12 } },  { "mx", A_, 1, { 5 } },
+    { "e", A_, 2, { 5, 12 } },  { "z", A_, 1, { 5 } },
+    { "p", A_, 2, { 5, 12 } },  { "v", W_, 2, { 12, 7 } },
+    { "out", A_, 2, { 5, 7 } },
+  };
+  static const OpRow ops[] = {
+    { "max", "max", "ms->m", ELK_OP_REDUCE, { 0, 1 }, 2 },
+    { "exp", "sub-exp", "ms,m->ms", ELK_OP_ELEMENTWISE, { 0, 1, 2 }, 3 },
+    { "sum", "sum", "ms->m", ELK_OP_REDUCE, { 2, 3 }, 2 },
+    { "div", "div", "ms,m->ms", ELK_OP_ELEMENTWISE, { 2, 3, 4 }, 3 },
+    { "mm", "matmul", "ms,sn->mn", ELK_OP_MATMUL, { 4, 5, 6 }, 3 },
+  };
+
+  return table_graph ("softmax-matmul", ts, G_N_ELEMENTS (ts), ops,
+                      G_N_ELEMENTS (ops));
+}
+
+#undef A_
+#undef W_
+
+/* Every plan and cold-hot pair of the fused operator of @type that
+ * @flags make of @g (its last operator; any operator before it, such as
+ * a softmax's max, runs under its first plan) against the reference of
+ * @g unfused; returns the worst relative error. */
 static double
-run_fused_plans (ElkGraph *g, const char *type)
+run_fused_plans (ElkGraph *g, ElkFuseFlags flags, const char *type)
 {
   g_autoptr (ElkChip) chip = func_chip (16);
   g_autoptr (GError) error = NULL;
   g_autoptr (ElkChipSpec) spec = elk_chip_dup_spec (chip, &error);
-  g_autoptr (ElkGraph) f = elk_graph_fuse (g, ELK_FUSE_NORM, &error);
+  g_autoptr (ElkGraph) f = elk_graph_fuse (g, flags, &error);
   g_autoptr (ElkPlanSet) set = NULL;
   const ElkPlanTable *tab;
+  guint last = elk_graph_get_n_ops (f) - 1;
   double worst = 0;
 
   g_assert_no_error (error);
-  g_assert_cmpuint (elk_graph_get_n_ops (f), ==, 1);
-  g_assert_cmpstr (elk_graph_get_op (f, 0)->type, ==, type);
+  g_assert_cmpstr (elk_graph_get_op (f, last)->type, ==, type);
   set = elk_plan_set_new (f, spec, NULL, &error);
   g_assert_no_error (error);
-  tab = elk_plan_set_get_table (set, 0);
+  tab = elk_plan_set_get_table (set, last);
   for (guint k = 0; k < tab->n_plans + tab->n_cold_hot; k++)
     {
       g_autoptr (ElkProgram) p = elk_program_new (f);
       g_autoptr (ElkMetrics) m = NULL;
       g_autoptr (GHashTable) tensors = NULL;
       g_autofree char *what = g_strdup_printf ("%s plan %u", type, k);
-      ElkProgramOp *pop = elk_program_get_op (p, 0);
+      ElkProgramOp *pop = elk_program_get_op (p, last);
       guint n = 0;
       double err;
 
+      for (guint i = 0; i < last; i++)
+        {
+          ElkProgramOp *before = elk_program_get_op (p, i);
+          before->exec_plan = before->preload_plan
+              = elk_plan_set_get_table (set, i)->plans[0];
+          if (elk_op_get_hbm_bytes (f, elk_graph_get_op (f, i)) > 0)
+            elk_program_add_preload (p, i);
+          elk_program_add_execute (p, i);
+        }
       if (k < tab->n_plans)
         pop->exec_plan = pop->preload_plan = tab->plans[k];
       else
@@ -667,15 +701,15 @@ run_fused_plans (ElkGraph *g, const char *type)
           pop->exec_plan = tab->plans[ch->hot_plan];
           pop->preload_plan = tab->plans[ch->cold_plan];
         }
-      elk_program_add_preload (p, 0);
-      elk_program_add_execute (p, 0);
+      elk_program_add_preload (p, last);
+      elk_program_add_execute (p, last);
       m = elk_test_run_program (chip, p, NULL, &error);
       if (error != NULL)
         g_error ("%s: %s", what, error->message);
       g_object_get (chip, "last-tensors", &tensors, NULL);
       err = compare_graph_part (g, tensors, NULL, 1e-5, what, &n);
       worst = MAX (worst, err);
-      g_assert_cmpuint (n, ==, 1);
+      g_assert_cmpuint (n, ==, last + 1);
     }
   g_print ("# functional: %s under %u plans and %u cold-hot pairs "
            "against the unfused reference: worst relative error %.3g\n",
@@ -688,7 +722,9 @@ test_fused_norm_plans (void)
 {
   g_autoptr (ElkGraph) g = norm_matmul_graph ();
 
-  g_assert_cmpfloat (run_fused_plans (g, ELK_FUSE_RMSNORM_MATMUL), <, 1e-5);
+  g_assert_cmpfloat (run_fused_plans (g, ELK_FUSE_NORM,
+                                      ELK_FUSE_RMSNORM_MATMUL),
+                     <, 1e-5);
 }
 
 /* The same for a LayerNorm: the fused operator rebuilds the rsqrt's
@@ -700,7 +736,22 @@ test_fused_layer_plans (void)
 {
   g_autoptr (ElkGraph) g = layer_matmul_graph ();
 
-  g_assert_cmpfloat (run_fused_plans (g, ELK_FUSE_LAYERNORM_MATMUL), <, 1e-5);
+  g_assert_cmpfloat (run_fused_plans (g, ELK_FUSE_NORM,
+                                      ELK_FUSE_LAYERNORM_MATMUL),
+                     <, 1e-5);
+}
+
+/* The same for a softmax: the fused operator divides the sum of e V by
+ * the sum of e where the unfused graph sums the quotients e / z times V,
+ * which rounds differently, hence the same 1e-5 bound. */
+static void
+test_fused_softmax_plans (void)
+{
+  g_autoptr (ElkGraph) g = softmax_matmul_graph ();
+
+  g_assert_cmpfloat (run_fused_plans (g, ELK_FUSE_SOFTMAX,
+                                      ELK_FUSE_SOFTMAX_MATMUL),
+                     <, 1e-5);
 }
 
 /* A tiny OPT-style decode step (pre-LayerNorm with biases, ReLU FFN; b3,
@@ -1274,37 +1325,49 @@ test_llama_decode (void)
            "worst relative error %.3g\n", worst);
 
   /* The same step with every RMSNorm fused into its MatMuls (fuse=norm),
-   * compiled by elk: each fused operator's output against the reference
-   * of the unfused graph. */
-  {
-    g_autoptr (ElkGraph) f = elk_graph_fuse (g, ELK_FUSE_NORM, &error);
-    g_autoptr (ElkPlanSet) fplans = NULL;
-    g_autoptr (ElkProgram) fprogram = NULL;
-    g_autoptr (ElkMetrics) fm = NULL;
-    g_autoptr (GHashTable) ft = NULL;
-    guint n = 0, n_fused = 0;
+   * then with every softmax too (fuse=norm,softmax), compiled by elk:
+   * each fused operator's output against the reference of the unfused
+   * graph. */
+  for (guint c = 0; c < 2; c++)
+    {
+      ElkFuseFlags flags
+          = c == 0 ? ELK_FUSE_NORM : ELK_FUSE_NORM | ELK_FUSE_SOFTMAX;
+      g_autoptr (ElkGraph) f = elk_graph_fuse (g, flags, &error);
+      g_autoptr (ElkPlanSet) fplans = NULL;
+      g_autoptr (ElkProgram) fprogram = NULL;
+      g_autoptr (ElkMetrics) fm = NULL;
+      g_autoptr (GHashTable) ft = NULL;
+      guint n = 0, n_fused = 0, n_softmax = 0, n_layers = 0;
 
-    g_assert_no_error (error);
-    for (guint i = 0; i < elk_graph_get_n_ops (f); i++)
-      n_fused
-          += g_strcmp0 (elk_graph_get_op (f, i)->type, ELK_FUSE_RMSNORM_MATMUL)
-             == 0;
-    g_assert_cmpuint (n_fused, ==, 3);
-    fplans = elk_plan_set_new (f, spec, NULL, &error);
-    g_assert_no_error (error);
-    fprogram = elk_scheduler_schedule (ELK_SCHEDULER (sched), fplans,
-                                       ELK_ALLOCATOR (alloc), &error);
-    g_assert_no_error (error);
-    fm = elk_chip_run (chip, fprogram, fplans, &error);
-    g_assert_no_error (error);
-    g_object_get (chip, "last-tensors", &ft, NULL);
-    worst = compare_graph_part (g, ft, llama_view, 1e-4, "llama fused", &n);
-    g_assert_cmpuint (n, ==, elk_graph_get_n_ops (f));
-    g_print ("# functional: tiny Llama-2 decode with fuse=norm (%u "
-             "operators, %u fused) against the unfused reference: worst "
-             "relative error %.3g\n",
-             elk_graph_get_n_ops (f), n_fused, worst);
-  }
+      g_assert_no_error (error);
+      for (guint i = 0; i < elk_graph_get_n_ops (f); i++)
+        {
+          const ElkOp *op = elk_graph_get_op (f, i);
+          n_fused += g_strcmp0 (op->type, ELK_FUSE_RMSNORM_MATMUL) == 0;
+          n_softmax += g_strcmp0 (op->type, ELK_FUSE_SOFTMAX_MATMUL) == 0;
+        }
+      for (guint i = 0; i < elk_graph_get_n_ops (g); i++)
+        n_layers += g_strcmp0 (elk_graph_get_op (g, i)->type, "sub-exp") == 0;
+      g_assert_cmpuint (n_fused, ==, 3);
+      /* One softmax per layer, read by its P·V MatMul. */
+      g_assert_cmpuint (n_softmax, ==, c == 0 ? 0 : n_layers);
+      g_assert_cmpuint (n_layers, >, 0);
+      fplans = elk_plan_set_new (f, spec, NULL, &error);
+      g_assert_no_error (error);
+      fprogram = elk_scheduler_schedule (ELK_SCHEDULER (sched), fplans,
+                                         ELK_ALLOCATOR (alloc), &error);
+      g_assert_no_error (error);
+      fm = elk_chip_run (chip, fprogram, fplans, &error);
+      g_assert_no_error (error);
+      g_object_get (chip, "last-tensors", &ft, NULL);
+      worst = compare_graph_part (g, ft, llama_view, 1e-4, "llama fused", &n);
+      g_assert_cmpuint (n, ==, elk_graph_get_n_ops (f));
+      g_print ("# functional: tiny Llama-2 decode with fuse=%s (%u -> %u "
+               "operators, %u norms and %u softmaxes fused) against the "
+               "unfused reference: worst relative error %.3g\n",
+               c == 0 ? "norm" : "norm,softmax", elk_graph_get_n_ops (g),
+               elk_graph_get_n_ops (f), n_fused, n_softmax, worst);
+    }
 }
 
 /* Tiny random mixture-of-experts decode steps: Mixtral (softmax router,
@@ -1409,6 +1472,8 @@ main (int argc, char *argv[])
                    test_opt_fused_decode);
   g_test_add_func ("/ipu-pod/functional/fused-norm-plans",
                    test_fused_norm_plans);
+  g_test_add_func ("/ipu-pod/functional/fused-softmax-plans",
+                   test_fused_softmax_plans);
   ret = g_test_run ();
   g_object_unref (registry);
   return ret;

@@ -446,8 +446,10 @@ test_hand_computed (void)
 
 /* The MatMul of matmul_graph (1), fused with an RMSNorm (elk-fuse.h,
  * "bk,kn,k->bn" with the gain g of 256) when @fused, or with a LayerNorm
- * when @fused is 2 ("bk,kn,k,k->bn", a bias of 256 too), on fill_op()'s
- * layout; @compute returns the plan's compute time. */
+ * when @fused is 2 ("bk,kn,k,k->bn", a bias of 256 too), or with a
+ * softmax over k when @fused is 3 ("bk,kn,b->bn", the row maximum of 1,
+ * an on-chip activation), on fill_op()'s layout; @compute returns the
+ * plan's compute time. */
 static double
 norm_matmul_latency (guint fused, gboolean rot, double *compute)
 {
@@ -457,33 +459,36 @@ norm_matmul_latency (guint fused, gboolean rot, double *compute)
   g_autoptr (ElkMetrics) m = NULL;
   g_autoptr (GError) error = NULL;
   guint64 sx[2] = { 1, 256 }, sw[2] = { 256, 2048 }, sg[1] = { 256 };
+  guint64 sm[1] = { 1 };
   guint64 sy[2] = { 1, 2048 };
   guint32 t[5];
+  /* The operator type and einsum of each @fused. */
+  static const char *const types[]
+      = { "matmul", ELK_FUSE_RMSNORM_MATMUL, ELK_FUSE_LAYERNORM_MATMUL,
+          ELK_FUSE_SOFTMAX_MATMUL };
+  static const char *const specs[]
+      = { "bk,kn->bn", "bk,kn,k->bn", "bk,kn,k,k->bn", "bk,kn,b->bn" };
   guint n = 0;
   ElkProgramOp *pop;
 
   t[n++] = elk_test_add_tensor (g, ELK_TENSOR_ORIGIN_ACTIVATION, 2, sx, "x");
   t[n++] = elk_test_add_tensor (g, ELK_TENSOR_ORIGIN_WEIGHT, 2, sw, "w");
-  if (fused)
+  if (fused == 3)
+    t[n++] = elk_test_add_tensor (g, ELK_TENSOR_ORIGIN_ACTIVATION, 1, sm, "mx");
+  else if (fused)
     t[n++] = elk_test_add_tensor (g, ELK_TENSOR_ORIGIN_WEIGHT, 1, sg, "g");
   if (fused == 2)
     t[n++] = elk_test_add_tensor (g, ELK_TENSOR_ORIGIN_WEIGHT, 1, sg, "b");
   t[n++] = elk_test_add_tensor (g, ELK_TENSOR_ORIGIN_ACTIVATION, 2, sy, "y");
-  elk_graph_add_op (g, "mm",
-                    fused == 2 ? ELK_FUSE_LAYERNORM_MATMUL
-                    : fused    ? ELK_FUSE_RMSNORM_MATMUL
-                               : "matmul",
-                    ELK_OP_MATMUL, -1,
-                    fused == 2 ? "bk,kn,k,k->bn"
-                    : fused    ? "bk,kn,k->bn"
-                               : "bk,kn->bn",
-                    t, n, NULL, &error);
+  elk_graph_add_op (g, "mm", types[fused], ELK_OP_MATMUL, -1, specs[fused], t,
+                    n, NULL, &error);
   g_assert_no_error (error);
   prog = elk_program_new (g);
   pop = elk_program_get_op (prog, 0);
   fill_op (pop, rot);
-  /* The gain's 512 B, read once and replicated on the 16 cores. */
-  if (fused)
+  /* The gain's 512 B, read once and replicated on the 16 cores (a
+   * softmax's row maximum is on chip already). */
+  if (fused == 1 || fused == 2)
     pop->hbm_bytes += 512;
   if (fused == 2)
     pop->hbm_bytes += 512;
@@ -500,40 +505,49 @@ norm_matmul_latency (guint fused, gboolean rot, double *compute)
   return m->latency_s;
 }
 
-/* A fused RMSNorm-MatMul's x piece rotates scaled, with the sums of
- * squares of its rows (docs/plan-space.md, "Fused operators"): with x
- * rotating 4 ways along k, each of the three shifts carries one more
- * FP16 value (b = 1 row), 2 B at G per byte, on top of what the plans'
- * compute times say.  Everything else the fusion adds (the gain's
+/* With x rotating 4 ways along k, each of the three shifts of a fused
+ * operator of kind @fused (norm_matmul_latency()) carries @row_bytes more
+ * (its rows' sums, b = 1 row), at G per byte, on top of what the plans'
+ * compute times say.  Everything else the fusion adds (a vector's
  * preload, the epilogue) is the same with and without the rotation. */
 static void
-test_fused_norm_shift (void)
+assert_fused_shift (guint fused, double row_bytes)
 {
   double cf_rot, cp_rot, cf, cp;
-  double rot = norm_matmul_latency (TRUE, TRUE, &cf_rot)
+  double rot = norm_matmul_latency (fused, TRUE, &cf_rot)
                - norm_matmul_latency (FALSE, TRUE, &cp_rot);
-  double still = norm_matmul_latency (TRUE, FALSE, &cf)
+  double still = norm_matmul_latency (fused, FALSE, &cf)
                  - norm_matmul_latency (FALSE, FALSE, &cp);
 
   g_assert_cmpfloat_with_epsilon (rot - still,
-                                  (cf_rot - cp_rot) - (cf - cp) + 3 * 2 * GAP,
+                                  (cf_rot - cp_rot) - (cf - cp)
+                                      + 3 * row_bytes * GAP,
                                   1e-12);
 }
 
-/* The same for a fused LayerNorm-MatMul: its x piece carries two sums per
- * row (of x and of x²), 4 B per shift. */
+/* A fused RMSNorm-MatMul's x piece rotates scaled, with the sums of
+ * squares of its rows (docs/plan-space.md, "Fused operators"): one FP16
+ * value per shift. */
+static void
+test_fused_norm_shift (void)
+{
+  assert_fused_shift (1, 2);
+}
+
+/* A fused LayerNorm-MatMul's x piece carries two sums per row (of x and
+ * of x²), 4 B per shift. */
 static void
 test_fused_layer_shift (void)
 {
-  double cf_rot, cp_rot, cf, cp;
-  double rot = norm_matmul_latency (2, TRUE, &cf_rot)
-               - norm_matmul_latency (FALSE, TRUE, &cp_rot);
-  double still = norm_matmul_latency (2, FALSE, &cf)
-                 - norm_matmul_latency (FALSE, FALSE, &cp);
+  assert_fused_shift (2, 4);
+}
 
-  g_assert_cmpfloat_with_epsilon (rot - still,
-                                  (cf_rot - cp_rot) - (cf - cp) + 3 * 4 * GAP,
-                                  1e-12);
+/* A fused softmax-MatMul's x piece rotates as exponentials with one row
+ * sum per row, 2 B per shift, like the RMSNorm's sums of squares. */
+static void
+test_fused_softmax_shift (void)
+{
+  assert_fused_shift (3, 2);
 }
 
 /* Overlapping preloads with executions (R1-R3) saves time on both chips,
@@ -1267,6 +1281,7 @@ main (int argc, char *argv[])
   g_test_add_func ("/noc-sim/overlap", test_overlap);
   g_test_add_func ("/noc-sim/fused-norm-shift", test_fused_norm_shift);
   g_test_add_func ("/noc-sim/fused-layer-shift", test_fused_layer_shift);
+  g_test_add_func ("/noc-sim/fused-softmax-shift", test_fused_softmax_shift);
   g_test_add_func ("/noc-sim/reduce", test_reduce);
   g_test_add_func ("/noc-sim/reduce-2d", test_reduce_2d);
   g_test_add_func ("/noc-sim/reduce-split", test_reduce_split);

@@ -802,32 +802,51 @@ test_enumeration (void)
   g_assert_nonnull (elk_plan_table_lookup (table, G_MAXUINT64, usable));
 }
 
-/* The MatMul of test_replicas_and_footprint with an RMSNorm folded in
- * ("mk,kn,k->mn", ELK_FUSE_RMSNORM_MATMUL; docs/plan-space.md, "Fused
- * operators"): x (the MatMul's A) 32 x 5120, the weight B, the gain G
- * (5120) and C. */
+/* The MatMul of test_replicas_and_footprint with a norm or a softmax
+ * folded in (docs/plan-space.md, "Fused operators"): operator "mm" of
+ * @type and einsum @spec reading x (the MatMul's A) 32 x 5120, the weight
+ * B, then one vector per name in @names, @vec_len long and of @origin (an
+ * RMSNorm's gain G and a LayerNorm's bias along k, or a softmax's row
+ * maximum along m), and writing C. */
+static ElkGraph *
+fused_op_graph (const char *type,
+                const char *spec,
+                const char *const *names,
+                guint64 vec_len,
+                ElkTensorOrigin origin)
+{
+  ElkGraph *graph = elk_graph_new (type);
+  guint64 sa[2] = { 32, 5120 }, sb[2] = { 5120, 5120 }, sg[1] = { vec_len };
+  guint32 t[ELK_MAX_OPERANDS];
+  guint n = 0;
+  GError *error = NULL;
+
+  t[n++]
+      = elk_graph_add_tensor (graph, "x", ELK_DTYPE_F16,
+                              ELK_TENSOR_ORIGIN_ACTIVATION, 2, sa, 0, &error);
+  t[n++] = elk_graph_add_tensor (graph, "b", ELK_DTYPE_F16,
+                                 ELK_TENSOR_ORIGIN_WEIGHT, 2, sb, 0, &error);
+  for (guint i = 0; names[i] != NULL; i++)
+    t[n++] = elk_graph_add_tensor (graph, names[i], ELK_DTYPE_F16, origin, 1,
+                                   sg, 0, &error);
+  t[n++]
+      = elk_graph_add_tensor (graph, "c", ELK_DTYPE_F16,
+                              ELK_TENSOR_ORIGIN_ACTIVATION, 2, sa, 0, &error);
+  g_assert_no_error (error);
+  elk_graph_add_op (graph, "mm", type, ELK_OP_MATMUL, -1, spec, t, n, NULL,
+                    &error);
+  g_assert_no_error (error);
+  return graph;
+}
+
+/* An RMSNorm folded in ("mk,kn,k->mn", ELK_FUSE_RMSNORM_MATMUL): the gain
+ * G (5120) along k. */
 static ElkGraph *
 fused_graph (void)
 {
-  ElkGraph *graph = elk_graph_new ("fused");
-  guint64 sa[2] = { 32, 5120 }, sb[2] = { 5120, 5120 }, sg[1] = { 5120 };
-  guint64 sc[2] = { 32, 5120 };
-  guint32 t[4];
-  GError *error = NULL;
-
-  t[0] = elk_graph_add_tensor (graph, "x", ELK_DTYPE_F16,
-                               ELK_TENSOR_ORIGIN_ACTIVATION, 2, sa, 0, &error);
-  t[1] = elk_graph_add_tensor (graph, "b", ELK_DTYPE_F16,
-                               ELK_TENSOR_ORIGIN_WEIGHT, 2, sb, 0, &error);
-  t[2] = elk_graph_add_tensor (graph, "g", ELK_DTYPE_F16,
-                               ELK_TENSOR_ORIGIN_WEIGHT, 1, sg, 0, &error);
-  t[3] = elk_graph_add_tensor (graph, "c", ELK_DTYPE_F16,
-                               ELK_TENSOR_ORIGIN_ACTIVATION, 2, sc, 0, &error);
-  g_assert_no_error (error);
-  elk_graph_add_op (graph, "mm", ELK_FUSE_RMSNORM_MATMUL, ELK_OP_MATMUL, -1,
-                    "mk,kn,k->mn", t, 4, NULL, &error);
-  g_assert_no_error (error);
-  return graph;
+  return fused_op_graph (ELK_FUSE_RMSNORM_MATMUL, "mk,kn,k->mn",
+                         (const char *const[]){ "g", NULL }, 5120,
+                         ELK_TENSOR_ORIGIN_WEIGHT);
 }
 
 /* The fused operator's plan (2, 32, 23), no rotation: the MatMul of
@@ -913,32 +932,14 @@ test_fused_norm_cost (void)
   assert_cycles (plan.shuffle_s, shuffle);
 }
 
-/* fused_graph() with a LayerNorm folded in ("mk,kn,k,k->mn",
- * ELK_FUSE_LAYERNORM_MATMUL): the gain G and a bias (5120) along k. */
+/* A LayerNorm folded in ("mk,kn,k,k->mn", ELK_FUSE_LAYERNORM_MATMUL):
+ * the gain G and a bias (5120) along k. */
 static ElkGraph *
 fused_layer_graph (void)
 {
-  ElkGraph *graph = elk_graph_new ("fused-layer");
-  guint64 sa[2] = { 32, 5120 }, sb[2] = { 5120, 5120 }, sg[1] = { 5120 };
-  guint64 sc[2] = { 32, 5120 };
-  guint32 t[5];
-  GError *error = NULL;
-
-  t[0] = elk_graph_add_tensor (graph, "x", ELK_DTYPE_F16,
-                               ELK_TENSOR_ORIGIN_ACTIVATION, 2, sa, 0, &error);
-  t[1] = elk_graph_add_tensor (graph, "b", ELK_DTYPE_F16,
-                               ELK_TENSOR_ORIGIN_WEIGHT, 2, sb, 0, &error);
-  t[2] = elk_graph_add_tensor (graph, "g", ELK_DTYPE_F16,
-                               ELK_TENSOR_ORIGIN_WEIGHT, 1, sg, 0, &error);
-  t[3] = elk_graph_add_tensor (graph, "bias", ELK_DTYPE_F16,
-                               ELK_TENSOR_ORIGIN_WEIGHT, 1, sg, 0, &error);
-  t[4] = elk_graph_add_tensor (graph, "c", ELK_DTYPE_F16,
-                               ELK_TENSOR_ORIGIN_ACTIVATION, 2, sc, 0, &error);
-  g_assert_no_error (error);
-  elk_graph_add_op (graph, "mm", ELK_FUSE_LAYERNORM_MATMUL, ELK_OP_MATMUL, -1,
-                    "mk,kn,k,k->mn", t, 5, NULL, &error);
-  g_assert_no_error (error);
-  return graph;
+  return fused_op_graph (ELK_FUSE_LAYERNORM_MATMUL, "mk,kn,k,k->mn",
+                         (const char *const[]){ "g", "bias", NULL }, 5120,
+                         ELK_TENSOR_ORIGIN_WEIGHT);
 }
 
 /* The LayerNorm-MatMul's plan (2, 32, 23), no rotation, by hand:
@@ -1009,6 +1010,76 @@ test_fused_layer_cost (void)
   assert_cycles (plan.shuffle_s, shuffle);
 }
 
+/* A softmax folded in ("mk,kn,m->mn", ELK_FUSE_SOFTMAX_MATMUL: x the
+ * scores over k, the MatMul's B the values, the row maximum mx (32) along
+ * m).  Its plan (2, 32, 23), no rotation, by hand: the MatMul of
+ * test_replicas_and_footprint plus
+ *  - the prologue on the 16 x 223 x piece: exp (x - mx) (element-wise,
+ *    0.75 * 3568 + 290, as the unfused sub-exp) and the partial sums of
+ *    its 16 rows (a reduce, 0.25 * 3568 + 175, as the unfused sum): the
+ *    same two terms as the RMSNorm's;
+ *  - the epilogue on the 1/23 of the output each core ends with: one
+ *    divide per element (0.75 * 2560/23 + 290, as the unfused div), no
+ *    rsqrt;
+ *  - 16 more partial sums (32 bytes) in the gather and the same
+ *    reduction as the RMSNorm's;
+ *  - the row maximum is 16 values per core (32 B), replicated over the
+ *    32 x 23 cores of the other two dimensions, and never rotates. */
+static void
+test_fused_softmax_cost (void)
+{
+  g_autoptr (ElkChipSpec) spec = plan_test_spec_one_ipu ();
+  g_autoptr (ElkGraph) graph
+      = fused_op_graph (ELK_FUSE_SOFTMAX_MATMUL, "mk,kn,m->mn",
+                        (const char *const[]){ "mx", NULL }, 32,
+                        ELK_TENSOR_ORIGIN_ACTIVATION);
+  g_autoptr (ElkPlanSet) set = NULL;
+  GError *error = NULL;
+  ElkPlan plan;
+  double mm = 24 * 27 * 14 + 514 * 14 + 113 + 173;
+  double prologue = (0.75 * 3568 + 290) + (0.25 * 3568 + 175);
+  double epilogue = 0.75 * 2560.0 / 23 + 290;
+  double shuffle = 0.28 * 5120 + 6 * 118 + 23 * 118 + 0.28 * (5120 + 32)
+                   + 0.25 * 3312 + 175;
+
+  plan_init (&plan, 2, 32, 23);
+  g_assert_true (elk_plan_evaluate (graph, 0, spec, &plan, &error));
+  g_assert_no_error (error);
+  g_assert_cmpuint (plan.n_operands, ==, 4);
+  g_assert_cmpuint (plan.replicas[3], ==, 32 * 23);
+  g_assert_cmpuint (plan.operand_bytes[3], ==, 2 * 16);
+  assert_cycles (plan.compute_s, mm + prologue + epilogue);
+  assert_cycles (plan.shift_s, 0);
+  assert_cycles (plan.shuffle_s, shuffle);
+  assert_cycles (plan.time_s, mm + prologue + epilogue + shuffle);
+
+  /* Its table builds like any MatMul's; the row maximum never rotates,
+   * and a plan rotating it is refused naming it. */
+  set = build_set (graph, spec, 1);
+  g_assert_cmpuint (elk_plan_set_get_table (set, 0)->n_cold_hot, >=, 1);
+  for (guint i = 0; i < elk_plan_set_get_table (set, 0)->n_plans; i++)
+    for (guint d = 0; d < 3; d++)
+      g_assert_cmpuint (elk_plan_set_get_table (set, 0)->plans[i].temporal[d]
+                                                                          [3],
+                        ==, 1);
+  plan_init (&plan, 2, 32, 23);
+  plan.temporal[DM][3] = 2;
+  assert_plan_invalid (graph, spec, &plan, "row maximum");
+
+  /* x rotating 2 ways along k: two steps of 16 x 160 x 112; the prologue
+   * on the core's own 16 x 112 piece, the arriving piece's 16 row sums
+   * added (0.75 * 16 + 290) and carried in the shift (32 B). */
+  plan_init (&plan, 2, 32, 23);
+  plan.temporal[DK][1] = 2;
+  g_assert_true (elk_plan_evaluate (graph, 0, spec, &plan, &error));
+  g_assert_no_error (error);
+  mm = 2 * (24 * 27 * 7 + 514 * 7 + 113 + 173);
+  prologue = (0.75 * 1792 + 290) + (0.25 * 1792 + 175) + (0.75 * 16 + 290);
+  assert_cycles (plan.compute_s, mm + prologue + epilogue);
+  assert_cycles (plan.shift_s, 2 * 118 + 0.28 * (2 * 16 * 112 + 2 * 16));
+  assert_cycles (plan.shuffle_s, shuffle);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -1030,5 +1101,6 @@ main (int argc, char **argv)
   g_test_add_func ("/plan/does-not-fit", test_does_not_fit);
   g_test_add_func ("/plan/fused-norm-cost", test_fused_norm_cost);
   g_test_add_func ("/plan/fused-layer-cost", test_fused_layer_cost);
+  g_test_add_func ("/plan/fused-softmax-cost", test_fused_softmax_cost);
   return g_test_run ();
 }
