@@ -1006,6 +1006,27 @@ test_bad_input (void)
   g_assert_nonnull (strstr (error->message, "frobnicate"));
   g_clear_error (&error);
 
+  /* A fused type on an operator with the MatMul's two inputs only: its
+   * kernel needs the third (the gain, or a softmax's row maximum). */
+  for (guint i = 0; i < 2; i++)
+    {
+      g_clear_pointer (&g, elk_graph_unref);
+      g_clear_pointer (&p, elk_program_unref);
+      c.type = i == 0 ? ELK_FUSE_RMSNORM_MATMUL : ELK_FUSE_SOFTMAX_MATMUL;
+      g = op_graph (&c);
+      p = elk_program_new (g);
+      pop = elk_program_get_op (p, 0);
+      pop->exec_plan = pop->preload_plan = plan;
+      elk_program_add_preload (p, 0);
+      elk_program_add_execute (p, 0);
+      m = elk_test_run_program (chip, p, NULL, &error);
+      g_assert_null (m);
+      g_assert_error (error, ELK_CHIP_ERROR, ELK_CHIP_ERROR_RUN);
+      g_assert_nonnull (strstr (error->message, c.type));
+      g_assert_nonnull (strstr (error->message, "needs 3 inputs"));
+      g_clear_error (&error);
+    }
+
   g_clear_pointer (&g, elk_graph_unref);
   g_clear_pointer (&p, elk_program_unref);
   g = op_graph (&op_cases[0]);
