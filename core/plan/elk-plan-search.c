@@ -831,18 +831,15 @@ piece_bytes (const PlanSearch *s, guint v, double elems)
   return (guint64) ceil (elems * s->elem_bytes[v]);
 }
 
-/**
- * elk__plan_search_eval:
- * @hot_limit: stop (returning %FALSE) once the hot footprint is known to
- *   exceed the usable SRAM; e->hot is set either way.
- *
- * The footprints and the time of the plan made of the columns @chosen.
- */
-gboolean
-elk__plan_search_eval (const PlanSearch *s,
-                       const PlanDimCand *const *chosen,
-                       PlanEval *e,
-                       gboolean hot_limit)
+/* The shift schedule: all gcd rounds of all dimensions, the round that
+ * moves most bytes per shift outermost (it repeats least).  A round at
+ * depth i runs once per iteration of the rounds outside it.  Sets the
+ * shift bytes, events and cycles of @e (whose piece bytes are set). */
+static void
+shift_schedule (const PlanSearch *s,
+                const PlanDimCand *const *chosen,
+                double held_rows,
+                PlanEval *e)
 {
   const ElkCostCoeffs *cc = s->cc;
   struct
@@ -852,54 +849,9 @@ elk__plan_search_eval (const PlanSearch *s,
     guint32 count;
   } rounds[ELK_MAX_DIMS * ELK_PLAN_MAX_ROUNDS];
   guint n_rounds = 0;
-  guint8 rot = 0;
-  guint64 steps = 1;
-  double prefix = 1, moved = 0, shuffle, outb, sync = cc->sync_cycles;
-  double held_rows = 0;
+  double prefix = 1, moved = 0;
   guint64 events = 0;
-  guint32 r_out, t_out = 1;
 
-  for (guint d = 0; d < s->n_dims; d++)
-    {
-      rot |= chosen[d]->rot_mask;
-      steps *= chosen[d]->max;
-    }
-  e->rot_mask = rot;
-  e->steps = (guint32) steps;
-
-  /* Footprints: each operand's piece is its per-core extents cut by its
-   * own factors; a window axis spans the sum of its two pieces minus one.
-   * Rotating operands are double-buffered while executing. */
-  e->hot = 0;
-  e->cold = 0;
-  for (guint v = 0; v < s->n_operands; v++)
-    {
-      guint64 elems = 1;
-      for (guint x = 0; x < s->n_axes[v]; x++)
-        {
-          gint8 d0 = s->axis_dims[v][x][0], d1 = s->axis_dims[v][x][1];
-          guint64 len = chosen[d0]->len[v];
-          if (d1 >= 0)
-            len += chosen[d1]->len[v] - 1;
-          elems *= len;
-        }
-      e->bytes[v] = piece_bytes (s, v, (double) elems);
-      e->hot += (rot & (1u << v)) ? 2 * e->bytes[v] : e->bytes[v];
-      if (s->cold_operand[v])
-        e->cold += e->bytes[v];
-    }
-  for (guint v = s->n_operands; v < ELK_MAX_OPERANDS; v++)
-    e->bytes[v] = 0;
-  if (hot_limit && e->hot > s->usable)
-    return FALSE;
-
-  e->compute_cycles = (double) steps * compute_cycles (s, chosen);
-  if (s->fused_norm)
-    e->compute_cycles += norm_prologue_total (s, chosen, &held_rows);
-
-  /* The shift schedule: all gcd rounds of all dimensions, the round that
-   * moves most bytes per shift outermost (it repeats least).  A round at
-   * depth i runs once per iteration of the rounds outside it. */
   for (guint d = 0; d < s->n_dims; d++)
     {
       const PlanDimCand *c = chosen[d];
@@ -941,8 +893,69 @@ elk__plan_search_eval (const PlanSearch *s,
     }
   e->shift_bytes = moved;
   e->shift_events = events;
-  e->shift_cycles = cc->syncs_per_shift * sync * (double) events
+  e->shift_cycles = cc->syncs_per_shift * cc->sync_cycles * (double) events
                     + cc->shift_cycles_per_byte * moved;
+}
+
+/**
+ * elk__plan_search_eval:
+ * @hot_limit: stop (returning %FALSE) once the hot footprint is known to
+ *   exceed the usable SRAM; e->hot is set either way.
+ *
+ * The footprints and the time of the plan made of the columns @chosen.
+ */
+gboolean
+elk__plan_search_eval (const PlanSearch *s,
+                       const PlanDimCand *const *chosen,
+                       PlanEval *e,
+                       gboolean hot_limit)
+{
+  const ElkCostCoeffs *cc = s->cc;
+  guint8 rot = 0;
+  guint64 steps = 1;
+  double shuffle, outb, sync = cc->sync_cycles;
+  double held_rows = 0;
+  guint32 r_out, t_out = 1;
+
+  for (guint d = 0; d < s->n_dims; d++)
+    {
+      rot |= chosen[d]->rot_mask;
+      steps *= chosen[d]->max;
+    }
+  e->rot_mask = rot;
+  e->steps = (guint32) steps;
+
+  /* Footprints: each operand's piece is its per-core extents cut by its
+   * own factors; a window axis spans the sum of its two pieces minus one.
+   * Rotating operands are double-buffered while executing. */
+  e->hot = 0;
+  e->cold = 0;
+  for (guint v = 0; v < s->n_operands; v++)
+    {
+      guint64 elems = 1;
+      for (guint x = 0; x < s->n_axes[v]; x++)
+        {
+          gint8 d0 = s->axis_dims[v][x][0], d1 = s->axis_dims[v][x][1];
+          guint64 len = chosen[d0]->len[v];
+          if (d1 >= 0)
+            len += chosen[d1]->len[v] - 1;
+          elems *= len;
+        }
+      e->bytes[v] = piece_bytes (s, v, (double) elems);
+      e->hot += (rot & (1u << v)) ? 2 * e->bytes[v] : e->bytes[v];
+      if (s->cold_operand[v])
+        e->cold += e->bytes[v];
+    }
+  for (guint v = s->n_operands; v < ELK_MAX_OPERANDS; v++)
+    e->bytes[v] = 0;
+  if (hot_limit && e->hot > s->usable)
+    return FALSE;
+
+  e->compute_cycles = (double) steps * compute_cycles (s, chosen);
+  if (s->fused_norm)
+    e->compute_cycles += norm_prologue_total (s, chosen, &held_rows);
+
+  shift_schedule (s, chosen, held_rows, e);
 
   /* The shuffle after the operator: re-layout of the output, then the
    * partial sums the rotation did not consume (r replicas of the output
