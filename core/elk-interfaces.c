@@ -202,6 +202,71 @@ elk_chip_dup_cost_model (ElkChip *self, const ElkPlanSet *plans, GError **error)
 }
 
 /**
+ * elk_chip_dup_measurer:
+ * @self: a chip backend
+ *
+ * A chip that measures programs exactly as @self does and has no side
+ * effects: what a scheduler that chooses among its candidates by the
+ * chip's own measurement (the elk scheduler's select=chip) runs them on,
+ * so that its trial runs write no report of their own.  It is
+ * #ElkChipInterface.dup_measurer's chip, or @self (a new reference) for a
+ * backend without one.
+ *
+ * Returns: (transfer full): the chip to measure candidates on
+ *
+ * Since: 0.2
+ */
+ElkChip *
+elk_chip_dup_measurer (ElkChip *self)
+{
+  ElkChipInterface *iface;
+  ElkChip *measurer;
+
+  g_return_val_if_fail (ELK_IS_CHIP (self), NULL);
+
+  iface = ELK_CHIP_GET_IFACE (self);
+  if (iface->dup_measurer == NULL)
+    return g_object_ref (self);
+  measurer = iface->dup_measurer (self);
+  /* A backend that cannot copy itself measures on itself. */
+  return measurer != NULL ? measurer : g_object_ref (self);
+}
+
+/**
+ * elk_chip_measure:
+ * @self: a chip backend
+ * @program: the program to measure
+ * @plans: the plan tables it was compiled with
+ * @latency_s: (out): the latency the chip measures, in seconds
+ * @error: return location for a #GError
+ *
+ * Runs @program with elk_chip_run() and gives the latency it measures:
+ * the number the experiment's results would report for it on @self.
+ *
+ * Returns: %TRUE, or %FALSE with @error set (as elk_chip_run() fails)
+ *
+ * Since: 0.2
+ */
+gboolean
+elk_chip_measure (ElkChip *self,
+                  ElkProgram *program,
+                  const ElkPlanSet *plans,
+                  double *latency_s,
+                  GError **error)
+{
+  ElkMetrics *m;
+
+  g_return_val_if_fail (latency_s != NULL, FALSE);
+
+  m = elk_chip_run (self, program, plans, error);
+  if (m == NULL)
+    return FALSE;
+  *latency_s = m->latency_s;
+  elk_metrics_free (m);
+  return TRUE;
+}
+
+/**
  * elk_chip_run:
  * @self: a chip backend
  * @program: the program to run

@@ -473,6 +473,15 @@ run_point (ElkExperiment *self,
       if (plans != NULL)
         priced = price_plans (ELK_PLAN_PARAMS (plan_params), ELK_CHIP (chip),
                               plans, &error);
+      /* A scheduler may choose among its candidates by the chip's own
+       * measurement (the elk scheduler's select=chip): it runs them on a
+       * chip that measures as this one does and writes no reports. */
+      if (priced != NULL)
+        {
+          g_autoptr (ElkChip) measurer
+              = elk_chip_dup_measurer (ELK_CHIP (chip));
+          elk_plan_set_set_measurer (priced, measurer);
+        }
       if (priced == NULL)
         g_clear_pointer (&plans, elk_plan_set_unref);
       plan_s = (double) (g_get_monotonic_time () - t0) / G_USEC_PER_SEC;

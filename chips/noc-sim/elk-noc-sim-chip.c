@@ -730,12 +730,16 @@ elk_noc_sim_chip_run (ElkChip *chip,
 ElkCostModel *elk__noc_sim_dup_cost_model (ElkChip *chip,
                                            const ElkPlanSet *plans,
                                            GError **error);
+ElkChip *elk__noc_sim_dup_quiet (ElkChip *chip);
 
 static void
 elk_noc_sim_chip_iface_init (ElkChipInterface *iface)
 {
   iface->dup_spec = elk_noc_sim_chip_dup_spec;
   iface->dup_cost_model = elk__noc_sim_dup_cost_model;
+  /* Its runs write link reports when report-dir is set; a scheduler's
+   * trial runs must not. */
+  iface->dup_measurer = elk__noc_sim_dup_quiet;
   iface->run = elk_noc_sim_chip_run;
   iface->run_traced = elk_noc_sim_chip_run_traced;
 }

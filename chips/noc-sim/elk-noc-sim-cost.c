@@ -29,6 +29,7 @@ G_DECLARE_FINAL_TYPE (ElkNocSimCostModel,
 ElkCostModel *elk__noc_sim_dup_cost_model (ElkChip *chip,
                                            const ElkPlanSet *plans,
                                            GError **error);
+ElkChip *elk__noc_sim_dup_quiet (ElkChip *chip);
 
 /* What one (operator, entry) costs on the simulator. */
 typedef struct
@@ -279,10 +280,11 @@ elk_noc_sim_cost_model_init (ElkNocSimCostModel *self)
 }
 
 /* A copy of @chip with every property of it but the link reports: the
- * pricing runs simulate hundreds of one-operator programs, which must not
- * each write a report into the experiment's report-dir. */
-static ElkChip *
-dup_chip_quiet (ElkChip *chip)
+ * pricing runs simulate hundreds of one-operator programs, and select=chip
+ * whole candidate programs, which must not each write a report into the
+ * experiment's report-dir.  Also the chip's dup_measurer(). */
+ElkChip *
+elk__noc_sim_dup_quiet (ElkChip *chip)
 {
   GObjectClass *klass = G_OBJECT_GET_CLASS (chip);
   guint n = 0;
@@ -320,6 +322,6 @@ elk__noc_sim_dup_cost_model (ElkChip *chip,
 
   (void) plans;
   (void) error;
-  self->chip = dup_chip_quiet (chip);
+  self->chip = elk__noc_sim_dup_quiet (chip);
   return ELK_COST_MODEL (self);
 }

@@ -45,6 +45,11 @@ G_DECLARE_INTERFACE (ElkChip, elk_chip, ELK, CHIP, GObject)
  * @dup_cost_model: optional (since 0.2); the cost model schedulers plan
  *   with on this chip (docs/plugin-guide.md, "A chip's cost model").
  *   %NULL, or returning %NULL without an error, means the analytic model.
+ * @dup_measurer: optional (since 0.2); a chip that measures every program
+ *   exactly as this one does but has no side effects (writes no report
+ *   files), on which a scheduler may run its candidate programs
+ *   (elk_chip_dup_measurer()).  %NULL means this chip itself, for a chip
+ *   whose run() has no side effects.
  *
  * Since: 0.1
  */
@@ -67,6 +72,7 @@ struct _ElkChipInterface
   ElkCostModel *(*dup_cost_model) (ElkChip *self,
                                    const ElkPlanSet *plans,
                                    GError **error);
+  ElkChip *(*dup_measurer) (ElkChip *self);
   /* Append new vfuncs here only; give them defaults in default_init. */
 };
 
@@ -120,6 +126,16 @@ struct _ElkChipInterface
  *   for the analytic model, %NULL with @error set on failure.
  */
 
+/**
+ * ElkChipInterface::dup_measurer:
+ * @self: a chip backend
+ *
+ * A chip with @self's properties whose run() measures exactly as @self's
+ * does, without side effects such as report files.  Optional.
+ *
+ * Returns: (transfer full): a new chip, never %NULL
+ */
+
 ELK_API ElkChipSpec *elk_chip_dup_spec (ElkChip *self, GError **error);
 ELK_API ElkCostModel *elk_chip_dup_cost_model (ElkChip *self,
                                                const ElkPlanSet *plans,
@@ -134,5 +150,13 @@ ELK_API ElkMetrics *elk_chip_run_traced (ElkChip *self,
                                          ElkTrace *trace,
                                          GError **error);
 ELK_API gboolean elk_chip_type_can_trace (GType type);
+ELK_API ElkChip *elk_chip_dup_measurer (ElkChip *self);
+ELK_API gboolean elk_chip_measure (ElkChip *self,
+                                   ElkProgram *program,
+                                   const ElkPlanSet *plans,
+                                   double *latency_s,
+                                   GError **error);
+ELK_API void elk_plan_set_set_measurer (ElkPlanSet *set, ElkChip *chip);
+ELK_API ElkChip *elk_plan_set_get_measurer (const ElkPlanSet *set);
 
 G_END_DECLS

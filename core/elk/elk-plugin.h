@@ -48,8 +48,10 @@ G_BEGIN_DECLS
  * chip's own property ids (the same session's change, no second bump).
  * 5: %ELK_MAX_OPERANDS 4 -> 5 (a LayerNorm folded into a MatMul has four
  * inputs), which grows #ElkOp, #ElkPlan and every struct embedding them.
+ * 6: #ElkChipInterface.dup_measurer appended (the chip a scheduler's
+ * select=chip measures its candidates on).
  */
-#define ELK_PLUGIN_ABI_VERSION 5u
+#define ELK_PLUGIN_ABI_VERSION 6u
 
 /**
  * ElkPlugin:

@@ -36,6 +36,9 @@ struct _ElkPlanSet
   /* The model whose re-layout prices the engine charges
    * (elk_plan_set_set_relayout_model()), or NULL. */
   ElkCostModel *relayout;
+  /* The chip a scheduler may measure its candidates on
+   * (elk_plan_set_set_measurer()), or NULL. */
+  ElkChip *measurer;
 };
 
 /* libelk's G_DEFINE_BOXED_TYPE without the -Wpedantic trip (elk-private.h). */
@@ -146,6 +149,7 @@ plan_set_free (ElkPlanSet *set)
   g_free (set->loads);
   g_clear_object (&set->model);
   g_clear_object (&set->relayout);
+  g_clear_object (&set->measurer);
   g_clear_pointer (&set->base, elk_plan_set_unref);
   g_free (set->tables);
   g_free (set->op_table);
@@ -916,6 +920,47 @@ elk_plan_set_get_relayout_model (const ElkPlanSet *set)
 {
   g_return_val_if_fail (set != NULL, NULL);
   return set->relayout;
+}
+
+/**
+ * elk_plan_set_set_measurer:
+ * @set: a plan set nobody else uses yet
+ * @chip: (nullable): the chip the programs compiled from @set will run
+ *   on (elk_chip_dup_measurer()), or %NULL for none
+ *
+ * Tells schedulers which chip measures their programs, so that one can
+ * choose among its candidates by that chip's own measurement
+ * (elk_chip_measure() with elk_plan_set_get_base()'s tables; the elk
+ * scheduler's select=chip).  elk-run sets it for every point.  Set it
+ * before handing @set to anyone: sets are otherwise read-only.
+ *
+ * Since: 0.2
+ */
+void
+elk_plan_set_set_measurer (ElkPlanSet *set, ElkChip *chip)
+{
+  g_return_if_fail (set != NULL);
+  g_return_if_fail (chip == NULL || ELK_IS_CHIP (chip));
+
+  g_set_object (&set->measurer, chip);
+}
+
+/**
+ * elk_plan_set_get_measurer:
+ * @set: a plan set
+ *
+ * Gets the chip elk_plan_set_set_measurer() gave @set.
+ *
+ * Returns: (transfer none) (nullable): the chip that measures programs
+ *   compiled from @set, or %NULL when nobody said
+ *
+ * Since: 0.2
+ */
+ElkChip *
+elk_plan_set_get_measurer (const ElkPlanSet *set)
+{
+  g_return_val_if_fail (set != NULL, NULL);
+  return set->measurer;
 }
 
 /**

@@ -23,7 +23,7 @@
 #include <elk/elk.h>
 
 /* The plugin ABI the table below was measured for. */
-#define PINNED_ABI 5u
+#define PINNED_ABI 6u
 
 typedef struct
 {
@@ -308,6 +308,7 @@ static const Pin current[] = {
   FIELD (ElkChipInterface, run),
   FIELD (ElkChipInterface, run_traced),
   FIELD (ElkChipInterface, dup_cost_model),
+  FIELD (ElkChipInterface, dup_measurer),
   SIZE (ElkOpPrice),
   FIELD (ElkOpPrice, exec_s),
   FIELD (ElkOpPrice, compute_s),
@@ -582,12 +583,13 @@ static const Pin pinned[] = {
   { "ElkSchedulerInterface", NULL, 24 },
   { "ElkSchedulerInterface", "parent_iface", 0 },
   { "ElkSchedulerInterface", "schedule", 16 },
-  { "ElkChipInterface", NULL, 48 },
+  { "ElkChipInterface", NULL, 56 },
   { "ElkChipInterface", "parent_iface", 0 },
   { "ElkChipInterface", "dup_spec", 16 },
   { "ElkChipInterface", "run", 24 },
   { "ElkChipInterface", "run_traced", 32 },
   { "ElkChipInterface", "dup_cost_model", 40 },
+  { "ElkChipInterface", "dup_measurer", 48 },
   { "ElkOpPrice", NULL, 32 },
   { "ElkOpPrice", "exec_s", 0 },
   { "ElkOpPrice", "compute_s", 8 },

@@ -19,7 +19,10 @@
  * reordered ones of each contention variant are priced by the analytic chip's
  * own forward model (elk_timeline_run_program()) and the lowest price wins,
  * because the backward estimate is several percent off that model
- * (docs/compiler.md, "Choosing by the chip's model").  Either way Elk-Dyn's
+ * (docs/compiler.md, "Choosing by the chip's model"); select=chip runs the
+ * same candidates whole on the chip the program is for (the plan set's
+ * measurer), so the winner is the best of them by the number the results
+ * report, on any backend, at one chip run per candidate.  Either way Elk-Dyn's
  * candidates are a subset of Elk-Full's, so with the same options Full is never
  * slower than Dyn by the measure it chooses by.  Ties go to the lowest-numbered
  * candidate, so results are identical whatever the thread count.  It is a
@@ -57,6 +60,7 @@ typedef enum
   ELK_SELECT_ESTIMATE,
   ELK_SELECT_TIMELINE,
   ELK_SELECT_TIMELINE_DELAY_PRELOAD,
+  ELK_SELECT_CHIP,
 } ElkSelect;
 
 GType elk_select_get_type (void);
@@ -65,7 +69,8 @@ G_DEFINE_ENUM_TYPE (ElkElkSelect,
                     G_DEFINE_ENUM_VALUE (ELK_SELECT_ESTIMATE, "estimate"),
                     G_DEFINE_ENUM_VALUE (ELK_SELECT_TIMELINE, "timeline"),
                     G_DEFINE_ENUM_VALUE (ELK_SELECT_TIMELINE_DELAY_PRELOAD,
-                                         "timeline-delay-preload"))
+                                         "timeline-delay-preload"),
+                    G_DEFINE_ENUM_VALUE (ELK_SELECT_CHIP, "chip"))
 
 struct _ElkElkScheduler
 {
@@ -245,8 +250,10 @@ choose_by_estimate (const ElkEngine *engine, GArray *picks, GError **error)
 
 /* select=timeline: every pick is priced by the analytic chip's forward
  * model (elk_timeline_run_program(), the chip's defaults: full preload
- * share, and the chosen NoC priority); the lowest price wins, ties going
- * to the earliest pick. */
+ * share, and the chosen NoC priority); select=chip: every pick is run
+ * whole on the chip the program is compiled for (the plan set's measurer,
+ * elk_chip_measure()), which is what the results will report.  The lowest
+ * price wins, ties going to the earliest pick. */
 static ElkProgram *
 choose_by_timeline (const ElkElkScheduler *self,
                     const ElkEngine *engine,
@@ -255,22 +262,41 @@ choose_by_timeline (const ElkElkScheduler *self,
 {
   const ElkPlanSet *plans = elk_engine_get_plans (engine);
   ElkCostModel *model = elk_plan_set_get_cost_model (plans);
+  ElkChip *measurer = elk_plan_set_get_measurer (plans);
   ElkTimelinePriority priority = self->select == ELK_SELECT_TIMELINE
                                      ? ELK_TIMELINE_PRELOAD_FIRST
                                      : ELK_TIMELINE_EXECUTION_FIRST;
   ElkProgram *best = NULL;
   double best_s = INFINITY;
 
+  if (self->select == ELK_SELECT_CHIP && measurer == NULL)
+    {
+      g_set_error (error, ELK_SCHEDULE_ERROR, ELK_SCHEDULE_ERROR_FAILED,
+                   "elk scheduler: select=chip measures the candidates on "
+                   "the chip the program is for, and the plan set names "
+                   "none (elk-run names it; a caller of the scheduler sets "
+                   "it with elk_plan_set_set_measurer())");
+      return NULL;
+    }
   for (guint k = 0; k < picks->len; k++)
     {
       const Pick *p = &g_array_index (picks, Pick, k);
       ElkProgram *program = build_pick (engine, p, error);
       ElkTimelineResult tr;
 
+      /* The chip runs a program against the analytic tables it was
+       * built on, whatever model priced the schedule. */
+      if (program != NULL && self->select == ELK_SELECT_CHIP)
+        {
+          if (!elk_chip_measure (measurer, program,
+                                 elk_plan_set_get_base (plans), &tr.latency_s,
+                                 error))
+            g_clear_pointer (&program, elk_program_unref);
+        }
       /* A plan set priced by the chip's cost model is priced by that
        * model's own measure of a program; an analytic one by the analytic
        * chip's. */
-      if (program != NULL && model != NULL)
+      else if (program != NULL && model != NULL)
         {
           if (!elk_cost_model_price_program (model, program, plans, priority,
                                              &tr.latency_s, error))
@@ -288,11 +314,12 @@ choose_by_timeline (const ElkElkScheduler *self,
           return NULL;
         }
       g_debug ("pick %u: order %u, %s, share %.2f: estimate %.6g s, "
-               "timeline %.6g s (%+.2f%%)",
+               "%s %.6g s (%+.2f%%)",
                k, p->rank.order,
                p->params->delay_exec ? "delay-execution" : "delay-preload",
-               p->params->theta, p->rank.estimate_s, tr.latency_s,
-               100 * (p->rank.estimate_s / tr.latency_s - 1));
+               p->params->theta, p->rank.estimate_s,
+               self->select == ELK_SELECT_CHIP ? "chip" : "timeline",
+               tr.latency_s, 100 * (p->rank.estimate_s / tr.latency_s - 1));
       if (tr.latency_s < best_s)
         {
           g_clear_pointer (&best, elk_program_unref);
@@ -448,12 +475,15 @@ elk_elk_scheduler_class_init (ElkElkSchedulerClass *klass)
           "estimate ranks: estimate (the lowest estimate, the artifact's "
           "rule), timeline (the lowest price on the analytic chip's own "
           "forward model, delay-execution, as the analytic chip measures by "
-          "default) or timeline-delay-preload (the same model, delay-preload)",
+          "default), timeline-delay-preload (the same model, delay-preload) "
+          "or chip (each candidate run whole on the chip the program is for: "
+          "what the results report, at one chip run per candidate)",
           elk_select_get_type (), ELK_SELECT_TIMELINE,
           G_PARAM_READWRITE | G_PARAM_CONSTRUCT | G_PARAM_STATIC_STRINGS),
       G_STRUCT_OFFSET (ElkElkScheduler, select) },
     { g_param_spec_uint ("select-top", NULL,
-                         "With select=timeline, how many of the best-estimated "
+                         "With select=timeline or chip, how many of the "
+                         "best-estimated "
                          "reordered candidates of each contention variant are "
                          "priced, besides every default-order candidate",
                          1, 100000, 16,
