@@ -32,6 +32,7 @@
 #include "config.h"
 
 #include <math.h>
+#include <string.h>
 
 /* The engine and its policies are unstable API (elk-compile.h). */
 #define ELK_USE_UNSTABLE_API
@@ -248,6 +249,72 @@ choose_by_estimate (const ElkEngine *engine, GArray *picks, GError **error)
   return build_pick (engine, &g_array_index (picks, Pick, win), error);
 }
 
+/* Whether @a and @b decide the same: the same steps, and per operator the
+ * same plans, budget, preload share and declared bytes, under the same
+ * assumptions.  A chip prices a program from exactly these (never from
+ * the predictions), so two such programs measure the same; picks that
+ * differ only in how they were found often build the same program.  The
+ * byte comparison is conservative: a false "different" only costs a
+ * measurement. */
+static gboolean
+same_decisions (const ElkProgram *a, const ElkProgram *b)
+{
+  guint n_ops = elk_graph_get_n_ops (elk_program_get_graph (a));
+  guint n_steps = elk_program_get_n_steps (a);
+
+  if (elk_program_get_graph (a) != elk_program_get_graph (b)
+      || n_steps != elk_program_get_n_steps (b)
+      || elk_program_get_assumptions (a) != elk_program_get_assumptions (b))
+    return FALSE;
+  for (guint s = 0; s < n_steps; s++)
+    {
+      const ElkStep *x = elk_program_get_step (a, s);
+      const ElkStep *y = elk_program_get_step (b, s);
+      if (x->kind != y->kind || x->op != y->op)
+        return FALSE;
+    }
+  for (guint i = 0; i < n_ops; i++)
+    {
+      const ElkProgramOp *x = elk_program_peek_op (a, i);
+      const ElkProgramOp *y = elk_program_peek_op (b, i);
+      if (memcmp (&x->exec_plan, &y->exec_plan, sizeof x->exec_plan) != 0
+          || memcmp (&x->preload_plan, &y->preload_plan, sizeof x->preload_plan)
+                 != 0
+          || x->exec_budget != y->exec_budget
+          || x->preload_share != y->preload_share
+          || x->hot_bytes != y->hot_bytes || x->cold_bytes != y->cold_bytes
+          || x->hbm_bytes != y->hbm_bytes)
+        return FALSE;
+    }
+  return TRUE;
+}
+
+/* select=chip: @program's latency on @measurer, or that of an earlier
+ * pick that decides the same (@measured holds those programs and
+ * @latencies their latencies), so each distinct program runs once. */
+static gboolean
+measure_pick (ElkChip *measurer,
+              const ElkPlanSet *plans,
+              ElkProgram *program,
+              GPtrArray *measured,
+              GArray *latencies,
+              double *latency_s,
+              GError **error)
+{
+  for (guint j = 0; j < measured->len; j++)
+    if (same_decisions (program, measured->pdata[j]))
+      {
+        *latency_s = g_array_index (latencies, double, j);
+        return TRUE;
+      }
+  if (!elk_chip_measure (measurer, program, elk_plan_set_get_base (plans),
+                         latency_s, error))
+    return FALSE;
+  g_ptr_array_add (measured, elk_program_ref (program));
+  g_array_append_val (latencies, *latency_s);
+  return TRUE;
+}
+
 /* select=timeline: every pick is priced by the analytic chip's forward
  * model (elk_timeline_run_program(), the chip's defaults: full preload
  * share, and the chosen NoC priority); select=chip: every pick is run
@@ -268,6 +335,9 @@ choose_by_timeline (const ElkElkScheduler *self,
                                      : ELK_TIMELINE_EXECUTION_FIRST;
   ElkProgram *best = NULL;
   double best_s = INFINITY;
+  g_autoptr (GPtrArray) measured
+      = g_ptr_array_new_with_free_func ((GDestroyNotify) elk_program_unref);
+  g_autoptr (GArray) latencies = g_array_new (FALSE, FALSE, sizeof (double));
 
   if (self->select == ELK_SELECT_CHIP && measurer == NULL)
     {
@@ -288,9 +358,8 @@ choose_by_timeline (const ElkElkScheduler *self,
        * built on, whatever model priced the schedule. */
       if (program != NULL && self->select == ELK_SELECT_CHIP)
         {
-          if (!elk_chip_measure (measurer, program,
-                                 elk_plan_set_get_base (plans), &tr.latency_s,
-                                 error))
+          if (!measure_pick (measurer, plans, program, measured, latencies,
+                             &tr.latency_s, error))
             g_clear_pointer (&program, elk_program_unref);
         }
       /* A plan set priced by the chip's cost model is priced by that
