@@ -374,6 +374,40 @@ elk_test_schedule_and_run (ElkRegistry *registry,
 }
 
 /**
+ * elk_test_compile:
+ * @chip: the chip to plan for
+ * @graph: the graph to compile
+ * @scheduler: an #ElkScheduler
+ * @allocator: an #ElkAllocator
+ * @plans: (out) (transfer full): the plan set the program refers to
+ *
+ * Plans @graph for @chip and schedules it with @scheduler and @allocator,
+ * asserting that each step succeeds: the compile half of
+ * elk_test_schedule_and_run() for tests that configure the features
+ * themselves or time the run apart from the compile.  Returns: (transfer
+ * full): the program.
+ */
+ElkProgram *
+elk_test_compile (ElkChip *chip,
+                  ElkGraph *graph,
+                  GObject *scheduler,
+                  GObject *allocator,
+                  ElkPlanSet **plans)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (ElkChipSpec) spec = elk_chip_dup_spec (chip, &error);
+  ElkProgram *program;
+
+  g_assert_no_error (error);
+  *plans = elk_plan_set_new (graph, spec, NULL, &error);
+  g_assert_no_error (error);
+  program = elk_scheduler_schedule (ELK_SCHEDULER (scheduler), *plans,
+                                    ELK_ALLOCATOR (allocator), &error);
+  g_assert_no_error (error);
+  return program;
+}
+
+/**
  * elk_test_load_llama:
  *
  * The first @layers layers of the llama frontend's @preset in decode at

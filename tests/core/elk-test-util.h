@@ -52,6 +52,11 @@ ElkMetrics *elk_test_schedule_and_run (ElkRegistry *registry,
                                        const char *scheduler,
                                        const char *allocator,
                                        GError **error);
+ElkProgram *elk_test_compile (ElkChip *chip,
+                              ElkGraph *graph,
+                              GObject *scheduler,
+                              GObject *allocator,
+                              ElkPlanSet **plans);
 ElkProgram *
 elk_test_hand_program (ElkGraph *graph, ElkPlanSet *plans, const char *order);
 ElkGraph *elk_test_load_llama (ElkRegistry *registry,

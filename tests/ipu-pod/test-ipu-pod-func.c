@@ -1211,8 +1211,7 @@ test_llama_decode (void)
   g_autoptr(GError) error = NULL;
   g_autoptr(GObject) fe = NULL, sched = NULL, alloc = NULL;
   g_autoptr(ElkChip) chip = NULL;
-  g_autoptr(ElkGraph) g = NULL;
-  g_autoptr(ElkChipSpec) spec = NULL;
+  g_autoptr (ElkGraph) g = NULL;
   g_autoptr(ElkPlanSet) plans = NULL;
   g_autoptr(ElkProgram) program = NULL;
   g_autoptr(ElkMetrics) m = NULL;
@@ -1299,13 +1298,7 @@ test_llama_decode (void)
   g_signal_connect (chip, "resolve-tensor", G_CALLBACK (on_resolve), NULL);
   sched = make (ELK_TYPE_SCHEDULER, "elk", NULL);
   alloc = make (ELK_TYPE_ALLOCATOR, "reservation", NULL);
-  spec = elk_chip_dup_spec (chip, &error);
-  g_assert_no_error (error);
-  plans = elk_plan_set_new (g, spec, NULL, &error);
-  g_assert_no_error (error);
-  program = elk_scheduler_schedule (ELK_SCHEDULER (sched), plans,
-                                    ELK_ALLOCATOR (alloc), &error);
-  g_assert_no_error (error);
+  program = elk_test_compile (chip, g, sched, alloc, &plans);
   m = elk_chip_run (chip, program, plans, &error);
   g_assert_no_error (error);
   g_object_get (chip, "last-tensors", &tensors, NULL);
@@ -1373,11 +1366,7 @@ test_llama_decode (void)
       /* One softmax per layer, read by its P·V MatMul. */
       g_assert_cmpuint (n_softmax, ==, c == 0 ? 0 : n_layers);
       g_assert_cmpuint (n_layers, >, 0);
-      fplans = elk_plan_set_new (f, spec, NULL, &error);
-      g_assert_no_error (error);
-      fprogram = elk_scheduler_schedule (ELK_SCHEDULER (sched), fplans,
-                                         ELK_ALLOCATOR (alloc), &error);
-      g_assert_no_error (error);
+      fprogram = elk_test_compile (chip, f, sched, alloc, &fplans);
       fm = elk_chip_run (chip, fprogram, fplans, &error);
       g_assert_no_error (error);
       g_object_get (chip, "last-tensors", &ft, NULL);

@@ -1423,8 +1423,7 @@ run_case (const char *what, const char *model_path, const char *data_dir,
 {
   g_autoptr(GError) error = NULL;
   g_autoptr(GObject) fe = NULL, sched = NULL, alloc = NULL, chip = NULL;
-  g_autoptr(ElkGraph) graph = NULL;
-  g_autoptr(ElkChipSpec) spec = NULL;
+  g_autoptr (ElkGraph) graph = NULL;
   g_autoptr(ElkPlanSet) plans = NULL;
   g_autoptr(ElkProgram) program = NULL;
   g_autoptr(ElkMetrics) metrics = NULL;
@@ -1544,13 +1543,7 @@ run_case (const char *what, const char *model_path, const char *data_dir,
   g_signal_connect (chip, "resolve-tensor", G_CALLBACK (on_resolve), &M);
   sched = make (ELK_TYPE_SCHEDULER, "elk", NULL);
   alloc = make (ELK_TYPE_ALLOCATOR, "reservation", NULL);
-  spec = elk_chip_dup_spec (ELK_CHIP (chip), &error);
-  g_assert_no_error (error);
-  plans = elk_plan_set_new (graph, spec, NULL, &error);
-  g_assert_no_error (error);
-  program = elk_scheduler_schedule (ELK_SCHEDULER (sched), plans,
-                                    ELK_ALLOCATOR (alloc), &error);
-  g_assert_no_error (error);
+  program = elk_test_compile (ELK_CHIP (chip), graph, sched, alloc, &plans);
   metrics = elk_chip_run (ELK_CHIP (chip), program, plans, &error);
   /* The emulator's refusals (an operator functional mode cannot run) are
    * skips with the reason; any other error fails, and so does a missing

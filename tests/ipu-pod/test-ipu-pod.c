@@ -680,12 +680,12 @@ bench_llama (void)
   g_autoptr(GObject) fe = NULL;
   g_autoptr(ElkChip) chip = NULL;
   g_autoptr(GObject) sched = NULL, alloc = NULL;
-  g_autoptr(ElkGraph) graph = NULL;
-  g_autoptr(ElkChipSpec) spec = NULL;
+  g_autoptr (ElkGraph) graph = NULL;
   g_autoptr(ElkPlanSet) plans = NULL;
   g_autoptr(ElkProgram) program = NULL;
   g_autoptr(ElkMetrics) m = NULL;
   g_autoptr(GTimer) timer = NULL;
+  const ElkChipSpec *spec;
   double wall, cycles = 0;
   guint64 events = 0;
 
@@ -713,13 +713,8 @@ bench_llama (void)
   alloc = make (ELK_TYPE_ALLOCATOR, "reservation", NULL);
   graph = elk_frontend_load (ELK_FRONTEND (fe), &error);
   g_assert_no_error (error);
-  spec = elk_chip_dup_spec (chip, &error);
-  g_assert_no_error (error);
-  plans = elk_plan_set_new (graph, spec, NULL, &error);
-  g_assert_no_error (error);
-  program = elk_scheduler_schedule (ELK_SCHEDULER (sched), plans,
-                                    ELK_ALLOCATOR (alloc), &error);
-  g_assert_no_error (error);
+  program = elk_test_compile (chip, graph, sched, alloc, &plans);
+  spec = elk_plan_set_get_spec (plans);
 
   timer = g_timer_new ();
   m = elk_chip_run (chip, program, plans, &error);

@@ -16,6 +16,7 @@
 #include <sys/resource.h>
 #include <elk/elk.h>
 #include "elk-noc-sim.h"
+#include "elk-test-util.h"
 
 static GObject *
 make (ElkRegistry *registry, GType kind, const char *name)
@@ -111,7 +112,7 @@ main (int argc, char *argv[])
   for (guint t = 0; t < G_N_ELEMENTS (topos); t++)
     {
       g_autoptr(GObject) chip = make (registry, ELK_TYPE_CHIP, "noc-sim");
-      g_autoptr(ElkChipSpec) spec = NULL;
+      const ElkChipSpec *spec;
       g_autoptr(ElkPlanSet) plans = NULL;
       g_autoptr(ElkProgram) program = NULL;
       GEnumClass *k = g_type_class_ref (ELK_TYPE_TOPOLOGY);
@@ -129,13 +130,8 @@ main (int argc, char *argv[])
       g_object_set (chip, "topology",
                     g_enum_get_value_by_nick (k, topos[t])->value, NULL);
       g_type_class_unref (k);
-      spec = elk_chip_dup_spec (ELK_CHIP (chip), &error);
-      g_assert_no_error (error);
-      plans = elk_plan_set_new (graph, spec, NULL, &error);
-      g_assert_no_error (error);
-      program = elk_scheduler_schedule (ELK_SCHEDULER (sched), plans,
-                                        ELK_ALLOCATOR (alloc), &error);
-      g_assert_no_error (error);
+      program = elk_test_compile (ELK_CHIP (chip), graph, sched, alloc, &plans);
+      spec = elk_plan_set_get_spec (plans);
       for (guint arb = 0; arb < 2; arb++)
         {
           gboolean arb_picked = !arg_names (argc, argv, arbs, 2);

@@ -93,19 +93,10 @@ chip_new (const char *topology, double hbm_gbps, const char *steady)
 static ElkProgram *
 compile (GObject *chip, ElkGraph *g, const char *design, ElkPlanSet **plans)
 {
-  g_autoptr (GError) error = NULL;
   g_autoptr (GObject) sched = make (ELK_TYPE_SCHEDULER, design);
   g_autoptr (GObject) alloc = make (ELK_TYPE_ALLOCATOR, "reservation");
-  g_autoptr (ElkChipSpec) spec = elk_chip_dup_spec (ELK_CHIP (chip), &error);
-  ElkProgram *program;
 
-  g_assert_no_error (error);
-  *plans = elk_plan_set_new (g, spec, NULL, &error);
-  g_assert_no_error (error);
-  program = elk_scheduler_schedule (ELK_SCHEDULER (sched), *plans,
-                                    ELK_ALLOCATOR (alloc), &error);
-  g_assert_no_error (error);
-  return program;
+  return elk_test_compile (ELK_CHIP (chip), g, sched, alloc, plans);
 }
 
 static ElkMetrics *

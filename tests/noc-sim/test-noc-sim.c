@@ -18,22 +18,9 @@
 
 static ElkRegistry *registry;
 
-static GObject *
-make_chip (const char *name, const char *first_prop, ...)
-{
-  g_autoptr(GError) error = NULL;
-  const ElkFeature *f = elk_registry_find (registry, ELK_TYPE_CHIP, name,
-                                           &error);
-  GObject *obj;
-  va_list ap;
-
-  g_assert_no_error (error);
-  g_assert_nonnull (f);
-  va_start (ap, first_prop);
-  obj = g_object_new_valist (f->type, first_prop, ap);
-  va_end (ap);
-  return obj;
-}
+/* A noc-sim (or other) chip of @registry with the given properties. */
+#define make_chip(name, ...)                                                   \
+  elk_test_make (registry, ELK_TYPE_CHIP, name, __VA_ARGS__)
 
 /* ---------------------------------------------------------------------- */
 /* Routes. */
