@@ -871,65 +871,84 @@ sortkey_cmp (const void *a, const void *b)
   return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
+/* Sorts the @n keys @k into ascending order; @u first are already. */
+static void
+sortkeys_finish (struct NocSortKey *k, guint32 n, guint32 u)
+{
+  while (u < n && sortkey_cmp (&k[u - 1], &k[u]) <= 0)
+    u++;
+  if (u == n)
+    return;
+  if (n > 32)
+    {
+      qsort (k, n, sizeof *k, sortkey_cmp);
+      return;
+    }
+  for (guint32 i = u; i < n; i++)
+    {
+      struct NocSortKey x = k[i];
+      guint32 j = i;
+      while (j > 0 && sortkey_cmp (&k[j - 1], &x) > 0)
+        {
+          k[j] = k[j - 1];
+          j--;
+        }
+      k[j] = x;
+    }
+}
+
 /* Link @li serves the arrivals in its queue in arrival order (ties:
  * injection order). */
 G_ALWAYS_INLINE static inline void
 serve_link_in (NocSim *s, guint32 li, guint topo)
 {
   NocLinkState *l = &s->ls[li];
-  struct NocSortKey *k;
-  guint32 n = 0;
+  struct NocSortKey *k = s->sortbuf;
+  guint32 n = 0, d;
 
-  /* The transfers are all over the pool: ask for all their lines first,
-   * so that the misses overlap, and count them. */
-  for (guint32 x = l->queue; x != NONE; x = s->arr[x].next, n++)
-    __builtin_prefetch (&s->pool[s->arr[x].slot], 1);
-  if (G_UNLIKELY (n > s->sortbuf_cap))
-    {
-      s->sortbuf_cap = MAX (MAX (1024u, 2 * s->sortbuf_cap), n);
-      s->sortbuf = g_renew (struct NocSortKey, s->sortbuf, s->sortbuf_cap);
-    }
   /* About half the hops of the mesh benchmark come through here (on
    * one layer, 12.2 M of 23.6 M arrivals were at links with 2-12 others
-   * in their window).  The queue is newest first: its keys are written
-   * from the end, so that they come out oldest first without a pass
-   * that reverses them. */
-  k = s->sortbuf;
-  for (guint32 x = l->queue, i = n; x != NONE;)
+   * in their window).  One pass over the queue reads the keys: the
+   * loads of the transfers' lines do not depend on each other, so the
+   * processor overlaps their misses without a prefetch pass before
+   * (which cost a second walk of the queue).  The keys come out newest
+   * first, the queue's order. */
+  for (guint32 x = l->queue; x != NONE; n++)
     {
       guint32 slot = s->arr[x].slot, nx = s->arr[x].next;
-      i--;
-      k[i].head = s->pool[slot].head;
-      k[i].seq = s->pool[slot].seq;
-      k[i].id = slot;
+      if (G_UNLIKELY (n == s->sortbuf_cap))
+        {
+          s->sortbuf_cap = MAX (1024u, 2 * s->sortbuf_cap);
+          s->sortbuf = g_renew (struct NocSortKey, s->sortbuf, s->sortbuf_cap);
+          k = s->sortbuf;
+        }
+      k[n].head = s->pool[slot].head;
+      k[n].seq = s->pool[slot].seq;
+      k[n].id = slot;
       s->arr[x].next = SERVED;
       x = nx;
     }
   l->queue = NONE;
-  if (n > 1)
+  /* A core's transfers of one round reach its first link together, in
+   * order, so the keys are mostly in descending order: then they are
+   * served from the end.  Otherwise they are turned round and sorted
+   * (the order is total, (head, seq) being unique, so any sort serves
+   * the same order). */
+  for (d = 1; d < n && sortkey_cmp (&k[d], &k[d - 1]) <= 0; d++)
+    ;
+  if (d >= n)
     {
-      /* A core's transfers of one round reach its first link
-       * together, already in order: sort only what is not. */
-      guint32 u = 1;
-      while (u < n && sortkey_cmp (&k[u - 1], &k[u]) <= 0)
-        u++;
-      if (u == n)
-        ;
-      else if (n <= 32)
-        for (guint32 i = u; i < n; i++)
-          {
-            struct NocSortKey x = k[i];
-            guint32 j = i;
-            while (j > 0 && sortkey_cmp (&k[j - 1], &x) > 0)
-              {
-                k[j] = k[j - 1];
-                j--;
-              }
-            k[j] = x;
-          }
-      else
-        qsort (k, n, sizeof *k, sortkey_cmp);
+      for (guint32 i = n; i-- > 0;)
+        train_serve (s, li, k[i].id, topo);
+      return;
     }
+  for (guint32 i = 0, j = n - 1; i < j; i++, j--)
+    {
+      struct NocSortKey x = k[i];
+      k[i] = k[j];
+      k[j] = x;
+    }
+  sortkeys_finish (k, n, 1);
   for (guint32 i = 0; i < n; i++)
     {
       if (i + 4 < n)
@@ -964,7 +983,7 @@ serve_window_in (NocSim *s, guint topo)
 
   for (;;)
     {
-      guint32 n, e, li;
+      guint32 n;
       if (ch == NONE)
         {
           ch = B->first;
@@ -981,28 +1000,34 @@ serve_window_in (NocSim *s, guint topo)
           i = 0;
           continue;
         }
-      e = ch * CHUNK + i++;
-      if (i + 2 * PREFETCH_ARRIVALS < n)
-        __builtin_prefetch (&s->arr[e + 2 * PREFETCH_ARRIVALS], 1);
-      if (i + PREFETCH_ARRIVALS < n)
+      /* The chunk's arrivals known now; the outer loop looks again when
+       * serving has filed more into the current window. */
+      for (; i < n;)
         {
-          __builtin_prefetch (&s->pool[s->arr[e + PREFETCH_ARRIVALS].slot], 1);
-          __builtin_prefetch (&s->ls[s->arr[e + PREFETCH_ARRIVALS].link], 1);
+          guint32 e = ch * CHUNK + i++, li;
+          if (i + 2 * PREFETCH_ARRIVALS < n)
+            __builtin_prefetch (&s->arr[e + 2 * PREFETCH_ARRIVALS], 1);
+          if (i + PREFETCH_ARRIVALS < n)
+            {
+              const NocArrival *p = &s->arr[e + PREFETCH_ARRIVALS];
+              __builtin_prefetch (&s->pool[p->slot], 1);
+              __builtin_prefetch (&s->ls[p->link], 1);
+            }
+          if (s->arr[e].next == SERVED)
+            continue;
+          li = s->arr[e].link;
+          if (s->ls[li].queue == e && s->arr[e].next == NONE)
+            {
+              /* The link's only arrival so far. */
+              s->ls[li].queue = NONE;
+              s->arr[e].next = SERVED;
+              train_serve (s, li, s->arr[e].slot, topo);
+            }
+          else if (topo == ELK_TOPOLOGY_MESH)
+            serve_link_mesh (s, li);
+          else
+            serve_link_any (s, li);
         }
-      if (s->arr[e].next == SERVED)
-        continue;
-      li = s->arr[e].link;
-      if (s->ls[li].queue == e && s->arr[e].next == NONE)
-        {
-          /* The link's only arrival so far. */
-          s->ls[li].queue = NONE;
-          s->arr[e].next = SERVED;
-          train_serve (s, li, s->arr[e].slot, topo);
-        }
-      else if (topo == ELK_TOPOLOGY_MESH)
-        serve_link_mesh (s, li);
-      else
-        serve_link_any (s, li);
     }
   s->serve_ch = ch;
   s->serve_i = i;
