@@ -408,6 +408,40 @@ elk_test_compile (ElkChip *chip,
 }
 
 /**
+ * elk_test_assert_one_expert_taken:
+ * @m: the metrics of a run of a graph with two conditional experts of
+ *   512-byte weights, one of them taken
+ * @unrouted: the metrics of the same program on the graph without routing
+ * @untaken_flops: the arithmetic of the untaken expert
+ * @want: what the chip should charge: hits, wasted, on_demand and skipped
+ *
+ * Asserts the routing record both routing suites (tests/compiler and the
+ * chips' test-chip-routing) check by hand: the untaken expert does no
+ * arithmetic, the unrouted run has no record, and the routed one counts
+ * two conditional operators, one taken, and the given charges.
+ */
+void
+elk_test_assert_one_expert_taken (const ElkMetrics *m,
+                                  const ElkMetrics *unrouted,
+                                  double untaken_flops,
+                                  const ElkRoutingStats *want)
+{
+  g_assert_cmpfloat (m->flops, ==, unrouted->flops - untaken_flops);
+  g_assert_null (unrouted->routing);
+  g_assert_nonnull (m->routing);
+  g_assert_cmpuint (m->routing->n_conditional, ==, 2);
+  g_assert_cmpuint (m->routing->n_taken, ==, 1);
+  g_assert_cmpuint (m->routing->hits, ==, want->hits);
+  g_assert_cmpuint (m->routing->wasted, ==, want->wasted);
+  g_assert_cmpfloat (m->routing->wasted_hbm_bytes, ==, want->wasted * 512.0);
+  g_assert_cmpuint (m->routing->on_demand, ==, want->on_demand);
+  g_assert_cmpfloat (m->routing->on_demand_hbm_bytes, ==,
+                     want->on_demand * 512.0);
+  g_assert_cmpuint (m->routing->skipped, ==, want->skipped);
+  g_assert_cmpfloat (m->routing->hit_rate, ==, want->hits);
+}
+
+/**
  * elk_test_load_llama:
  *
  * The first @layers layers of the llama frontend's @preset in decode at

@@ -12,6 +12,11 @@ void elk_test_assert_has_line (const GError *error, const char *file);
 GObject *elk_test_make (ElkRegistry *registry, GType kind, const char *name,
                         const char *first_prop, ...);
 void elk_test_complete_plans (ElkChip *chip, ElkProgram *program);
+ElkProgram *elk_test_compile (ElkChip *chip,
+                              ElkGraph *graph,
+                              GObject *scheduler,
+                              GObject *allocator,
+                              ElkPlanSet **plans);
 ElkMetrics *elk_test_run_program (ElkChip *chip, ElkProgram *program,
                                   ElkTrace *trace, GError **error);
 ElkRegistry *elk_test_registry_new_default (void);
@@ -31,6 +36,10 @@ void elk_test_compile_fixture_init (ElkTestCompileFixture *f,
                                     ElkGraph *graph);
 void elk_test_compile_fixture_clear (ElkTestCompileFixture *f);
 void elk_test_assert_same_program (ElkProgram *a, ElkProgram *b);
+void elk_test_assert_one_expert_taken (const ElkMetrics *m,
+                                       const ElkMetrics *unrouted,
+                                       double untaken_flops,
+                                       const ElkRoutingStats *want);
 /* A toy decode stack shared by the compiler tests (elk-test-util.c). */
 ElkGraph *
 elk_test_toy_decode_graph (guint layers, guint64 b, guint64 d, guint64 kv_len);
@@ -52,11 +61,6 @@ ElkMetrics *elk_test_schedule_and_run (ElkRegistry *registry,
                                        const char *scheduler,
                                        const char *allocator,
                                        GError **error);
-ElkProgram *elk_test_compile (ElkChip *chip,
-                              ElkGraph *graph,
-                              GObject *scheduler,
-                              GObject *allocator,
-                              ElkPlanSet **plans);
 ElkProgram *
 elk_test_hand_program (ElkGraph *graph, ElkPlanSet *plans, const char *order);
 ElkGraph *elk_test_load_llama (ElkRegistry *registry,
