@@ -686,30 +686,13 @@ fuse_xml (const char *choice, const char *dir)
 static guint
 run_fuse (const char *choice, const char *dir, double *latency)
 {
-  g_autoptr (GError) error = NULL;
   g_autofree char *xml = fuse_xml (choice, dir);
-  g_autoptr (ElkExperiment) e
-      = elk_experiment_load_from_data (xml, strlen (xml), "fuse.xml", registry,
-                                       &error);
-  g_autofree char *csv = NULL;
-  g_autofree char *text = NULL;
-  g_auto (GStrv) lines = NULL;
-  g_auto (GStrv) head = NULL;
-  g_auto (GStrv) row = NULL;
-  ElkRunStatus status;
-  ElkRunOptions options = { 0 };
+  g_auto (GStrv) lines
+      = elk_test_run_experiment (registry, xml, "fuse.xml", dir);
+  g_auto (GStrv) head = g_strsplit (lines[0], ",", -1);
+  g_auto (GStrv) row = g_strsplit (lines[1], ",", -1);
   guint n_ops = 0;
 
-  g_assert_no_error (error);
-  options.n_jobs = 1;
-  g_assert_true (elk_experiment_run (e, &options, &status, &error));
-  g_assert_no_error (error);
-  g_assert_cmpint (status, ==, ELK_RUN_OK);
-  csv = g_build_filename (dir, "results.csv", NULL);
-  g_assert_true (g_file_get_contents (csv, &text, NULL, &error));
-  lines = g_strsplit (text, "\n", -1);
-  head = g_strsplit (lines[0], ",", -1);
-  row = g_strsplit (lines[1], ",", -1);
   for (guint c = 0; head[c] != NULL; c++)
     {
       if (g_str_equal (head[c], "n_ops"))

@@ -793,27 +793,12 @@ run_moe_experiment (ElkRegistry *registry,
       "  <output dir=\"%s\"/>\n"
       "</experiment>\n",
       experts, dir);
-  g_autoptr (GError) error = NULL;
-  g_autoptr (ElkExperiment) e
-      = elk_experiment_load_from_data (xml, strlen (xml), "moe-columns.xml",
-                                       registry, &error);
-  g_autofree char *csv = g_build_filename (dir, "results.csv", NULL);
-  g_autofree char *js = g_build_filename (dir, "results.json", NULL);
-  g_autofree char *text = NULL;
-  g_auto (GStrv) lines = NULL;
-  ElkRunOptions options = { 0 };
-  ElkRunStatus status;
+  g_auto (GStrv) lines
+      = elk_test_run_experiment (registry, xml, "moe-columns.xml", dir);
 
-  g_assert_no_error (error);
-  options.n_jobs = 1;
-  g_assert_true (elk_experiment_run (e, &options, &status, &error));
-  g_assert_no_error (error);
-  g_assert_cmpint (status, ==, ELK_RUN_OK);
-  g_assert_true (g_file_get_contents (csv, &text, NULL, &error));
-  lines = g_strsplit (text, "\n", -1);
   *head = split_csv (lines[0]);
   *row = split_csv (lines[1]);
-  g_assert_true (g_file_get_contents (js, json, NULL, &error));
+  *json = elk_test_read_file (dir, "results.json");
 }
 
 /* results.csv gets the routing columns, before the sweep axes, and

@@ -442,6 +442,40 @@ elk_test_assert_one_expert_taken (const ElkMetrics *m,
 }
 
 /**
+ * elk_test_run_experiment:
+ * @registry: the features the experiment names
+ * @xml: the experiment
+ * @file: the name messages give @xml
+ * @dir: the output folder (it overrides the experiment's)
+ *
+ * Loads @xml and runs it with one job and no trace into @dir, asserting
+ * that it loads and that every point succeeds: what the tests that read
+ * an experiment's results do first.  Returns: (transfer full): the lines
+ * of @dir/results.csv, the header first.
+ */
+GStrv
+elk_test_run_experiment (ElkRegistry *registry,
+                         const char *xml,
+                         const char *file,
+                         const char *dir)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (ElkExperiment) e
+      = elk_experiment_load_from_data (xml, strlen (xml), file, registry,
+                                       &error);
+  ElkRunOptions options = { .n_jobs = 1, .output_dir = dir, .trace_point = -1 };
+  g_autofree char *csv = NULL;
+  ElkRunStatus status;
+
+  g_assert_no_error (error);
+  g_assert_true (elk_experiment_run (e, &options, &status, &error));
+  g_assert_no_error (error);
+  g_assert_cmpint (status, ==, ELK_RUN_OK);
+  csv = elk_test_read_file (dir, "results.csv");
+  return g_strsplit (csv, "\n", -1);
+}
+
+/**
  * elk_test_load_llama:
  *
  * The first @layers layers of the llama frontend's @preset in decode at

@@ -54,6 +54,10 @@ int elk_test_spawn_tool (const char *exe,
                          char **out_stdout,
                          char **out_stderr);
 char *elk_test_read_file (const char *dir, const char *name);
+GStrv elk_test_run_experiment (ElkRegistry *registry,
+                               const char *xml,
+                               const char *file,
+                               const char *dir);
 void elk_test_assert_breakdown_adds_up (const ElkMetrics *m, gboolean fig18a);
 ElkMetrics *elk_test_schedule_and_run (ElkRegistry *registry,
                                        ElkGraph *graph,

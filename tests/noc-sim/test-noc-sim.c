@@ -1089,25 +1089,13 @@ ladder_run (const char *dir, const char *name, const char *chip_xml)
 {
   g_autofree char *xml = g_strdup_printf (ladder_xml, name, chip_xml);
   g_autofree char *out = g_build_filename (dir, name, NULL);
-  g_autofree char *csv = NULL;
-  g_autoptr (GError) error = NULL;
-  g_autoptr (ElkExperiment) e = NULL;
-  g_auto (GStrv) lines = NULL, header = NULL;
-  ElkRunOptions options = { .n_jobs = 1, .output_dir = out, .trace_point = -1 };
-  ElkRunStatus status;
+  g_auto (GStrv) lines
+      = elk_test_run_experiment (registry, xml, "ladder.xml", out);
+  g_auto (GStrv) header = g_strsplit (lines[0], ",", -1);
   GHashTable *rows
       = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
   gint point = -1, label = -1, latency = -1;
 
-  e = elk_experiment_load_from_data (xml, strlen (xml), "ladder.xml", registry,
-                                     &error);
-  g_assert_no_error (error);
-  g_assert_true (elk_experiment_run (e, &options, &status, &error));
-  g_assert_no_error (error);
-  g_assert_cmpint (status, ==, ELK_RUN_OK);
-  csv = elk_test_read_file (out, "results.csv");
-  lines = g_strsplit (csv, "\n", -1);
-  header = g_strsplit (lines[0], ",", -1);
   for (gint i = 0; header[i] != NULL; i++)
     {
       if (g_str_equal (header[i], "point"))
