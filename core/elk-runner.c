@@ -666,27 +666,10 @@ run_point_isolated (RunContext *ctx, guint point)
     }
 
   {
-    /* Keep the end of the child's stderr: that is where the reason is. */
-    const char *tail = err->len > 300 ? err->str + err->len - 300 : err->str;
-    g_autofree char *clean = g_strdelimit (g_strdup (tail), "\n\r\t", ' ');
-    g_autofree char *why = NULL;
-    g_strstrip (clean);
-    if (timed_out)
-      why = g_strdup_printf ("point %u timed out after %g s and was killed",
-                             point, options->timeout_s);
-    else if (WIFSIGNALED (status))
-      why = g_strdup_printf ("point %u crashed: killed by signal %d (%s)",
-                             point, WTERMSIG (status),
-                             g_strsignal (WTERMSIG (status)));
-    else
-      why = g_strdup_printf ("point %u: its process exited with status %d "
-                             "without a result", point,
-                             WIFEXITED (status) ? WEXITSTATUS (status) : -1);
-    if (*clean != '\0')
-      {
-        g_autofree char *full = g_strdup_printf ("%s; stderr: %s", why, clean);
-        return failed_record (self, point, full, wall_s);
-      }
+    g_autofree char *why
+        = elk__spawn_describe_failure (point, timed_out, options->timeout_s,
+                                       status, err);
+
     return failed_record (self, point, why, wall_s);
   }
 }

@@ -77,3 +77,46 @@ elk__spawn_capture (const char *const *argv,
   g_spawn_close_pid (pid);
   return TRUE;
 }
+
+/**
+ * elk__spawn_describe_failure:
+ * @point: the point the child ran
+ * @timed_out: whether elk__spawn_capture() killed it at the deadline
+ * @timeout_s: the limit it had
+ * @status: its wait status
+ * @err: what it wrote on stderr
+ *
+ * Why the child that ran @point gave no result, in one line: killed at the
+ * deadline, crashed by a signal or exited without a result, followed by the
+ * end of its stderr, where the reason is (the last 300 bytes, on one
+ * line).  Both drivers that run points in children (elk-runner.c's
+ * --isolate and elk-run's MPI driver) report a failed point so.
+ * Returns: (transfer full): the text.
+ */
+char *
+elk__spawn_describe_failure (guint point,
+                             gboolean timed_out,
+                             double timeout_s,
+                             int status,
+                             const GString *err)
+{
+  const char *tail = err->len > 300 ? err->str + err->len - 300 : err->str;
+  g_autofree char *clean = g_strdelimit (g_strdup (tail), "\n\r\t", ' ');
+  g_autofree char *why = NULL;
+
+  g_strstrip (clean);
+  if (timed_out)
+    why = g_strdup_printf ("point %u timed out after %g s and was killed",
+                           point, timeout_s);
+  else if (WIFSIGNALED (status))
+    why = g_strdup_printf ("point %u crashed: killed by signal %d (%s)", point,
+                           WTERMSIG (status), g_strsignal (WTERMSIG (status)));
+  else
+    why = g_strdup_printf ("point %u: its process exited with status %d "
+                           "without a result",
+                           point,
+                           WIFEXITED (status) ? WEXITSTATUS (status) : -1);
+  if (*clean == '\0')
+    return g_steal_pointer (&why);
+  return g_strdup_printf ("%s; stderr: %s", why, clean);
+}

@@ -13,3 +13,8 @@ gboolean elk__spawn_capture (const char *const *argv,
                              int *status,
                              gboolean *timed_out,
                              GError **error);
+char *elk__spawn_describe_failure (guint point,
+                                   gboolean timed_out,
+                                   double timeout_s,
+                                   int status,
+                                   const GString *err);

@@ -212,28 +212,9 @@ run_point_in_child (PointRun *run)
     return g_string_free (g_steal_pointer (&out), FALSE);
 
   {
-    const char *tail = err->len > 300 ? err->str + err->len - 300 : err->str;
-    g_autofree char *clean = g_strdelimit (g_strdup (tail), "\n\r\t", ' ');
-    g_autofree char *why = NULL;
-    g_strstrip (clean);
-    if (timed_out)
-      why = g_strdup_printf ("point %u timed out after %g s and was killed",
-                             run->point, timeout_s);
-    else if (WIFSIGNALED (status))
-      why = g_strdup_printf ("point %u crashed: killed by signal %d (%s)",
-                             run->point, WTERMSIG (status),
-                             g_strsignal (WTERMSIG (status)));
-    else
-      why = g_strdup_printf ("point %u: its process exited with status %d "
-                             "without a result",
-                             run->point,
-                             WIFEXITED (status) ? WEXITSTATUS (status) : -1);
-    if (*clean != '\0')
-      {
-        g_autofree char *full = g_strdup_printf ("%s; stderr: %s", why, clean);
-        return elk_experiment_dup_failed_point_line (run->experiment,
-                                                     run->point, full);
-      }
+    g_autofree char *why = elk__spawn_describe_failure (run->point, timed_out,
+                                                        timeout_s, status, err);
+
     return elk_experiment_dup_failed_point_line (run->experiment, run->point,
                                                  why);
   }
