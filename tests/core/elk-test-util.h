@@ -5,6 +5,24 @@
 
 #include "elk-test-files.h"
 
+/* The five designs of experiments/fig17.xml (basic, static, Elk-Dyn,
+ * Elk-Full and the ideal bound) as experiment XML, for the reduced Fig 17
+ * sweeps of the chips' fidelity tests, which compare machines on the same
+ * designs. */
+#define ELK_TEST_FIG17_SCHEDULERS                                              \
+  "  <scheduler name=\"basic\" label=\"basic\"/>\n"                            \
+  "  <scheduler name=\"static\" label=\"static\"/>\n"                          \
+  "  <scheduler name=\"elk\" label=\"elk-dyn\">\n"                             \
+  "    <param name=\"order-search\">dyn</param>\n"                             \
+  "    <param name=\"contention\">delay-execution</param>\n"                   \
+  "    <param name=\"load-noc-share\">0.9</param>\n"                           \
+  "    <param name=\"select\">estimate</param>\n"                              \
+  "  </scheduler>\n"                                                           \
+  "  <scheduler name=\"elk\" label=\"elk-full\">\n"                            \
+  "    <param name=\"order-search\">full</param>\n"                            \
+  "  </scheduler>\n"                                                           \
+  "  <scheduler name=\"ideal\" bound=\"true\" label=\"ideal\"/>\n"
+
 char *elk_test_fixture_plugin (const char *name);
 char *elk_test_fixture_experiment (const char *name);
 ElkRegistry *elk_test_registry_with_good (void);

@@ -1064,19 +1064,8 @@ static const char ladder_xml[]
       "  <allocator name=\"reservation\"/>\n"
       /* The same programs on both chips: the ladder compares machines,
        * not plans (noc-sim's own cost model would plan others). */
-      "  <plans><param name=\"cost-model\">analytic</param></plans>\n"
-      "  <scheduler name=\"basic\" label=\"basic\"/>\n"
-      "  <scheduler name=\"static\" label=\"static\"/>\n"
-      "  <scheduler name=\"elk\" label=\"elk-dyn\">\n"
-      "    <param name=\"order-search\">dyn</param>\n"
-      "    <param name=\"contention\">delay-execution</param>\n"
-      "    <param name=\"load-noc-share\">0.9</param>\n"
-      "    <param name=\"select\">estimate</param>\n"
-      "  </scheduler>\n"
-      "  <scheduler name=\"elk\" label=\"elk-full\">\n"
-      "    <param name=\"order-search\">full</param>\n"
-      "  </scheduler>\n"
-      "  <scheduler name=\"ideal\" bound=\"true\" label=\"ideal\"/>\n"
+      "  <plans><param "
+      "name=\"cost-model\">analytic</param></plans>\n" ELK_TEST_FIG17_SCHEDULERS
       "  <sweep>\n"
       "    <axis param=\"frontend.preset\" values=\"llama2-13b-paper "
       "opt-30b-paper llama2-70b-paper\"/>\n"
