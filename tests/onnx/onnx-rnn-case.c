@@ -12,42 +12,6 @@
 #include "onnx-rnn-case.h"
 #include "onnx-test-proto.h"
 
-static Onnx__TensorProto *
-tensor (OnnxTestArena *a,
-        const char *name,
-        int dtype,
-        guint rank,
-        const gint64 *dims,
-        const double *data)
-{
-  Onnx__TensorProto *t = onnx_test_own (a, g_new0 (Onnx__TensorProto, 1));
-  gsize n = 1;
-
-  onnx__tensor_proto__init (t);
-  t->name = (char *) name;
-  t->n_dims = rank;
-  t->dims = onnx_test_own (a, g_memdup2 (dims, rank * sizeof (gint64)));
-  for (guint k = 0; k < rank; k++)
-    n *= (gsize) dims[k];
-  t->has_data_type = TRUE;
-  t->data_type = dtype;
-  if (dtype == ONNX__TENSOR_PROTO__DATA_TYPE__INT32)
-    {
-      t->n_int32_data = n;
-      t->int32_data = onnx_test_own (a, g_new (gint32, n));
-      for (gsize i = 0; i < n; i++)
-        t->int32_data[i] = (gint32) data[i];
-    }
-  else
-    {
-      t->n_float_data = n;
-      t->float_data = onnx_test_own (a, g_new (float, n));
-      for (gsize i = 0; i < n; i++)
-        t->float_data[i] = (float) data[i];
-    }
-  return t;
-}
-
 /* ---- The reference ---- */
 
 static double
@@ -322,7 +286,7 @@ add_input (Model *m,
   g_ptr_array_add (m->inputs,
                    onnx_test_value_info (&m->arena, name, dtype, rank, dims));
   g_ptr_array_add (m->in_data,
-                   tensor (&m->arena, name, dtype, rank, dims, data));
+                   onnx_test_tensor (&m->arena, name, dtype, rank, dims, data));
   m->node_in[slot] = (char *) name;
 }
 
@@ -338,9 +302,10 @@ add_output (Model *m,
                    onnx_test_value_info (&m->arena, name,
                                          ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT,
                                          rank, dims));
-  g_ptr_array_add (m->out_data, tensor (&m->arena, name,
-                                        ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT,
-                                        rank, dims, data));
+  g_ptr_array_add (m->out_data,
+                   onnx_test_tensor (&m->arena, name,
+                                     ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, rank,
+                                     dims, data));
   m->node_out[slot] = (char *) name;
 }
 
@@ -487,9 +452,10 @@ onnx_rnn_case_write (const OnnxRnnCase *c, const char *dir, guint32 seed)
                (gint64[]){ B }, lens);
   else if (c->seq_lens >= 2)
     {
-      g_ptr_array_add (m.inits, tensor (&m.arena, "sequence_lens",
-                                        ONNX__TENSOR_PROTO__DATA_TYPE__INT32, 1,
-                                        (gint64[]){ B }, lens));
+      g_ptr_array_add (m.inits,
+                       onnx_test_tensor (&m.arena, "sequence_lens",
+                                         ONNX__TENSOR_PROTO__DATA_TYPE__INT32,
+                                         1, (gint64[]){ B }, lens));
       m.node_in[4] = "sequence_lens";
     }
   if (c->h0)

@@ -8,6 +8,48 @@ onnx_test_own (OnnxTestArena *a, gpointer p)
   return p;
 }
 
+/* A tensor @name of element type @dtype, dimensions @dims (@rank of them;
+ * 0 for a scalar) and the values @data, one per element: float_data for
+ * FLOAT, and
+ * int32_data for the integer types narrower than 64 bits, which ONNX
+ * stores there. */
+Onnx__TensorProto *
+onnx_test_tensor (OnnxTestArena *a,
+                  const char *name,
+                  int dtype,
+                  guint rank,
+                  const gint64 *dims,
+                  const double *data)
+{
+  Onnx__TensorProto *t = onnx_test_own (a, g_new0 (Onnx__TensorProto, 1));
+  gsize n = 1;
+
+  for (guint k = 0; k < rank; k++)
+    n *= (gsize) dims[k];
+  onnx__tensor_proto__init (t);
+  t->name = (char *) name;
+  t->n_dims = rank;
+  t->dims
+      = onnx_test_own (a, g_memdup2 (dims, MAX (rank, 1) * sizeof (gint64)));
+  t->has_data_type = TRUE;
+  t->data_type = dtype;
+  if (dtype == ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT)
+    {
+      t->n_float_data = n;
+      t->float_data = onnx_test_own (a, g_new (float, n));
+      for (gsize i = 0; i < n; i++)
+        t->float_data[i] = (float) data[i];
+    }
+  else
+    {
+      t->n_int32_data = n;
+      t->int32_data = onnx_test_own (a, g_new (gint32, n));
+      for (gsize i = 0; i < n; i++)
+        t->int32_data[i] = (gint32) data[i];
+    }
+  return t;
+}
+
 /* A tensor of element type @dtype and fixed dimensions @dims (@rank of
  * them; 0 for a scalar). */
 Onnx__ValueInfoProto *

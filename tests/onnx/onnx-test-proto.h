@@ -2,8 +2,8 @@
  *
  * Tests that write small models (test-onnx-quant.c, onnx-rnn-case.c) fill
  * protobuf-c structs by hand; these helpers hold what they share: an arena
- * that owns every allocation behind one model, a tensor value-info, an
- * attribute header and writing a message to a file.
+ * that owns every allocation behind one model, a tensor value-info, a
+ * tensor with its data, an attribute header and writing a message to a file.
  */
 #pragma once
 
@@ -23,6 +23,12 @@ Onnx__ValueInfoProto *onnx_test_value_info (OnnxTestArena *a,
                                             int dtype,
                                             guint rank,
                                             const gint64 *dims);
+Onnx__TensorProto *onnx_test_tensor (OnnxTestArena *a,
+                                     const char *name,
+                                     int dtype,
+                                     guint rank,
+                                     const gint64 *dims,
+                                     const double *data);
 Onnx__AttributeProto *onnx_test_attribute (
     OnnxTestArena *a, const char *name, Onnx__AttributeProto__AttributeType t);
 void onnx_test_write_message (const ProtobufCMessage *m, const char *path);

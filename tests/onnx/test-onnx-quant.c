@@ -63,31 +63,11 @@ initializer (OnnxTestArena *a,
              gsize n,
              double value)
 {
-  Onnx__TensorProto *t = onnx_test_own (a, g_new0 (Onnx__TensorProto, 1));
+  g_autofree double *data = g_new (double, MAX (n, 1));
 
-  onnx__tensor_proto__init (t);
-  t->name = (char *) name;
-  t->n_dims = rank;
-  t->dims
-      = onnx_test_own (a, g_memdup2 (dims, MAX (rank, 1) * sizeof (gint64)));
-  t->has_data_type = TRUE;
-  t->data_type = type;
-  if (type == ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT)
-    {
-      t->n_float_data = n;
-      t->float_data = onnx_test_own (a, g_new (float, n));
-      for (gsize i = 0; i < n; i++)
-        t->float_data[i] = (float) value;
-    }
-  else
-    {
-      /* Every integer type narrower than 64 bits is stored in int32_data. */
-      t->n_int32_data = n;
-      t->int32_data = onnx_test_own (a, g_new (gint32, n));
-      for (gsize i = 0; i < n; i++)
-        t->int32_data[i] = (gint32) value;
-    }
-  return t;
+  for (gsize i = 0; i < n; i++)
+    data[i] = value;
+  return onnx_test_tensor (a, name, type, rank, dims, data);
 }
 
 /* Writes the nodes @cs (a chain: a node's input without a type is an
