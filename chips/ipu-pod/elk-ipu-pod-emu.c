@@ -124,24 +124,6 @@ typedef struct
   guint32 cores;
 } Grid;
 
-static guint64
-ceil_div (guint64 a, guint64 b)
-{
-  return b == 0 ? 0 : (a + b - 1) / b;
-}
-
-static guint32
-gcd32 (guint32 a, guint32 b)
-{
-  while (b != 0)
-    {
-      guint32 t = a % b;
-      a = b;
-      b = t;
-    }
-  return a;
-}
-
 static void
 grid_init (Grid *g, const ElkOp *op, const ElkPlan *p, const guint8 *order)
 {

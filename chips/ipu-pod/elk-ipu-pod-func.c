@@ -282,24 +282,6 @@ typedef struct
   IpuFuncReport *rep;
 } Func;
 
-static guint64
-ceil_div (guint64 a, guint64 b)
-{
-  return b == 0 ? 0 : (a + b - 1) / b;
-}
-
-static guint32
-gcd32 (guint32 a, guint32 b)
-{
-  while (b != 0)
-    {
-      guint32 t = a % b;
-      a = b;
-      b = t;
-    }
-  return a;
-}
-
 static void
 layout_clear (Layout *l)
 {

@@ -11,6 +11,21 @@
 
 G_BEGIN_DECLS
 
+/* Integer helpers of the emulator (elk-ipu-pod-emu.c) and the functional
+ * engine (elk-ipu-pod-func.c), which must cut tiles and rotation rounds
+ * exactly alike: one copy here keeps them from drifting apart. */
+static inline guint64
+ceil_div (guint64 a, guint64 b)
+{
+  return b == 0 ? 0 : (a + b - 1) / b;
+}
+
+static inline guint32
+gcd32 (guint32 a, guint32 b)
+{
+  return b == 0 ? a : gcd32 (b, a % b);
+}
+
 /**
  * IpuEffect:
  *
