@@ -9,6 +9,24 @@
 /* ---------------------------------------------------------------------- */
 /* Topology. */
 
+/* Whether a torus hop from @at toward @to, on a ring of @n routers, goes
+ * the increasing way (east or south): the shorter way round, a tie going
+ * that way. */
+static inline gboolean
+torus_up (guint at, guint to, guint n)
+{
+  guint fwd = (to + n - at) % n;
+
+  return fwd <= n - fwd;
+}
+
+/* The router after @at on a ring of @n, the increasing way if @up. */
+static inline guint
+torus_next (guint at, gboolean up, guint n)
+{
+  return up ? (at + 1) % n : (at + n - 1) % n;
+}
+
 /* Appends the links from router (global core id) @src to core @dst, both
  * on the same chip, to s->path; returns the new length. */
 guint
@@ -45,21 +63,20 @@ elk__noc_route_local (NocSim *s, guint src, guint dst, guint n)
                   = elk__noc_mesh_link (base + r * c->cols + col, DIR_N);
             return n;
           }
+        /* Torus. */
         while (col != cd)
           {
-            guint fwd = (cd + c->cols - col) % c->cols;
-            gboolean east = torus ? fwd <= c->cols - fwd : cd > col;
+            gboolean east = torus_up (col, cd, c->cols);
             s->path[n++] = elk__noc_mesh_link (base + r * c->cols + col,
                                                east ? DIR_E : DIR_W);
-            col = east ? (col + 1) % c->cols : (col + c->cols - 1) % c->cols;
+            col = torus_next (col, east, c->cols);
           }
         while (r != rd)
           {
-            guint fwd = (rd + c->rows - r) % c->rows;
-            gboolean south = torus ? fwd <= c->rows - fwd : rd > r;
+            gboolean south = torus_up (r, rd, c->rows);
             s->path[n++] = elk__noc_mesh_link (base + r * c->cols + col,
                                                south ? DIR_S : DIR_N);
-            r = south ? (r + 1) % c->rows : (r + c->rows - 1) % c->rows;
+            r = torus_next (r, south, c->rows);
           }
         return n;
       }
