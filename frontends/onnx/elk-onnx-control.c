@@ -477,6 +477,82 @@ stack_scan_output (Loader *l,
   return TRUE;
 }
 
+/* The body of a Loop or Scan, a graph attribute it must have. */
+static const Onnx__GraphProto *
+body_graph (Loader *l, Node *n, GError **error)
+{
+  const Onnx__AttributeProto *a = elk__onnx_find_attr (n, "body");
+
+  if (a == NULL || a->g == NULL)
+    {
+      elk__onnx_node_error (l, n, error,
+                            "attribute 'body' (a graph) is required");
+      return NULL;
+    }
+  return a->g;
+}
+
+/* Loop and Scan are unrolled at import; refuses @trip copies of @body
+ * when they would take more nodes than the max-nodes option allows. */
+static gboolean
+unroll_fits (Loader *l,
+             Node *n,
+             const Onnx__GraphProto *body,
+             gint64 trip,
+             GError **error)
+{
+  g_autofree char *why = NULL;
+
+  if ((guint64) trip * MAX (body->n_node, 1) <= l->opts.max_nodes)
+    return TRUE;
+  why = g_strdup_printf ("unrolling %" G_GINT64_FORMAT
+                         " iterations of its %zu-node body would exceed the "
+                         "max-nodes limit of %" G_GUINT64_FORMAT,
+                         trip, body->n_node, l->opts.max_nodes);
+  return elk__onnx_node_unsupported (l, n, error, why);
+}
+
+/* The prefix of the names of what iteration @i of an unrolled Loop or
+ * Scan inlines: "<node>/<i>". */
+static char *
+iteration_prefix (const Node *n, gint64 i)
+{
+  return g_strdup_printf ("%s/%" G_GINT64_FORMAT, n->name, i);
+}
+
+/* One list per scan output of an unrolled Loop or Scan, which collects
+ * that output's value in each iteration until they are stacked. */
+static GPtrArray *
+new_scan_lists (guint n_scan)
+{
+  GPtrArray *scans
+      = g_ptr_array_new_with_free_func ((GDestroyNotify) g_ptr_array_unref);
+
+  for (guint k = 0; k < n_scan; k++)
+    g_ptr_array_add (scans, g_ptr_array_new ());
+  return scans;
+}
+
+/* Copies the @count inputs of @n from @first on into @inputs, which the
+ * first iteration's body reads; ONNX lets an input be omitted, but a
+ * value that an iteration hands to the next (@what: "loop-carried" or
+ * "state") cannot be. */
+static gboolean
+take_inputs (Loader *l,
+             Node *n,
+             const char *what,
+             guint first,
+             guint count,
+             Value **inputs,
+             GError **error)
+{
+  for (guint k = 0; k < count; k++)
+    if ((inputs[first + k] = n->in[first + k]) == NULL)
+      return elk__onnx_node_error (l, n, error, "%s input %u is omitted", what,
+                                   k);
+  return TRUE;
+}
+
 /* Checks what a Loop needs to be unrolled and returns its trip count. */
 static gboolean
 loop_trip_count (Loader *l,
@@ -486,7 +562,6 @@ loop_trip_count (Loader *l,
                  GError **error)
 {
   Value *m = elk__onnx_in_value (n, 0), *cond = elk__onnx_in_value (n, 1);
-  const Onnx__AttributeProto *a = elk__onnx_find_attr (n, "body");
   guint n_carried;
 
   if (m == NULL)
@@ -505,11 +580,8 @@ loop_trip_count (Loader *l,
                                        "its condition is known "
                                        "only at run time, so it cannot be "
                                        "unrolled at import");
-  if (a == NULL || a->g == NULL)
-    return elk__onnx_node_error (l, n, error,
-                                 "attribute 'body' (a graph) "
-                                 "is required");
-  *body = a->g;
+  if ((*body = body_graph (l, n, error)) == NULL)
+    return FALSE;
   n_carried = n->n_in >= 2 ? n->n_in - 2 : 0;
   if (n->n_in < 2 || (*body)->n_input != n_carried + 2
       || (*body)->n_output < n_carried + 1 || (*body)->n_output - 1 != n->n_out)
@@ -527,15 +599,7 @@ loop_trip_count (Loader *l,
                                        "so its outputs are its initial "
                                        "values and its scan outputs have no "
                                        "known shape");
-  if ((guint64) *trip * MAX ((*body)->n_node, 1) > l->opts.max_nodes)
-    {
-      g_autofree char *why = g_strdup_printf (
-          "unrolling %" G_GINT64_FORMAT " iterations of its %zu-node body "
-          "would exceed the max-nodes limit of %" G_GUINT64_FORMAT,
-          *trip, (*body)->n_node, l->opts.max_nodes);
-      return elk__onnx_node_unsupported (l, n, error, why);
-    }
-  return TRUE;
+  return unroll_fits (l, n, *body, *trip, error);
 }
 
 /* A Loop with a constant trip count (and a constant condition, if any) is
@@ -567,27 +631,17 @@ infer_loop (Loader *l, Node *n, GError **error)
   inputs = g_new0 (Value *, n_carried + 2);
   targets = g_new0 (Value *, body->n_output);
   results = g_new0 (Value *, body->n_output);
-  scans = g_ptr_array_new_with_free_func ((GDestroyNotify) g_ptr_array_unref);
-  for (guint k = 0; k < n_scan; k++)
-    g_ptr_array_add (scans, g_ptr_array_new ());
+  scans = new_scan_lists (n_scan);
   cond = elk__onnx_in_value (n, 1);
   if (cond == NULL
       && (cond = const_scalar (l, n->name, "cond", DT_BOOL, 1, error)) == NULL)
     return FALSE;
-  for (guint k = 0; k < n_carried; k++)
-    {
-      inputs[2 + k] = n->in[2 + k];
-      if (inputs[2 + k] == NULL)
-        return elk__onnx_node_error (l, n, error,
-                                     "loop-carried input %u is "
-                                     "omitted",
-                                     k);
-    }
+  if (!take_inputs (l, n, "loop-carried", 2, n_carried, inputs, error))
+    return FALSE;
 
   for (gint64 i = 0; i < trip; i++)
     {
-      g_autofree char *prefix
-          = g_strdup_printf ("%s/%" G_GINT64_FORMAT, n->name, i);
+      g_autofree char *prefix = iteration_prefix (n, i);
       Inline in = { prefix, inputs, targets, results };
       const double *c;
 
@@ -720,7 +774,6 @@ scan_slice (Loader *l,
 static gboolean
 infer_scan (Loader *l, Node *n, GError **error)
 {
-  const Onnx__AttributeProto *a = elk__onnx_find_attr (n, "body");
   const Onnx__GraphProto *body;
   gint64 n_scan_in, trip = -1;
   guint n_state, n_scan_out;
@@ -736,11 +789,8 @@ infer_scan (Loader *l, Node *n, GError **error)
                                        "Scan-8's batched form "
                                        "(with sequence_lens) is not "
                                        "unrolled");
-  if (a == NULL || a->g == NULL)
-    return elk__onnx_node_error (l, n, error,
-                                 "attribute 'body' (a graph) "
-                                 "is required");
-  body = a->g;
+  if ((body = body_graph (l, n, error)) == NULL)
+    return FALSE;
   if (!elk__onnx_attr_int (l, n, "num_scan_inputs", -1, &n_scan_in, error))
     return FALSE;
   if (n_scan_in < 1 || n_scan_in > n->n_in)
@@ -787,31 +837,18 @@ infer_scan (Loader *l, Node *n, GError **error)
                                        "it runs no iteration, "
                                        "so its scan outputs have no known "
                                        "shape");
-  if ((guint64) trip * MAX (body->n_node, 1) > l->opts.max_nodes)
-    {
-      g_autofree char *why = g_strdup_printf (
-          "unrolling %" G_GINT64_FORMAT " iterations of its %zu-node body "
-          "would exceed the max-nodes limit of %" G_GUINT64_FORMAT,
-          trip, body->n_node, l->opts.max_nodes);
-      return elk__onnx_node_unsupported (l, n, error, why);
-    }
+  if (!unroll_fits (l, n, body, trip, error))
+    return FALSE;
 
   inputs = g_new0 (Value *, n->n_in);
   targets = g_new0 (Value *, MAX (n->n_out, 1));
   results = g_new0 (Value *, MAX (n->n_out, 1));
-  scans = g_ptr_array_new_with_free_func ((GDestroyNotify) g_ptr_array_unref);
-  for (guint k = 0; k < n_scan_out; k++)
-    g_ptr_array_add (scans, g_ptr_array_new ());
-  for (guint k = 0; k < n_state; k++)
-    if ((inputs[k] = n->in[k]) == NULL)
-      return elk__onnx_node_error (l, n, error,
-                                   "state input %u is "
-                                   "omitted",
-                                   k);
+  scans = new_scan_lists (n_scan_out);
+  if (!take_inputs (l, n, "state", 0, n_state, inputs, error))
+    return FALSE;
   for (gint64 t = 0; t < trip; t++)
     {
-      g_autofree char *prefix
-          = g_strdup_printf ("%s/%" G_GINT64_FORMAT, n->name, t);
+      g_autofree char *prefix = iteration_prefix (n, t);
       Inline in = { prefix, inputs, targets, results };
 
       for (guint j = 0; j < (guint) n_scan_in; j++)
