@@ -60,6 +60,19 @@ prelu_per_channel (const Node *n)
          && s->dims[0] != x->dims[x->rank - 1];
 }
 
+/* Gives @out the values @d that inference folded when @ok, and frees
+ * them otherwise (an element could not be evaluated at import, so the
+ * node is computed on the chip).  Returns @ok. */
+static gboolean
+keep_folded (Value *out, double *d, gboolean ok)
+{
+  if (ok)
+    elk__onnx_set_data (out, d);
+  else
+    g_free (d);
+  return ok;
+}
+
 static gboolean
 infer_elementwise (Loader *l, Node *n, GError **error)
 {
@@ -118,12 +131,9 @@ infer_elementwise (Loader *l, Node *n, GError **error)
             acc /= n->n_in;
           d[o] = elk__onnx_cast_value (acc, dt);
         }
-      if (ok && (n->n_in > 1 || where))
-        {
-          elk__onnx_set_data (out, d);
-          return TRUE;
-        }
-      g_free (d);
+      /* A variadic operator with one input is not folded. */
+      if (keep_folded (out, d, ok && (n->n_in > 1 || where)))
+        return TRUE;
     }
   mark_elementwise (l, n);
   return TRUE;
@@ -148,12 +158,8 @@ infer_unary (Loader *l, Node *n, GError **error)
       gboolean ok = TRUE;
       for (guint64 i = 0; i < x->n_elements && ok; i++)
         ok = elk__onnx_eval_unary (n->p->op_type, x->data[i], dt, &d[i]);
-      if (ok)
-        {
-          elk__onnx_set_data (out, d);
-          return TRUE;
-        }
-      g_free (d);
+      if (keep_folded (out, d, ok))
+        return TRUE;
     }
   elk__onnx_mark_data (l, x);
   return TRUE;
