@@ -168,23 +168,29 @@ train_route (NocSim *s, NocTrain *t)
   return train_route_in (s, t, TOPO_ANY);
 }
 
+/* The row and column of local router @l: a ring is one row, a mesh or a
+ * torus is numbered row by row. */
+static inline void
+router_at (const NocConfig *c, guint l, guint16 *row, guint16 *col)
+{
+  if (c->topology == ELK_TOPOLOGY_RING)
+    {
+      *row = 0;
+      *col = (guint16) l;
+    }
+  else
+    {
+      *row = (guint16) (l / c->cols);
+      *col = (guint16) (l % c->cols);
+    }
+}
+
 /* Puts the head at local router @l of chip @chip. */
 static inline void
 train_place (NocSim *s, NocTrain *t, guint chip, guint l)
 {
-  const NocConfig *c = &s->cfg;
-
   t->chip = (guint16) chip;
-  if (c->topology == ELK_TOPOLOGY_RING)
-    {
-      t->r = 0;
-      t->c = (guint16) l;
-    }
-  else
-    {
-      t->r = (guint16) (l / c->cols);
-      t->c = (guint16) (l % c->cols);
-    }
+  router_at (&s->cfg, l, &t->r, &t->c);
 }
 
 /* Sets where a transfer whose head is at its first router heads for: the
@@ -199,16 +205,7 @@ train_aim (NocSim *s, NocTrain *t)
   if (dchip == t->chip)
     {
       t->stage = 1;
-      if (c->topology == ELK_TOPOLOGY_RING)
-        {
-          t->tr = 0;
-          t->tc = (guint16) dl;
-        }
-      else
-        {
-          t->tr = (guint16) (dl / c->cols);
-          t->tc = (guint16) (dl % c->cols);
-        }
+      router_at (c, dl, &t->tr, &t->tc);
       return;
     }
   t->stage = 0;
@@ -654,6 +651,14 @@ elk__noc_ring_next (NocSim *s)
   return w;
 }
 
+/* How many arrivals chunk @ch of bucket @B holds: every chunk but the
+ * last is full. */
+static inline guint32
+chunk_fill (const NocBucket *B, guint32 ch)
+{
+  return ch == B->last ? B->fill : CHUNK;
+}
+
 /* Asks for the lines of chunk @ch's arrivals (all of them: the unused
  * end of the last chunk of a bucket costs a few prefetches). */
 static inline void
@@ -678,30 +683,20 @@ chunk_prefetch_targets (NocSim *s, guint32 ch, guint32 n)
     }
 }
 
-/* Asks for the lines of bucket @b's arrivals, of at most @max_ch of its
- * chunks. */
+/* Asks for the lines of bucket @b's arrivals, or with @targets for the
+ * transfers and link states they touch, of at most @max_ch of its chunks. */
 static inline void
-bucket_prefetch_arrivals (NocSim *s, guint32 b, guint32 max_ch)
+bucket_prefetch (NocSim *s, guint32 b, guint32 max_ch, gboolean targets)
 {
   const NocBucket *B = &s->bucket[b];
   guint32 k = 0;
 
   for (guint32 ch = B->first; ch != NONE && k < max_ch;
        ch = s->chunk_next[ch], k++)
-    chunk_prefetch_arrivals (s, ch);
-}
-
-/* Asks for the transfers and link states of bucket @b's arrivals, of at
- * most @max_ch of its chunks. */
-static inline void
-bucket_prefetch_targets (NocSim *s, guint32 b, guint32 max_ch)
-{
-  const NocBucket *B = &s->bucket[b];
-  guint32 k = 0;
-
-  for (guint32 ch = B->first; ch != NONE && k < max_ch;
-       ch = s->chunk_next[ch], k++)
-    chunk_prefetch_targets (s, ch, ch == B->last ? B->fill : CHUNK);
+    if (targets)
+      chunk_prefetch_targets (s, ch, chunk_fill (B, ch));
+    else
+      chunk_prefetch_arrivals (s, ch);
 }
 
 /* Puts the arrivals of the current window's bucket into their links'
@@ -724,19 +719,19 @@ elk__noc_ring_drain (NocSim *s)
   guint32 b = (guint32) s->cur_w & (RING_N - 1);
   NocBucket *B = &s->bucket[b];
 
-  bucket_prefetch_arrivals (s, (b + 2) & (RING_N - 1), LOOKAHEAD_CHUNKS);
-  bucket_prefetch_targets (s, (b + 1) & (RING_N - 1), LOOKAHEAD_CHUNKS);
+  bucket_prefetch (s, (b + 2) & (RING_N - 1), LOOKAHEAD_CHUNKS, FALSE);
+  bucket_prefetch (s, (b + 1) & (RING_N - 1), LOOKAHEAD_CHUNKS, TRUE);
   if (B->first != NONE)
-    chunk_prefetch_targets (s, B->first, B->first == B->last ? B->fill : CHUNK);
+    chunk_prefetch_targets (s, B->first, chunk_fill (B, B->first));
   for (guint32 ch = B->first; ch != NONE; ch = s->chunk_next[ch])
     {
-      guint32 n = ch == B->last ? B->fill : CHUNK, nx = s->chunk_next[ch];
+      guint32 n = chunk_fill (B, ch), nx = s->chunk_next[ch];
       if (nx != NONE)
         {
           /* A long bucket: its arrivals two chunks on, too. */
           if (s->chunk_next[nx] != NONE)
             chunk_prefetch_arrivals (s, s->chunk_next[nx]);
-          chunk_prefetch_targets (s, nx, nx == B->last ? B->fill : CHUNK);
+          chunk_prefetch_targets (s, nx, chunk_fill (B, nx));
         }
       for (guint32 i = 0; i < n; i++)
         link_enqueue (s, ch * CHUNK + i);
@@ -811,6 +806,35 @@ link_share_end (NocSim *s,
   return end;
 }
 
+/* One FIFO service of @bytes at link @li, at @rate at most: it starts when
+ * both the head (at @head) and the link are free, and it ends no earlier
+ * than the tail (at @tail) has crossed the hop, since the tail cannot
+ * leave before it arrived from the previous link.  *@ser comes in as a
+ * core link's serialisation time; a link off the core links has its own
+ * bandwidth.  Returns the end, with the start in *@st. */
+G_ALWAYS_INLINE static inline double
+link_fifo_end (NocSim *s,
+               guint32 li,
+               double head,
+               double tail,
+               double bytes,
+               double rate,
+               double *st,
+               double *ser)
+{
+  NocLinkState *l = &s->ls[li];
+  double end, lat = s->cfg.hop_latency;
+
+  if (G_UNLIKELY (li >= s->n_core_links))
+    *ser = bytes / MIN (rate, s->links[li].bw);
+  *st = head > l->free_at ? head : l->free_at;
+  end = *st + *ser;
+  if (end < tail + lat)
+    end = tail + lat;
+  l->free_at = end;
+  return end;
+}
+
 /* One service of the transfer in pool slot @slot at link @li: FIFO on a
  * core link, shared on the attachments and the inter-chip link. */
 G_ALWAYS_INLINE static inline void
@@ -827,16 +851,8 @@ train_serve (NocSim *s, guint32 li, guint32 slot, guint topo)
     end = link_share_end (s, li, t->head, t->tail, t->bytes,
                           elk__noc_train_cap (s, t), &st, &vslot, &ser);
   else
-    {
-      if (G_UNLIKELY (li >= s->n_core_links))
-        ser = t->bytes / MIN (elk__noc_train_cap (s, t), s->links[li].bw);
-      st = t->head > l->free_at ? t->head : l->free_at;
-      end = st + ser;
-      /* The tail cannot leave before it arrived from the previous link. */
-      if (end < t->tail + lat)
-        end = t->tail + lat;
-      l->free_at = end;
-    }
+    end = link_fifo_end (s, li, t->head, t->tail, t->bytes,
+                         elk__noc_train_cap (s, t), &st, &ser);
   l->busy += ser;
   l->bytes += t->bytes;
   /* The trace shows a shared link's slots (what it accepted), so that
@@ -991,7 +1007,7 @@ serve_window_in (NocSim *s, guint topo)
           if (ch == NONE)
             break;
         }
-      n = ch == B->last ? B->fill : CHUNK;
+      n = chunk_fill (B, ch);
       if (i == n)
         {
           if (ch == B->last)
@@ -1090,18 +1106,7 @@ elk__noc_walk_path (NocSim *s, NocWalk *w, double bytes, double rate, guint n)
         end = link_share_end (s, li, w->head, w->tail, bytes, rate, &st, &slot,
                               &ser);
       else
-        {
-          if (G_UNLIKELY (li >= s->n_core_links))
-            {
-              double bw = s->links[li].bw;
-              ser = bytes / (bw < rate ? bw : rate);
-            }
-          st = w->head > ls->free_at ? w->head : ls->free_at;
-          end = st + ser;
-          if (end < w->tail + lat)
-            end = w->tail + lat;
-          ls->free_at = end;
-        }
+        end = link_fifo_end (s, li, w->head, w->tail, bytes, rate, &st, &ser);
       ls->busy += ser;
       ls->bytes += bytes;
       if (G_UNLIKELY (s->link_tracks) && s->trace != NULL
