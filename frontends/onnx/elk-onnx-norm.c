@@ -58,30 +58,47 @@ infer_batchnorm (Loader *l, Node *n, GError **error)
   return infer_per_channel (l, n, 5, error);
 }
 
+/* Lowers a per-channel normalisation into one operator: x read whole, its
+ * per-channel parameters (inputs 1 and 2, when present) read along the
+ * channel letter, and the output shaped like x.  It costs @base FLOPs per
+ * element, plus one per parameter. */
 static gboolean
-lower_batchnorm (Loader *l, Node *n, GError **error)
+lower_per_channel (Loader *l,
+                   Node *n,
+                   const char *type,
+                   ElkOpKind kind,
+                   double base,
+                   GError **error)
 {
   Value *x = n->in[0], *out = n->out[0];
   char letters[MAX_RANK + 1];
   OpBuild b;
-  gboolean ok;
+  gboolean ok = ob_start_whole (l, n, &b, x, letters, error);
+  double per = base;
 
-  /* Inference-mode batch normalization is a per-channel scale and shift;
-   * the mean and variance are folded into them offline, as every
-   * inference compiler does. */
-  ok = ob_start_whole (l, n, &b, x, letters, error)
-       && elk__onnx_ob_input (l, n, &b, "b",
-                              elk__onnx_tensor_of (l, n, n->in[1], error),
-                              error)
-       && elk__onnx_ob_input (l, n, &b, "b",
-                              elk__onnx_tensor_of (l, n, n->in[2], error),
-                              error)
+  for (guint i = 1; i < n->n_in && i < 3 && ok; i++)
+    if (n->in[i] != NULL)
+      {
+        ok = elk__onnx_ob_input (l, n, &b, "b",
+                                 elk__onnx_tensor_of (l, n, n->in[i], error),
+                                 error);
+        per += 1.0;
+      }
+  ok = ok
        && elk__onnx_ob_emit (l, n, &b, letters,
-                             elk__onnx_tensor_of (l, n, out, error),
-                             "batchnorm", ELK_OP_ELEMENTWISE,
-                             2.0 * (double) out->n_elements, error);
+                             elk__onnx_tensor_of (l, n, out, error), type, kind,
+                             per * (double) x->n_elements, error);
   elk__onnx_ob_clear (&b);
   return ok;
+}
+
+/* Inference-mode batch normalization is a per-channel scale and shift
+ * (inputs 1 and 2, both required); the mean and variance are folded into
+ * them offline, as every inference compiler does. */
+static gboolean
+lower_batchnorm (Loader *l, Node *n, GError **error)
+{
+  return lower_per_channel (l, n, "batchnorm", ELK_OP_ELEMENTWISE, 0.0, error);
 }
 
 static gboolean
@@ -225,28 +242,7 @@ infer_channel_norm (Loader *l, Node *n, GError **error)
 static gboolean
 lower_channel_norm (Loader *l, Node *n, GError **error)
 {
-  Value *x = n->in[0], *out = n->out[0];
-  char letters[MAX_RANK + 1];
-  OpBuild b;
-  gboolean ok;
-  double per = 5.0;
-
-  ok = ob_start_whole (l, n, &b, x, letters, error);
-  for (guint i = 1; i < n->n_in && i < 3 && ok; i++)
-    if (n->in[i] != NULL)
-      {
-        ok = elk__onnx_ob_input (l, n, &b, "b",
-                                 elk__onnx_tensor_of (l, n, n->in[i], error),
-                                 error);
-        per += 1.0;
-      }
-  ok = ok
-       && elk__onnx_ob_emit (l, n, &b, letters,
-                             elk__onnx_tensor_of (l, n, out, error),
-                             n->p->op_type, ELK_OP_REDUCE,
-                             per * (double) x->n_elements, error);
-  elk__onnx_ob_clear (&b);
-  return ok;
+  return lower_per_channel (l, n, n->p->op_type, ELK_OP_REDUCE, 5.0, error);
 }
 
 static gboolean
