@@ -86,6 +86,36 @@ append_cell (GString *html, const ReportValue *value, const Shown *shown)
   g_string_append (html, "</td>");
 }
 
+/* A heading cell per name in @names. */
+static void
+append_header_cells (GString *html, const GPtrArray *names)
+{
+  for (guint i = 0; i < names->len; i++)
+    {
+      g_string_append (html, "<th>");
+      append_escaped (html, names->pdata[i]);
+      g_string_append (html, "</th>");
+    }
+}
+
+/* The cells that say which run a table row is about, after its point:
+ * the row's value of each sweep axis, then its design. */
+static void
+append_sweep_and_design (GString *html,
+                         const ReportResults *results,
+                         const ReportRow *row)
+{
+  for (guint a = 0; a < results->axes->len; a++)
+    append_cell (html,
+                 elk__row_get (results, row,
+                               elk__results_column (results,
+                                                    results->axes->pdata[a])),
+                 NULL);
+  g_string_append (html, "<td>");
+  append_escaped (html, results->designs->pdata[row->design]);
+  g_string_append (html, "</td>");
+}
+
 static void
 append_summary_table (GString *html, const ReportResults *results)
 {
@@ -94,12 +124,7 @@ append_summary_table (GString *html, const ReportResults *results)
 
   g_string_append (html, "<div class=\"scroll\"><table id=\"rows\">\n<tr>"
                          "<th>point</th>");
-  for (guint a = 0; a < results->axes->len; a++)
-    {
-      g_string_append (html, "<th>");
-      append_escaped (html, results->axes->pdata[a]);
-      g_string_append (html, "</th>");
-    }
+  append_header_cells (html, results->axes);
   g_string_append (html, "<th>design</th><th>status</th>");
   for (guint k = 0; k < G_N_ELEMENTS (shown_columns); k++)
     if (elk__results_column (results, shown_columns[k].column) >= 0)
@@ -114,15 +139,8 @@ append_summary_table (GString *html, const ReportResults *results)
 
       g_string_append_printf (html, "<tr class=\"%s\"><td class=\"n\">%u</td>",
                               row->ok ? "ok" : "failed", row->point);
-      for (guint a = 0; a < results->axes->len; a++)
-        append_cell (html,
-                     elk__row_get (results, row,
-                                   elk__results_column (
-                                     results, results->axes->pdata[a])),
-                     NULL);
-      g_string_append (html, "<td>");
-      append_escaped (html, results->designs->pdata[row->design]);
-      g_string_append_printf (html, "</td><td class=\"status-%s\">",
+      append_sweep_and_design (html, results, row);
+      g_string_append_printf (html, "<td class=\"status-%s\">",
                               row->ok ? "ok" : "failed");
       append_escaped (html, status_text[0] != '\0' ? status_text : "failed");
       g_string_append (html, "</td>");
@@ -152,15 +170,8 @@ append_breakdown_line (GString *html,
   double total = 0;
 
   g_string_append_printf (html, "<tr><td class=\"n\">%u</td>", row->point);
-  for (guint a = 0; a < results->axes->len; a++)
-    append_cell (html,
-                 elk__row_get (results, row,
-                               elk__results_column (results,
-                                                    results->axes->pdata[a])),
-                 NULL);
+  append_sweep_and_design (html, results, row);
   g_string_append (html, "<td>");
-  append_escaped (html, results->designs->pdata[row->design]);
-  g_string_append (html, "</td><td>");
   append_escaped (html, group);
   g_string_append (html, "</td>");
   for (guint k = 0; k < ELK_REPORT_N_COMPONENTS; k++)
@@ -199,12 +210,7 @@ append_breakdown_section (GString *html, const ReportResults *results)
                    "to its line 'all', whose total is its latency.</p>\n"
                    "<div class=\"scroll\"><table id=\"breakdown\">\n<tr>"
                    "<th>point</th>");
-  for (guint a = 0; a < results->axes->len; a++)
-    {
-      g_string_append (html, "<th>");
-      append_escaped (html, results->axes->pdata[a]);
-      g_string_append (html, "</th>");
-    }
+  append_header_cells (html, results->axes);
   g_string_append (html, "<th>design</th><th>group</th>");
   for (guint k = 0; k < ELK_REPORT_N_COMPONENTS; k++)
     g_string_append_printf (html, "<th>%s</th>", elk__time_components[k]);
@@ -245,12 +251,7 @@ append_full_table (GString *html, const ReportResults *results)
                    "<details><summary>Every column of every row (as in "
                    "<a href=\"results.csv\">results.csv</a>)</summary>\n"
                    "<div class=\"scroll\"><table id=\"all-columns\">\n<tr>");
-  for (guint c = 0; c < results->columns->len; c++)
-    {
-      g_string_append (html, "<th>");
-      append_escaped (html, results->columns->pdata[c]);
-      g_string_append (html, "</th>");
-    }
+  append_header_cells (html, results->columns);
   g_string_append (html, "</tr>\n");
   for (guint i = 0; i < results->rows->len; i++)
     {
