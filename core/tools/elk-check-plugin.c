@@ -144,6 +144,19 @@ static void report (Checker *checker,
                     const char *format,
                     ...) G_GNUC_PRINTF (4, 5);
 
+/* The line of one check: PASS, FAIL or ERROR, the check, and why. */
+G_GNUC_PRINTF (3, 0)
+static void
+print_line (const char *verdict,
+            const char *check,
+            const char *format,
+            va_list args)
+{
+  g_autofree char *text = g_strdup_vprintf (format, args);
+
+  g_print ("%-5s %-12s %s\n", verdict, check, text);
+}
+
 /* One line per check: PASS or FAIL, the check, and why. */
 static void
 report (Checker *checker,
@@ -153,15 +166,13 @@ report (Checker *checker,
         ...)
 {
   va_list args;
-  g_autofree char *text = NULL;
 
-  va_start (args, format);
-  text = g_strdup_vprintf (format, args);
-  va_end (args);
   checker->n_checks++;
   if (!passed)
     checker->n_failed++;
-  g_print ("%s  %-12s %s\n", passed ? "PASS" : "FAIL", check, text);
+  va_start (args, format);
+  print_line (passed ? "PASS" : "FAIL", check, format, args);
+  va_end (args);
 }
 
 static void not_run (Checker *checker, const char *format, ...)
@@ -172,13 +183,11 @@ static void
 not_run (Checker *checker, const char *format, ...)
 {
   va_list args;
-  g_autofree char *text = NULL;
 
-  va_start (args, format);
-  text = g_strdup_vprintf (format, args);
-  va_end (args);
   checker->n_not_run++;
-  g_print ("ERROR %-12s %s\n", "setup", text);
+  va_start (args, format);
+  print_line ("ERROR", "setup", format, args);
+  va_end (args);
 }
 
 /* Instantiates feature NAME of KIND with PARAMS ("name=value" each, strictly
