@@ -247,6 +247,17 @@ time_unit (double max_s, double *factor, const char **unit)
     *factor = 1e6, *unit = "µs";
 }
 
+/* The label of a time axis whose largest value is @max_s seconds,
+ * "@what (<unit>)", with the factor from seconds into that unit. */
+static char *
+time_axis_label (double max_s, const char *what, double *factor)
+{
+  const char *unit;
+
+  time_unit (max_s, factor, &unit);
+  return g_strdup_printf ("%s (%s)", what, unit);
+}
+
 /* Draws the frame, horizontal grid and y ticks of a plot area. */
 static void
 draw_y_axis (cairo_t *cr,
@@ -402,6 +413,16 @@ draw_legend (cairo_t *cr, GArray *legend, double left, double top,
     }
 }
 
+/* A figure's title, and under it @legend, across the figure. */
+static void
+draw_title_and_legend (cairo_t *cr, const ReportFigure *figure, GArray *legend)
+{
+  set_gray (cr, 0.05);
+  set_font (cr, TITLE_SIZE, TRUE);
+  draw_text (cr, MARGIN, MARGIN + 4, figure->title, 0, 0.5, 0);
+  draw_legend (cr, legend, MARGIN, MARGIN + 24, figure->width - 2 * MARGIN);
+}
+
 /* Bar figures ------------------------------------------------------------ */
 
 typedef enum
@@ -489,11 +510,7 @@ draw_bar_figure (const ReportFigure *figure, cairo_t *cr)
   double plot_w = bars->groups->len * bar_group_width (bars);
   double y = bar_top (bars, figure->width);
 
-  set_gray (cr, 0.05);
-  set_font (cr, TITLE_SIZE, TRUE);
-  draw_text (cr, MARGIN, MARGIN + 4, figure->title, 0, 0.5, 0);
-  draw_legend (cr, bars->legend, MARGIN, MARGIN + 24,
-               figure->width - 2 * MARGIN);
+  draw_title_and_legend (cr, figure, bars->legend);
 
   for (guint p = 0; p < bars->panels->len; p++)
     {
@@ -798,12 +815,10 @@ latency_figure (const ReportResults *results)
 {
   BarFigure *bars = bar_figure_new (results, FALSE);
   double factor;
-  const char *unit;
-  g_autofree char *axis = NULL;
+  g_autofree char *axis
+      = time_axis_label (column_max (results, "latency_s"), "latency", &factor);
   BarPanel *panel;
 
-  time_unit (column_max (results, "latency_s"), &factor, &unit);
-  axis = g_strdup_printf ("latency (%s)", unit);
   add_design_legend (bars->legend, results, SWATCH_BOX);
   panel = bar_panel_new (bars, "End-to-end latency per design", axis,
                          factor, 1);
@@ -821,12 +836,10 @@ breakdown_figure (const ReportResults *results)
 {
   BarFigure *bars = bar_figure_new (results, TRUE);
   double factor;
-  const char *unit;
-  g_autofree char *axis = NULL;
+  g_autofree char *axis
+      = time_axis_label (column_max (results, "latency_s"), "time", &factor);
   BarPanel *panel;
 
-  time_unit (column_max (results, "latency_s"), &factor, &unit);
-  axis = g_strdup_printf ("time (%s)", unit);
   for (guint k = 0; k < 4; k++)
     legend_add (bars->legend, breakdown_names[k], elk__breakdown_colors[k],
                 SWATCH_BOX);
@@ -861,7 +874,6 @@ op_breakdown_figure (const ReportResults *results)
   BarFigure *bars = bar_figure_new_series (results, TRUE, results->op_groups);
   guint n_series = results->op_groups->len;
   double factor, max = 0;
-  const char *unit;
   g_autofree char *axis = NULL;
 
   bars->stack_colors = elk__component_colors;
@@ -873,8 +885,7 @@ op_breakdown_figure (const ReportResults *results)
         max = MAX (max, g_array_index (row->breakdown, ReportBreakdownCell, k)
                             .seconds);
     }
-  time_unit (max, &factor, &unit);
-  axis = g_strdup_printf ("time (%s)", unit);
+  axis = time_axis_label (max, "time", &factor);
   for (guint k = 0; k < ELK_REPORT_N_COMPONENTS; k++)
     legend_add (bars->legend, elk__time_components[k], elk__component_colors[k],
                 SWATCH_BOX);
@@ -916,37 +927,37 @@ op_breakdown_figure (const ReportResults *results)
       "the design's latency.  Data: breakdown.csv.");
 }
 
+/* A panel of @column's values, one bar per design, when some row has
+ * them. */
+static void
+add_column_panel (BarFigure *bars,
+                  const ReportResults *results,
+                  const char *column,
+                  const char *title,
+                  const char *axis,
+                  double factor)
+{
+  BarPanel *panel;
+
+  if (!column_has_values (results, column))
+    return;
+  panel = bar_panel_new (bars, title, axis, factor, 1);
+  bar_panel_fill (panel, bars, results, (const char *const[]){ column });
+  g_ptr_array_add (bars->panels, panel);
+}
+
 static ReportFigure *
 utilisation_figure (const ReportResults *results)
 {
   BarFigure *bars = bar_figure_new (results, FALSE);
-  BarPanel *panel;
 
   add_design_legend (bars->legend, results, SWATCH_BOX);
-  if (column_has_values (results, "hbm_util"))
-    {
-      panel = bar_panel_new (bars, "HBM bandwidth utilisation",
-                             "HBM utilisation (%)", 100, 1);
-      bar_panel_fill (panel, bars, results,
-                      (const char *const[]){ "hbm_util" });
-      g_ptr_array_add (bars->panels, panel);
-    }
-  if (column_has_values (results, "noc_util"))
-    {
-      panel = bar_panel_new (bars, "Interconnect utilisation",
-                             "NoC utilisation (%)", 100, 1);
-      bar_panel_fill (panel, bars, results,
-                      (const char *const[]){ "noc_util" });
-      g_ptr_array_add (bars->panels, panel);
-    }
-  if (column_has_values (results, "achieved_flops"))
-    {
-      panel = bar_panel_new (bars, "Achieved compute rate",
-                             "achieved TFLOP/s", 1e-12, 1);
-      bar_panel_fill (panel, bars, results,
-                      (const char *const[]){ "achieved_flops" });
-      g_ptr_array_add (bars->panels, panel);
-    }
+  add_column_panel (bars, results, "hbm_util", "HBM bandwidth utilisation",
+                    "HBM utilisation (%)", 100);
+  add_column_panel (bars, results, "noc_util", "Interconnect utilisation",
+                    "NoC utilisation (%)", 100);
+  add_column_panel (bars, results, "achieved_flops", "Achieved compute rate",
+                    "achieved TFLOP/s", 1e-12);
   return bar_figure_wrap (
     bars, "utilisation", "Resource utilisation (as in the paper's Fig 18b-d)",
     "Time-averaged HBM and interconnect utilisation (hbm_util, noc_util) "
@@ -1112,11 +1123,7 @@ draw_line_figure (const ReportFigure *figure, cairo_t *cr)
         }
     }
 
-  set_gray (cr, 0.05);
-  set_font (cr, TITLE_SIZE, TRUE);
-  draw_text (cr, MARGIN, MARGIN + 4, figure->title, 0, 0.5, 0);
-  draw_legend (cr, lines->legend, MARGIN, MARGIN + 24,
-               figure->width - 2 * MARGIN);
+  draw_title_and_legend (cr, figure, lines->legend);
 
   for (guint p = 0; p < lines->panels->len; p++)
     {
