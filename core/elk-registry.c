@@ -313,6 +313,18 @@ derive_name (const char *path)
   return g_strdelimit (g_strdup (start), "-", '_');
 }
 
+/* A file in the plugin path that is not a plugin because it cannot be
+ * read or opened (@what), for the reason @cause gives. */
+static void
+set_cannot (GError **error,
+            const char *path,
+            const char *what,
+            const GError *cause)
+{
+  g_set_error (error, ELK_PLUGIN_ERROR, ELK_PLUGIN_ERROR_NOT_A_PLUGIN,
+               "%s: cannot %s: %s", path, what, cause->message);
+}
+
 /* The SHA-256 of a file's bytes, in lowercase hex. */
 static char *
 hash_file (const char *path, GError **error)
@@ -325,9 +337,7 @@ hash_file (const char *path, GError **error)
   mapped = g_mapped_file_new (path, FALSE, &local_error);
   if (mapped == NULL)
     {
-      g_set_error (error, ELK_PLUGIN_ERROR, ELK_PLUGIN_ERROR_NOT_A_PLUGIN,
-                   "%s: cannot read the file: %s", path,
-                   local_error->message);
+      set_cannot (error, path, "read the file", local_error);
       return NULL;
     }
   sum = g_checksum_new (G_CHECKSUM_SHA256);
@@ -569,9 +579,7 @@ elk_registry_load_file (ElkRegistry *self, const char *path, GError **error)
   module = g_module_open_full (path, G_MODULE_BIND_LOCAL, &local_error);
   if (module == NULL)
     {
-      g_set_error (error, ELK_PLUGIN_ERROR, ELK_PLUGIN_ERROR_NOT_A_PLUGIN,
-                   "%s: cannot open as a module: %s", path,
-                   local_error->message);
+      set_cannot (error, path, "open as a module", local_error);
       return FALSE;
     }
   if (!g_module_symbol (module, symbol, (gpointer *) &get_desc)
