@@ -187,45 +187,66 @@ chip_latency (ElkChip *chip,
   return latency;
 }
 
-/* Dyn and Full, each choosing by the analytic timeline and by @chip
- * (select=chip, measuring on elk_chip_dup_measurer() as elk-run does);
- * select=chip runs every candidate on the chip, so Full choosing so is
- * never slower than any of the others by what @chip measures.  Returns
- * Full's two latencies. */
+/* Dyn and Full, each choosing by the analytic timeline, by @chip
+ * (select=chip, measuring on elk_chip_dup_measurer() as elk-run does) and
+ * by both (select=auto); select=chip runs every candidate on the chip, so
+ * Full choosing so is never slower than any of the others by what @chip
+ * measures, and select=auto runs the timeline's choice and Dyn's finalists,
+ * so it is never slower than either; without a measurer select=auto is
+ * select=timeline.  Returns Full's latencies by timeline, chip and auto. */
 static void
 check_chip_select (GObject *chip,
                    ElkGraph *graph,
                    const char *what,
-                   double *full_tl,
-                   double *full_chip)
+                   double *full)
 {
+  static const gint selects[3] = { 1, 3, 4 }; /* timeline, chip, auto */
   g_autoptr (GError) error = NULL;
   g_autoptr (ElkChipSpec) spec = elk_chip_dup_spec (ELK_CHIP (chip), &error);
   g_autoptr (ElkPlanSet) plans = NULL;
   g_autoptr (ElkChip) measurer = elk_chip_dup_measurer (ELK_CHIP (chip));
   g_autoptr (GObject) alloc = make (ELK_TYPE_ALLOCATOR, "reservation", NULL);
-  double ms[4];
+  double dyn[3], ms[3];
 
   g_assert_no_error (error);
   plans = elk_plan_set_new (graph, spec, NULL, &error);
   g_assert_no_error (error);
   elk_plan_set_set_measurer (plans, measurer);
-  for (guint k = 0; k < 4; k++)
+  for (guint k = 0; k < 6; k++)
     {
-      /* k: bit 0 Full (else Dyn), bit 1 select=chip (else timeline). */
+      /* k: bit 0 Full (else Dyn); k / 2 the select. */
       g_autoptr (GObject) sched
           = make (ELK_TYPE_SCHEDULER, "elk", "order-search", k & 1,
-                  "max-displacement", 2, "select", k & 2 ? 3 : 1, NULL);
-      ms[k] = chip_latency (ELK_CHIP (chip), plans, sched, alloc) * 1e3;
+                  "max-displacement", 2, "select", selects[k / 2], NULL);
+      double *out = k & 1 ? &ms[k / 2] : &dyn[k / 2];
+      *out = chip_latency (ELK_CHIP (chip), plans, sched, alloc) * 1e3;
     }
-  g_test_message ("%s: dyn %.6g / %.6g ms, full %.6g / %.6g ms (select "
-                  "timeline / chip)",
-                  what, ms[0], ms[2], ms[1], ms[3]);
+  g_test_message ("%s: dyn %.6g / %.6g / %.6g ms, full %.6g / %.6g / %.6g "
+                  "ms (select timeline / chip / auto)",
+                  what, dyn[0], dyn[1], dyn[2], ms[0], ms[1], ms[2]);
+  g_assert_cmpfloat (dyn[1], <=, dyn[0]);
+  g_assert_cmpfloat (ms[1], <=, dyn[1]);
+  g_assert_cmpfloat (ms[1], <=, ms[0]);
+  g_assert_cmpfloat (ms[1], <=, ms[2]);
+  g_assert_cmpfloat (dyn[2], <=, dyn[0]);
   g_assert_cmpfloat (ms[2], <=, ms[0]);
-  g_assert_cmpfloat (ms[3], <=, ms[2]);
-  g_assert_cmpfloat (ms[3], <=, ms[1]);
-  *full_tl = ms[1];
-  *full_chip = ms[3];
+  g_assert_cmpfloat (ms[2], <=, dyn[2]);
+  memcpy (full, ms, sizeof ms);
+
+  /* A plan set nobody named a chip for: select=auto needs the chip only
+   * for its finalists, so without one the timeline's choice stands. */
+  {
+    g_autoptr (ElkPlanSet) unmeasured
+        = elk_plan_set_new (graph, spec, NULL, &error);
+    g_autoptr (GObject) sched
+        = make (ELK_TYPE_SCHEDULER, "elk", "order-search", 1,
+                "max-displacement", 2, "select", 4, NULL);
+
+    g_assert_no_error (error);
+    g_assert_cmpfloat (chip_latency (ELK_CHIP (chip), unmeasured, sched, alloc)
+                           * 1e3,
+                       ==, ms[0]);
+  }
 }
 
 static void
@@ -234,8 +255,10 @@ test_chip_every_backend (void)
   const char *chips[] = { "analytic", "ipu-pod", "noc-sim" };
 
   g_test_summary ("With select=chip, elk's order-search=full is never "
-                  "slower than order-search=dyn (either select) or than "
-                  "full with select=timeline, on the analytic chip, the "
+                  "slower than order-search=dyn (any select) or than "
+                  "full with select=timeline or auto, and with select=auto "
+                  "never slower than dyn with select=auto or than full "
+                  "with select=timeline, on the analytic chip, the "
                   "IPU-POD emulator and noc-sim.");
   for (guint c = 0; c < G_N_ELEMENTS (chips); c++)
     for (guint g = 0; g < 3; g++)
@@ -247,21 +270,25 @@ test_chip_every_backend (void)
         g_autoptr (ElkGraph) graph
             = elk_test_toy_decode_graph (3 + g, 8, g == 2 ? 768 : 512, 256);
         g_autofree char *what = g_strdup_printf ("%s, toy %u", chips[c], g);
-        double tl, by_chip;
+        double full[3];
 
-        check_chip_select (chip, graph, what, &tl, &by_chip);
+        check_chip_select (chip, graph, what, full);
         /* On the analytic chip the timeline is the chip's own measure. */
         if (c == 0)
-          g_assert_cmpfloat (by_chip, ==, tl);
+          {
+            g_assert_cmpfloat (full[1], ==, full[0]);
+            g_assert_cmpfloat (full[2], ==, full[0]);
+          }
       }
 }
 
 /* Two layers of Gemma2-27B decoding (batch 32, KV 2048) on the IPU-POD
  * emulator: a point where Full choosing by the analytic timeline measures
  * 0.459 ms on the emulator against Dyn's 0.451 (2026-12-03; 0.463 through
- * elk-run, whose plan options differ), so that select=chip has something
- * to win.  elk-run's own naming of the measurer is exercised by
- * experiments/select-chip.xml in the shipped-experiments suite. */
+ * elk-run, whose plan options differ), so that select=chip and select=auto
+ * (which measures Dyn's finalist) have something to win.  elk-run's own naming
+ * of the measurer is exercised by experiments/select-chip.xml in the
+ * shipped-experiments suite. */
 static void
 test_chip_gemma (void)
 {
@@ -269,7 +296,7 @@ test_chip_gemma (void)
   g_autoptr (GObject) fe = NULL;
   g_autoptr (GObject) chip = NULL;
   g_autoptr (ElkGraph) graph = NULL;
-  double tl, by_chip;
+  double full[3];
 
   if (elk_registry_lookup (registry, ELK_TYPE_FRONTEND, "llama") == NULL)
     {
@@ -281,8 +308,9 @@ test_chip_gemma (void)
   chip = make (ELK_TYPE_CHIP, "ipu-pod", NULL);
   graph = elk_frontend_load (ELK_FRONTEND (fe), &error);
   g_assert_no_error (error);
-  check_chip_select (chip, graph, "ipu-pod, Gemma2-27B, 2 layers", &tl,
-                     &by_chip);
+  check_chip_select (chip, graph, "ipu-pod, Gemma2-27B, 2 layers", full);
+  /* Here the finalists differ, so select=auto measures and wins. */
+  g_assert_cmpfloat (full[2], <, full[0]);
 }
 
 /* A plan set nobody named a chip for cannot be scheduled with select=chip:

@@ -22,7 +22,9 @@
  * (docs/compiler.md, "Choosing by the chip's model"); select=chip runs the
  * same candidates whole on the chip the program is for (the plan set's
  * measurer), so the winner is the best of them by the number the results
- * report, on any backend, at one chip run per candidate.  Either way Elk-Dyn's
+ * report, on any backend, at one chip run per candidate; select=auto
+ * prices them all by the timeline and runs only the finalists on the chip
+ * (choose_auto()).  Either way Elk-Dyn's
  * candidates are a subset of Elk-Full's, so with the same options Full is never
  * slower than Dyn by the measure it chooses by.  Ties go to the lowest-numbered
  * candidate, so results are identical whatever the thread count.  It is a
@@ -62,6 +64,7 @@ typedef enum
   ELK_SELECT_TIMELINE,
   ELK_SELECT_TIMELINE_DELAY_PRELOAD,
   ELK_SELECT_CHIP,
+  ELK_SELECT_AUTO,
 } ElkSelect;
 
 GType elk_select_get_type (void);
@@ -71,7 +74,8 @@ G_DEFINE_ENUM_TYPE (ElkElkSelect,
                     G_DEFINE_ENUM_VALUE (ELK_SELECT_TIMELINE, "timeline"),
                     G_DEFINE_ENUM_VALUE (ELK_SELECT_TIMELINE_DELAY_PRELOAD,
                                          "timeline-delay-preload"),
-                    G_DEFINE_ENUM_VALUE (ELK_SELECT_CHIP, "chip"))
+                    G_DEFINE_ENUM_VALUE (ELK_SELECT_CHIP, "chip"),
+                    G_DEFINE_ENUM_VALUE (ELK_SELECT_AUTO, "auto"))
 
 struct _ElkElkScheduler
 {
@@ -401,6 +405,100 @@ choose_by_timeline (const ElkElkScheduler *self,
   return best;
 }
 
+/* select=auto: the analytic timeline prices every pick, as with
+ * select=timeline, and the chip the program is for (the plan set's
+ * measurer) runs only the finalists: the timeline's winner and, per
+ * contention variant, the timeline's best default-order pick (the first
+ * @n_default picks), which is what Elk-Dyn with that variant chooses.  So
+ * Elk-Full is never slower than Elk-Dyn on the chip it runs on, at most
+ * three chip runs per schedule, and none when the finalists decide the
+ * same (on the analytic chip, whose measure is the timeline, it picks
+ * what select=timeline picks).  Without a measurer it is select=timeline. */
+static ElkProgram *
+choose_auto (const ElkElkScheduler *self,
+             const ElkEngine *engine,
+             GArray *picks,
+             guint n_default,
+             GError **error)
+{
+  const ElkPlanSet *plans = elk_engine_get_plans (engine);
+  ElkCostModel *model = elk_plan_set_get_cost_model (plans);
+  ElkChip *measurer = elk_plan_set_get_measurer (plans);
+  guint n = picks->len, win = 0, n_final = 1;
+  g_autoptr (GPtrArray) programs
+      = g_ptr_array_new_with_free_func ((GDestroyNotify) elk_program_unref);
+  g_autoptr (GPtrArray) measured
+      = g_ptr_array_new_with_free_func ((GDestroyNotify) elk_program_unref);
+  g_autoptr (GArray) latencies = g_array_new (FALSE, FALSE, sizeof (double));
+  g_autofree double *price = g_new (double, n);
+  g_autofree gboolean *finalist = g_new0 (gboolean, n);
+  gint best_default[2] = { -1, -1 };
+  double win_s = INFINITY;
+
+  (void) self;
+  for (guint k = 0; k < n; k++)
+    {
+      const Pick *p = &g_array_index (picks, Pick, k);
+      ElkProgram *program = build_pick (engine, p, error);
+      ElkTimelineResult tr;
+
+      if (program == NULL
+          || (model != NULL
+              && !elk_cost_model_price_program (model, program, plans,
+                                                ELK_TIMELINE_PRELOAD_FIRST,
+                                                &tr.latency_s, error))
+          || (model == NULL
+              && !elk_timeline_run_program (elk_plan_set_get_spec (plans), 1.0,
+                                            ELK_TIMELINE_PRELOAD_FIRST, program,
+                                            plans, &tr, error)))
+        {
+          g_clear_pointer (&program, elk_program_unref);
+          return NULL;
+        }
+      g_ptr_array_add (programs, program);
+      price[k] = tr.latency_s;
+      if (price[k] < price[win])
+        win = k;
+      if (k < n_default)
+        {
+          guint v = p->params->delay_exec ? 0 : 1;
+          if (best_default[v] < 0 || price[k] < price[best_default[v]])
+            best_default[v] = (gint) k;
+        }
+    }
+  finalist[win] = TRUE;
+  for (guint v = 0; v < 2; v++)
+    if (best_default[v] >= 0 && !finalist[best_default[v]]
+        && !same_decisions (programs->pdata[best_default[v]],
+                            programs->pdata[win]))
+      {
+        finalist[best_default[v]] = TRUE;
+        n_final++;
+      }
+  if (measurer == NULL || n_final == 1)
+    return elk_program_ref (programs->pdata[win]);
+
+  /* Finalists in pick order, so ties go to the earliest as elsewhere. */
+  for (guint k = 0; k < n; k++)
+    {
+      double s;
+
+      if (!finalist[k])
+        continue;
+      if (!measure_pick (measurer, plans, programs->pdata[k], measured,
+                         latencies, &s, error))
+        return NULL;
+      g_debug ("auto finalist %u: timeline %.6g s, chip %.6g s", k, price[k],
+               s);
+      if (s < win_s)
+        {
+          win_s = s;
+          win = k;
+        }
+    }
+  return elk_program_ref (programs->pdata[win]);
+}
+
 static ElkProgram *
 elk_elk_scheduler_schedule (ElkScheduler *scheduler,
                             const ElkPlanSet *plans,
@@ -422,6 +520,7 @@ elk_elk_scheduler_schedule (ElkScheduler *scheduler,
       = g_array_new (FALSE, FALSE, sizeof (ElkEngineRank));
   g_autoptr (GArray) picks = g_array_new (FALSE, FALSE, sizeof (Pick));
   g_autoptr (ElkProgram) program = NULL;
+  guint n_default;
 
   if (engine == NULL)
     return NULL;
@@ -446,6 +545,7 @@ elk_elk_scheduler_schedule (ElkScheduler *scheduler,
                                  by_estimate ? 1 : ladder->len, ranked, error))
     return NULL;
   add_picks (picks, ranked, identity, (const ElkEngineParams *) ladder->data);
+  n_default = picks->len;
   if (full && orders->len > 1)
     {
       /* The artifact gives up a layer order once a step reaches the
@@ -484,7 +584,9 @@ elk_elk_scheduler_schedule (ElkScheduler *scheduler,
         }
     }
   program = by_estimate ? choose_by_estimate (engine, picks, error)
-                        : choose_by_timeline (self, engine, picks, error);
+            : self->select == ELK_SELECT_AUTO
+                ? choose_auto (self, engine, picks, n_default, error)
+                : choose_by_timeline (self, engine, picks, error);
   if (program == NULL)
     return NULL;
   elk_program_set_n_orders (program, full ? orders->len : 1);
@@ -545,13 +647,16 @@ elk_elk_scheduler_class_init (ElkElkSchedulerClass *klass)
           "rule), timeline (the lowest price on the analytic chip's own "
           "forward model, delay-execution, as the analytic chip measures by "
           "default), timeline-delay-preload (the same model, delay-preload) "
-          "or chip (each candidate run whole on the chip the program is for: "
-          "what the results report, at one chip run per candidate)",
+          "chip (each candidate run whole on the chip the program is for: "
+          "what the results report, at one chip run per candidate) or auto "
+          "(the timeline prices every candidate and the chip runs the "
+          "finalists: the timeline's best and each contention variant's "
+          "best default-order candidate, at most three chip runs)",
           elk_select_get_type (), ELK_SELECT_TIMELINE,
           G_PARAM_READWRITE | G_PARAM_CONSTRUCT | G_PARAM_STATIC_STRINGS),
       G_STRUCT_OFFSET (ElkElkScheduler, select) },
     { g_param_spec_uint ("select-top", NULL,
-                         "With select=timeline or chip, how many of the "
+                         "With select=timeline, chip or auto, how many of the "
                          "best-estimated "
                          "reordered candidates of each contention variant are "
                          "priced, besides every default-order candidate",
