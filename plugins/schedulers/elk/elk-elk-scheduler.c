@@ -409,8 +409,9 @@ choose_by_timeline (const ElkElkScheduler *self,
  * select=timeline, and the chip the program is for (the plan set's
  * measurer) runs only the finalists: the timeline's winner and, per
  * contention variant, the timeline's best default-order pick (the first
- * @n_default picks), which is what Elk-Dyn with that variant chooses.  So
- * Elk-Full is never slower than Elk-Dyn on the chip it runs on, at most
+ * @n_default picks), among which Elk-Dyn with select=auto and the same
+ * options chooses.  So Elk-Full is never slower than that Elk-Dyn, nor
+ * than itself with select=timeline, on the chip it runs on, at most
  * three chip runs per schedule, and none when the finalists decide the
  * same (on the analytic chip, whose measure is the timeline, it picks
  * what select=timeline picks).  Without a measurer it is select=timeline. */
@@ -436,6 +437,13 @@ choose_auto (const ElkElkScheduler *self,
   double win_s = INFINITY;
 
   (void) self;
+  if (n == 0)
+    {
+      g_set_error (error, ELK_SCHEDULE_ERROR, ELK_SCHEDULE_ERROR_FAILED,
+                   "elk scheduler: select=auto has no candidate to choose "
+                   "from");
+      return NULL;
+    }
   for (guint k = 0; k < n; k++)
     {
       const Pick *p = &g_array_index (picks, Pick, k);
